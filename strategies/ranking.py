@@ -44,6 +44,8 @@ class PairVerdict:
     """Probability that ``a`` is preferred over ``b`` (0.5 for a tie)."""
     order_inconsistent: bool = False
     """The two orders named different winners; the pair counts as a tie."""
+    unparsed: bool = False
+    """At least one order gave no readable verdict; the pair is left out of the graph."""
     evidence: dict = field(default_factory=dict, compare=False)
     """Per-order judgements, raw texts, parse status (filled by the judge)."""
 
@@ -61,6 +63,63 @@ class PairVerdict:
 
 
 Compare = Callable[[str, str], Awaitable[PairVerdict]]
+
+
+@dataclass(frozen=True)
+class OrderJudgement:
+    """One order of one pair: which seat won ("A" = shown first) and P(first seat wins)."""
+
+    first: str
+    second: str
+    seat: str | None
+    """Seat A (shown first), seat B, or None when the reply could not be read."""
+    p_first: float | None = None
+    """P(first seat wins): a logprob readout when available, else 1.0 / 0.0 from the verdict."""
+
+
+def combine_orders(a: str, b: str, ab: OrderJudgement, ba: OrderJudgement,
+                   evidence: dict | None = None) -> PairVerdict:
+    """Merge the two orders of a pair into one verdict.
+
+    Agreement: the winner, with preference probability = mean over both orders of P(it wins).
+    Disagreement: a tie marked ``order_inconsistent`` (p_a = 0.5), because a verdict that follows the
+    seat rather than the content says nothing about the content. A missing order: ``unparsed``.
+    """
+    if (ab.first, ab.second, ba.first, ba.second) != (a, b, b, a):
+        raise ValueError("combine_orders: judgements must be (a first, then b first)")
+    evidence = dict(evidence or {})
+    if ab.seat is None or ba.seat is None:
+        return PairVerdict(a=a, b=b, winner=None, p_a=0.5, unparsed=True, evidence=evidence)
+    pa_1 = ab.p_first if ab.p_first is not None else (1.0 if ab.seat == "A" else 0.0)
+    pa_2 = 1.0 - (ba.p_first if ba.p_first is not None else (1.0 if ba.seat == "A" else 0.0))
+    winner_1 = a if ab.seat == "A" else b
+    winner_2 = b if ba.seat == "A" else a
+    evidence["p_a_by_order"] = [pa_1, pa_2]
+    if winner_1 != winner_2:
+        return PairVerdict(a=a, b=b, winner=None, p_a=0.5, order_inconsistent=True, evidence=evidence)
+    p_a = min(1.0, max(0.0, (pa_1 + pa_2) / 2))
+    return PairVerdict(a=a, b=b, winner=winner_1, p_a=p_a, evidence=evidence)
+
+
+def position_bias(judgements: Sequence[tuple[OrderJudgement, OrderJudgement]]) -> dict[str, float | int | None]:
+    """Per-run position statistics over pairs judged in both orders.
+
+    ``flip_rate``: share of fully read pairs whose winner changed with the seats.
+    ``first_seat_win_rate``: share of read single-order verdicts that chose the first seat (0.5 = no
+    seat preference). Rates are None when nothing was read, never a made-up 0.5.
+    """
+    read = [(x, y) for x, y in judgements if x.seat is not None and y.seat is not None]
+    seats = [j.seat for pair in judgements for j in pair if j.seat is not None]
+    flips = sum(1 for x, y in read if x.seat == y.seat)  # same seat both times = different winner
+    return {
+        "pairs": len(judgements),
+        "pairs_read_both_orders": len(read),
+        "order_flips": flips,
+        "flip_rate": flips / len(read) if read else None,
+        "first_seat_wins": seats.count("A"),
+        "verdicts_read": len(seats),
+        "first_seat_win_rate": seats.count("A") / len(seats) if seats else None,
+    }
 
 
 @dataclass(frozen=True)
@@ -166,6 +225,8 @@ def preference_graph(ids: Sequence[str], verdicts: Sequence[PairVerdict]) -> nx.
         for node in (v.a, v.b):
             if node not in g:
                 raise ValueError(f"verdicts: unknown candidate id {node!r}")
+        if v.unparsed:
+            continue
         if v.winner is None:
             ties.append((v.a, v.b, v.order_inconsistent))
         else:
@@ -221,6 +282,8 @@ def bradley_terry(ids: Sequence[str], verdicts: Sequence[PairVerdict], *, prior:
     wins = np.full((n, n), prior, dtype=float)
     np.fill_diagonal(wins, 0.0)
     for v in verdicts:
+        if v.unparsed:
+            continue
         i, j = index[v.a], index[v.b]
         wins[i, j] += v.p_a
         wins[j, i] += 1.0 - v.p_a

@@ -155,3 +155,25 @@ def test_verdict_validation():
 async def test_duplicate_ids_rejected():
     with pytest.raises(ValueError, match="duplicate"):
         await tournament(["a", "a"], Oracle({"a": 1}), all_pairs_max=4)
+
+
+def test_combine_orders_agreement_disagreement_and_unparsed():
+    from strategies.ranking import OrderJudgement, combine_orders, position_bias
+
+    ab = OrderJudgement("x", "y", "A", 0.8)
+    ba = OrderJudgement("y", "x", "B", 0.4)  # x in seat B wins with p 0.6
+    v = combine_orders("x", "y", ab, ba)
+    assert v.winner == "x" and v.p_a == pytest.approx(0.7) and not v.order_inconsistent
+    flip = combine_orders("x", "y", OrderJudgement("x", "y", "A"), OrderJudgement("y", "x", "A"))
+    assert flip.winner is None and flip.order_inconsistent and flip.p_a == 0.5
+    broken = combine_orders("x", "y", OrderJudgement("x", "y", None), OrderJudgement("y", "x", "A"))
+    assert broken.unparsed and broken.winner is None
+    assert not preference_graph(["x", "y"], [broken]).graph["ties"]
+    with pytest.raises(ValueError):
+        combine_orders("x", "y", ab, ab)
+    stats = position_bias([(ab, ba), (OrderJudgement("x", "y", "A"), OrderJudgement("y", "x", "A")),
+                           (OrderJudgement("x", "y", None), OrderJudgement("y", "x", "A"))])
+    assert stats["pairs"] == 3 and stats["pairs_read_both_orders"] == 2
+    assert stats["order_flips"] == 1 and stats["flip_rate"] == 0.5
+    assert stats["first_seat_wins"] == 4 and stats["verdicts_read"] == 5
+    assert position_bias([])["flip_rate"] is None
