@@ -1,0 +1,73 @@
+"""The ``oracle`` command line: a thin layer over the library.
+
+Exit codes: 0 success, 1 internal error, 2 bad input (task file, config or arguments),
+3 evaluation finished but at least one task is not ok (failed, pending, unparsed...) when
+``--strict`` is given. JSON goes to stdout, logs to stderr.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import sys
+from typing import Sequence
+
+EXIT_OK, EXIT_INTERNAL, EXIT_BAD_INPUT, EXIT_NOT_OK = 0, 1, 2, 3
+
+# Each command group lives in its own module under oracle/commands/ and exposes register().
+COMMAND_MODULES = (
+    "oracle.commands.core",
+    "oracle.commands.sandbox",
+    "oracle.commands.model",
+    "oracle.commands.escalations",
+    "oracle.commands.batch",
+)
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="oracle",
+        description="Route AI outputs to the evaluator that fits them and evaluate them.",
+        epilog="Exit codes: 0 ok, 1 internal error, 2 bad input, 3 some task not ok (--strict).",
+    )
+    parser.add_argument("--config", help="config file (.yaml, .toml or .py); default: built-in")
+    parser.add_argument("--log-format", choices=("console", "json"), default="console",
+                        help="log lines on stderr: readable console or JSON lines")
+    parser.add_argument("--log-level", default="warning", help="debug, info, warning, error")
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND")
+    sub.required = True
+    for name in COMMAND_MODULES:
+        try:
+            module = importlib.import_module(name)
+        except ModuleNotFoundError as exc:
+            if exc.name == name:
+                continue  # this command group is not part of this build
+            raise
+        module.register(sub)
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    from oracle.errors import ConfigError, TaskValidationError
+    from oracle.logging_setup import configure_logging
+
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    configure_logging(args.log_format, args.log_level)
+    try:
+        return int(args.func(args) or 0)
+    except (TaskValidationError, ConfigError) as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return EXIT_BAD_INPUT
+    except KeyboardInterrupt:
+        print("interrupted", file=sys.stderr)
+        return 130
+    except BrokenPipeError:
+        return EXIT_OK
+    except Exception as exc:  # noqa: BLE001 - the CLI's last line of defence
+        print(f"internal error: {type(exc).__name__}: {exc}", file=sys.stderr)
+        return EXIT_INTERNAL
+
+
+if __name__ == "__main__":  # pragma: no cover
+    sys.exit(main())

@@ -1,0 +1,280 @@
+"""One configuration object for the whole oracle: routing weights, thresholds, providers, limits.
+
+``OracleConfig`` is frozen and forbids unknown keys. It loads from YAML, TOML or Python and its
+hash (over a canonical JSON dump, secrets excluded) goes into every trace, so two results can be
+compared knowing whether the same settings produced them. Each default lives here, once.
+"""
+
+from __future__ import annotations
+
+import os
+import tomllib
+from pathlib import Path
+from typing import Any, Literal
+
+import yaml
+from pydantic import BaseModel, ConfigDict, Field, SecretStr, ValidationError, model_validator
+
+from oracle._canonical import sha256_json
+from oracle.errors import ConfigError
+from oracle.task import EVALUATORS, EvaluatorKind
+
+_FROZEN = ConfigDict(extra="forbid", frozen=True)
+
+
+class PolicySettings(BaseModel):
+    """Weight of one routing policy in the chain; weight 0 or enabled=false removes it."""
+
+    model_config = _FROZEN
+    weight: float = Field(default=1.0, ge=0)
+    enabled: bool = True
+
+
+DEFAULT_POLICY_WEIGHTS: dict[str, float] = {
+    "execution_evidence": 3.0,
+    "closed_question": 2.5,
+    "reference_answer": 1.0,
+    "open_ended_judgment": 1.5,
+    "pairwise_preference": 1.0,
+    "cue_balance": 1.0,
+    "difficulty": 0.5,
+}
+
+
+class RoutingConfig(BaseModel):
+    """How votes become a route."""
+
+    model_config = _FROZEN
+    policies: dict[str, PolicySettings] = Field(
+        default_factory=lambda: {k: PolicySettings(weight=v) for k, v in DEFAULT_POLICY_WEIGHTS.items()})
+    threshold: float = Field(default=0.45, ge=0, le=1)
+    """Below this normalized confidence the router falls back to ``default_evaluator``."""
+    default_evaluator: EvaluatorKind = "llm_judge"
+    enabled_evaluators: tuple[EvaluatorKind, ...] = EVALUATORS
+    """Evaluators the router may pick; the others are gated out."""
+    cue_prefix_chars: int = Field(default=4096, ge=256)
+    """Cue densities are computed on this prefix of the prompt so routing cost stays flat."""
+
+
+class EscalationConfig(BaseModel):
+    """When the oracle asks a human instead of pretending to know."""
+
+    model_config = _FROZEN
+    route_margin: float = Field(default=0.15, ge=0, le=1)
+    """A low-confidence route whose runner-up is within this margin raises a request."""
+    score_spread: float = Field(default=0.05, ge=0, le=1)
+    """Candidates whose best scores differ by less than this cannot be separated."""
+    required_isolation: Literal["none", "rlimits", "landlock", "namespaces"] = "namespaces"
+    """Code run with weaker isolation than this raises a request."""
+    store_path: str = ".oracle/escalations.sqlite"
+    enabled: bool = True
+
+
+class Price(BaseModel):
+    """USD per million tokens."""
+
+    model_config = _FROZEN
+    input_per_mtok: float = Field(ge=0)
+    output_per_mtok: float = Field(ge=0)
+
+
+ProviderKind = Literal["openai", "anthropic", "decisions", "systemone"]
+
+
+class ProviderSettings(BaseModel):
+    """One model endpoint and how calls to it behave."""
+
+    model_config = _FROZEN
+    kind: ProviderKind = "openai"
+    base_url: str = "http://127.0.0.1:8765/v1"
+    model: str = "smollm2-135m-instruct"
+    api_key: SecretStr | None = None
+    """Prefer ``api_key_env``; a key given here is never logged, traced or hashed."""
+    api_key_env: str | None = None
+    """Name of the environment variable holding the key."""
+    timeout_s: float = Field(default=120.0, gt=0)
+    deadline_s: float | None = Field(default=None, gt=0)
+    """Overall deadline for one logical call, retries included (None: no deadline)."""
+    max_retries: int = Field(default=4, ge=0)
+    backoff_base_s: float = Field(default=0.5, ge=0)
+    backoff_max_s: float = Field(default=20.0, ge=0)
+    concurrency: int = Field(default=4, ge=1)
+    cache_path: str | None = None
+    """SQLite response cache for reproducible reruns (None: off)."""
+    headers: dict[str, str] = Field(default_factory=dict)
+    structured_output: Literal["auto", "json_schema", "json_object_schema", "none"] = "auto"
+    """How to ask an OpenAI-compatible server for schema-constrained JSON. ``json_schema`` is the
+    OpenAI form; ``json_object_schema`` is llama-cpp-python's ``{"type": "json_object", "schema"}``;
+    ``auto`` uses the latter for the embedded local model and the former elsewhere."""
+
+    def resolved_api_key(self) -> str | None:
+        if self.api_key is not None:
+            return self.api_key.get_secret_value()
+        if self.api_key_env:
+            return os.environ.get(self.api_key_env)
+        return None
+
+
+class ProvidersConfig(BaseModel):
+    """The judge endpoint, an optional native decision endpoint, and the price table."""
+
+    model_config = _FROZEN
+    judge: ProviderSettings = Field(default_factory=ProviderSettings)
+    decision: ProviderSettings | None = None
+    """A native decision endpoint (/v1/decisions or /v1/systemone); None: logprob readout on judge."""
+    prices: dict[str, Price] = Field(default_factory=dict)
+    """Model name -> price; a model missing here gets cost None, never 0."""
+
+
+class VerifierConfig(BaseModel):
+    """Sandbox and test-running settings."""
+
+    model_config = _FROZEN
+    backend: Literal["auto", "nsjail", "bubblewrap", "landlock", "rlimits"] = "auto"
+    """auto picks the strongest available; a named backend that is missing is an error."""
+    allow_weak_isolation: bool = False
+    """Run untrusted code under rlimits only; also needs ORACLE_ALLOW_WEAK_SANDBOX=1."""
+    timeout_s: float = Field(default=10.0, gt=0)
+    memory_mb: int = Field(default=1024, ge=64)
+    max_pids: int = Field(default=64, ge=4)
+    output_limit_bytes: int = Field(default=1_000_000, ge=1024)
+    float_tolerance: float = Field(default=1e-6, ge=0)
+    workers: int | None = Field(default=None, ge=1)
+    """Parallel sandbox runs; None uses the number of cores."""
+
+
+class DecisionJudgeConfig(BaseModel):
+    """Decision judge settings."""
+
+    model_config = _FROZEN
+    pass_threshold: float = Field(default=0.5, ge=0, le=1)
+    calibration_file: str | None = None
+    backend: Literal["auto", "native", "logprob_readout", "sampled"] = "auto"
+    samples: int = Field(default=5, ge=1)
+    sample_temperature: float = Field(default=0.8, gt=0)
+    coverage_floor: float = Field(default=0.5, ge=0, le=1)
+    """Label probability mass below this in a logprob readout means low confidence."""
+    timeout_s: float = Field(default=120.0, gt=0)
+
+
+class LLMJudgeConfig(BaseModel):
+    """LLM judge settings."""
+
+    model_config = _FROZEN
+    scale_min: int = 1
+    scale_max: int = 10
+    per_criterion_calls: bool = False
+    repeats: int = Field(default=1, ge=1)
+    aggregate: Literal["mean", "majority"] = "mean"
+    temperature: float = Field(default=0.0, ge=0)
+    max_tokens: int = Field(default=512, ge=16)
+    all_pairs_max: int = Field(default=4, ge=2)
+    """All pairs up to this many candidates; a sort-based tournament beyond."""
+
+    @model_validator(mode="after")
+    def _scale(self) -> "LLMJudgeConfig":
+        if self.scale_max <= self.scale_min:
+            raise ValueError("scale_max: must be above scale_min")
+        return self
+
+
+class OracleConfig(BaseModel):
+    """Every setting of the oracle, in one frozen object."""
+
+    model_config = _FROZEN
+    routing: RoutingConfig = Field(default_factory=RoutingConfig)
+    escalation: EscalationConfig = Field(default_factory=EscalationConfig)
+    providers: ProvidersConfig = Field(default_factory=ProvidersConfig)
+    verifier: VerifierConfig = Field(default_factory=VerifierConfig)
+    decision_judge: DecisionJudgeConfig = Field(default_factory=DecisionJudgeConfig)
+    llm_judge: LLMJudgeConfig = Field(default_factory=LLMJudgeConfig)
+
+    @model_validator(mode="after")
+    def _known_policies(self) -> "OracleConfig":
+        from policies import registered_policies
+
+        unknown = sorted(set(self.routing.policies) - set(registered_policies()))
+        if unknown:
+            raise ValueError(f"routing.policies: unknown policies {unknown}; "
+                             f"known: {sorted(registered_policies())}")
+        if self.routing.default_evaluator not in self.routing.enabled_evaluators:
+            raise ValueError("routing.default_evaluator: must be one of routing.enabled_evaluators")
+        return self
+
+    def hash(self) -> str:
+        """sha256 over the canonical JSON dump with secrets removed."""
+        data = self.model_dump(mode="json")
+        for section in ("judge", "decision"):
+            if isinstance(data["providers"].get(section), dict):
+                data["providers"][section].pop("api_key", None)
+        return sha256_json(data)[:16]
+
+    @classmethod
+    def load(cls, path: str | Path | None = None, *, env: bool = True) -> "OracleConfig":
+        """Load a YAML/TOML/Python config file (or defaults), then apply environment overrides."""
+        data: dict[str, Any] = {}
+        if path is not None:
+            data = _read_config_file(Path(path))
+        if env:
+            data = apply_env_overrides(data, os.environ)
+        try:
+            return cls.model_validate(data)
+        except ValidationError as exc:
+            where = f"{path}: " if path else ""
+            raise ConfigError(where + "; ".join(
+                f"{'.'.join(str(p) for p in e['loc']) or '(root)'}: "
+                f"{'unknown key' if e['type'] == 'extra_forbidden' else e['msg']}"
+                for e in exc.errors())) from None
+
+
+def _read_config_file(path: Path) -> dict[str, Any]:
+    if not path.exists():
+        raise ConfigError(f"config file not found: {path}")
+    suffix = path.suffix.lower()
+    try:
+        if suffix in (".yaml", ".yml"):
+            data = yaml.safe_load(path.read_text(encoding="utf-8")) or {}
+        elif suffix == ".toml":
+            data = tomllib.loads(path.read_text(encoding="utf-8"))
+        elif suffix == ".py":
+            namespace: dict[str, Any] = {}
+            exec(compile(path.read_text(encoding="utf-8"), str(path), "exec"), namespace)  # noqa: S102
+            value = namespace.get("CONFIG")
+            if isinstance(value, OracleConfig):
+                return value.model_dump(mode="python")
+            if not isinstance(value, dict):
+                raise ConfigError(f"{path}: a Python config must define CONFIG (a dict or OracleConfig)")
+            data = value
+        else:
+            raise ConfigError(f"{path}: unsupported config type {suffix!r} (use .yaml, .toml or .py)")
+    except (yaml.YAMLError, tomllib.TOMLDecodeError) as exc:
+        raise ConfigError(f"{path}: cannot parse: {exc}") from None
+    if not isinstance(data, dict):
+        raise ConfigError(f"{path}: the config must be a mapping")
+    return data
+
+
+def apply_env_overrides(data: dict[str, Any], environ: Any) -> dict[str, Any]:
+    """ORACLE_BASE_URL, ORACLE_API_KEY, ORACLE_MODEL, ORACLE_DECISION_URL override the judge endpoints."""
+    data = dict(data)
+    providers = dict(data.get("providers") or {})
+    judge = dict(providers.get("judge") or {})
+    if environ.get("ORACLE_BASE_URL"):
+        judge["base_url"] = environ["ORACLE_BASE_URL"]
+    if environ.get("ORACLE_MODEL"):
+        judge["model"] = environ["ORACLE_MODEL"]
+    if environ.get("ORACLE_API_KEY"):
+        judge["api_key_env"] = "ORACLE_API_KEY"
+    if judge:
+        providers["judge"] = judge
+    if environ.get("ORACLE_DECISION_URL"):
+        decision = dict(providers.get("decision") or {})
+        url = environ["ORACLE_DECISION_URL"].rstrip("/")
+        decision.setdefault("kind", "systemone" if url.endswith("/systemone") else "decisions")
+        decision["base_url"] = url
+        if environ.get("ORACLE_API_KEY"):
+            decision.setdefault("api_key_env", "ORACLE_API_KEY")
+        providers["decision"] = decision
+    if providers:
+        data["providers"] = providers
+    return data

@@ -1,0 +1,84 @@
+"""The error tree of oracle-router.
+
+    OracleError                     base of everything we raise on purpose
+    ├── TaskValidationError         bad task input (names the field and the file line)
+    ├── ConfigError                 bad or inconsistent configuration
+    ├── ProviderError               a model endpoint failed (after retries)
+    │   ├── ProviderTimeout         per-call timeout or overall deadline exceeded
+    │   ├── RateLimited             429 that outlived the retry budget
+    │   ├── ProviderHTTPError       any other non-2xx (carries status and a body excerpt)
+    │   └── ResponseParseError      a 2xx whose body we cannot read
+    ├── SandboxError                the sandbox itself failed (never the candidate's fault)
+    │   └── IsolationUnavailable    the required isolation layer is missing on this machine
+    └── EscalationStoreError        the escalation store cannot be read or written
+
+By contract ``Oracle.evaluate`` never raises on model, network or sandbox faults: strategies catch
+``OracleError`` and return a result whose ``status`` and ``error`` say what happened. Bad input is
+still rejected up front, before any model call or code execution.
+"""
+
+from __future__ import annotations
+
+
+class OracleError(Exception):
+    """Base class for every error oracle-router raises deliberately."""
+
+
+class TaskValidationError(OracleError, ValueError):
+    """A task file or task object failed validation; the message names the field and line."""
+
+    def __init__(self, message: str, *, field: str | None = None, line: int | None = None,
+                 source: str | None = None) -> None:
+        self.field = field
+        self.line = line
+        self.source = source
+        where = []
+        if source:
+            where.append(str(source))
+        if line is not None:
+            where.append(f"line {line}")
+        prefix = (":".join(where) + ": ") if where else ""
+        super().__init__(prefix + message)
+
+
+class ConfigError(OracleError, ValueError):
+    """The configuration is invalid or names something that does not exist."""
+
+
+class ProviderError(OracleError):
+    """A model endpoint failed after the retry budget was spent."""
+
+    def __init__(self, message: str, *, status: int | None = None, body: str | None = None,
+                 attempts: int = 1) -> None:
+        self.status = status
+        self.body = (body or "")[:300]
+        self.attempts = attempts
+        super().__init__(message)
+
+
+class ProviderTimeout(ProviderError):
+    """A call exceeded its timeout, or the overall deadline passed."""
+
+
+class RateLimited(ProviderError):
+    """The endpoint kept answering 429 until the retry budget ran out."""
+
+
+class ProviderHTTPError(ProviderError):
+    """A non-2xx reply that is not retryable or outlived the retries."""
+
+
+class ResponseParseError(ProviderError):
+    """A 2xx reply whose body is not what the wire format promises."""
+
+
+class SandboxError(OracleError):
+    """The sandbox failed to run a program (our fault, never the candidate's)."""
+
+
+class IsolationUnavailable(SandboxError):
+    """The isolation the caller requires is not available on this machine."""
+
+
+class EscalationStoreError(OracleError):
+    """The escalation store could not be opened, read or written."""

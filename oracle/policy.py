@@ -1,0 +1,36 @@
+"""The policy protocol: a pure, synchronous vote on which evaluator fits a task.
+
+A policy reads ``Signals`` and returns a ``Vote`` (confidence spread over the three evaluators,
+with a reason) or ``None`` to abstain. No clock, network or randomness: the same signals give the
+same vote, so the same input and config give the same route byte for byte.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
+
+from oracle.route import Vote
+
+if TYPE_CHECKING:
+    from oracle.signals import Signals
+
+
+@runtime_checkable
+class Policy(Protocol):
+    name: str
+    weight: float
+
+    def vote(self, signals: "Signals") -> Vote | None:
+        ...
+
+    def spec(self) -> dict[str, Any]:
+        ...
+
+
+def spread(verifier: float = 0.0, decision_judge: float = 0.0, llm_judge: float = 0.0) -> dict[str, float]:
+    """Normalize raw preferences into a confidence spread that sums to 1."""
+    total = verifier + decision_judge + llm_judge
+    if total <= 0:
+        raise ValueError("a vote needs some positive preference")
+    return {"decision_judge": decision_judge / total, "llm_judge": llm_judge / total,
+            "verifier": verifier / total}

@@ -1,0 +1,135 @@
+"""Typed request and reply models shared by every provider client.
+
+Strategies speak only these types; the wire formats (OpenAI chat, Anthropic Messages, the two
+decision formats) are translated in the client modules. Keeping one internal model means a judge
+does not care which endpoint answered, and the provenance reads the same for all of them.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+EndpointKind = Literal["openai_chat", "anthropic_messages", "decisions", "systemone"]
+ProbabilitySource = Literal["native", "logprob_readout", "sampled", "verbalized"]
+
+
+class Capabilities(BaseModel):
+    """What a provider/model can do; strategies read it to pick a method."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+    logprobs: bool = False
+    max_top_logprobs: int = 0
+    seed: bool = False
+    structured_output: Literal["json_schema", "json_object", "none"] = "none"
+    native_decisions: bool = False
+
+
+class ChatMessage(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+    role: Literal["system", "user", "assistant"]
+    content: str
+
+
+class ChatRequest(BaseModel):
+    """One chat completion request, endpoint-neutral."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+    messages: list[ChatMessage]
+    temperature: float = 0.0
+    max_tokens: int = 512
+    seed: int | None = None
+    logprobs: bool = False
+    top_logprobs: int | None = None
+    json_schema: dict[str, Any] | None = None
+    """When set, ask for structured output matching this schema (where supported)."""
+    stop: list[str] | None = None
+
+
+class TokenLogprob(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+    token: str
+    logprob: float
+    top: dict[str, float] = Field(default_factory=dict)
+    """Alternative token -> logprob at this position."""
+
+
+class Usage(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+    input_tokens: int | None = None
+    output_tokens: int | None = None
+
+
+class Provenance(BaseModel):
+    """Where a reply came from and how it was produced."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+    endpoint_kind: EndpointKind
+    base_url: str
+    model_requested: str
+    model_answered: str | None = None
+    request_id: str | None = None
+    latency_ms: float = 0.0
+    attempts: int = 1
+    cached: bool = False
+    sampling_requested: dict[str, Any] = Field(default_factory=dict)
+    sampling_applied: dict[str, Any] = Field(default_factory=dict)
+    """What the endpoint is known to have honoured (e.g. no seed on Anthropic)."""
+
+
+class ChatReply(BaseModel):
+    """A chat completion: text, optional logprobs, usage, cost and provenance."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+    text: str
+    logprobs: list[TokenLogprob] | None = None
+    finish_reason: str | None = None
+    usage: Usage = Field(default_factory=Usage)
+    cost_usd: float | None = None
+    provenance: Provenance
+
+
+class DecisionQuestion(BaseModel):
+    """One question in the internal decision request (wire-neutral).
+
+    type: likelihood (noul / predicate on the wire), choice (options / choices), score (levels).
+    """
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+    id: str
+    type: Literal["likelihood", "choice", "score"]
+    instructions: str
+    options: dict[str, str] | None = None
+    levels: list[str] | None = None
+
+
+class DecisionRequest(BaseModel):
+    """The state the model sees (free text or structured fields) plus the questions."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+    state: dict[str, Any] | str
+    questions: list[DecisionQuestion]
+
+
+class DecisionAnswer(BaseModel):
+    """One answered question: a probability per label (yes/no, option or level), or a refusal."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+    question_id: str
+    probabilities: dict[str, float] = Field(default_factory=dict)
+    confidence: float | None = None
+    refused: bool = False
+    refusal_reason: str | None = None
+    probability_source: ProbabilitySource = "native"
+    covered_mass: float | None = None
+    """logprob readout: label probability mass before renormalization."""
+
+
+class DecisionReply(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+    answers: dict[str, DecisionAnswer]
+    """Keyed by question id."""
+    usage: Usage = Field(default_factory=Usage)
+    cost_usd: float | None = None
+    provenance: Provenance

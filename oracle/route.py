@@ -1,0 +1,85 @@
+"""The route: the routing decision and its full trace.
+
+Every vote, weight, gate and the signals are kept so a reader can recompute the decision by hand.
+Serialized with sorted keys so two runs diff cleanly.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from oracle.task import EvaluatorKind
+
+SCHEMA_VERSION = "1"
+
+
+class Vote(BaseModel):
+    """One policy's opinion: confidence spread over the evaluators (sums to 1), and why."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    scores: dict[EvaluatorKind, float]
+    reason: str
+    reads: tuple[str, ...] = ()
+    """Names of the signals the policy read."""
+
+
+class VoteRecord(BaseModel):
+    """A vote as it entered the totals: which policy, its weight, its spread and reason."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    policy: str
+    weight: float
+    scores: dict[str, float]
+    reason: str
+    signals: dict[str, Any] = Field(default_factory=dict)
+    """The values of the signals this policy read."""
+    spec: dict[str, Any] = Field(default_factory=dict)
+
+
+class Gate(BaseModel):
+    """A feasibility gate: an evaluator that cannot run on this task, and why."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    evaluator: str
+    feasible: bool
+    reason: str
+
+
+class Route(BaseModel):
+    """Which evaluator runs, how confident the router is, and the full trace behind it."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    evaluator: EvaluatorKind | None
+    """The evaluator that runs; None when no evaluator is feasible."""
+    confidence: float
+    """Winner's share of the weighted totals over feasible evaluators (0..1); 0 when none."""
+    totals: dict[str, float]
+    """Weighted vote totals per evaluator, before gating."""
+    votes: list[VoteRecord]
+    abstained: list[str] = Field(default_factory=list)
+    """Policies that abstained."""
+    gates: list[Gate]
+    runner_up: str | None = None
+    margin: float | None = None
+    """Winner's normalized confidence minus the runner-up's."""
+    threshold: float
+    low_confidence: bool = False
+    fallback: str | None = None
+    """None, or why the configured default evaluator was used instead of the vote winner."""
+    override: bool = False
+    """True when the task's ``evaluator`` field forced the choice."""
+    signals: dict[str, Any]
+    config_hash: str
+    schema_version: str = SCHEMA_VERSION
+    elapsed_us: float = 0.0
+
+    def to_json(self) -> str:
+        from oracle._canonical import canonical_json
+
+        return canonical_json(self.model_dump(mode="json"))

@@ -1,0 +1,39 @@
+"""Closed-question policy: fixed-answer questions over free text favour the decision judge.
+
+A typed decision model answering a fixed set of options is steadier, faster and far cheaper than
+parsing a generative model's prose, so explicit questions and yes/no rubrics go there.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from oracle.route import Vote
+from oracle.signals import Signals
+from policies import register_policy
+from policies._base import BasePolicy
+
+
+@register_policy("closed_question")
+@dataclass(frozen=True)
+class ClosedQuestion(BasePolicy):
+    """Explicit questions -> decision judge; yes/no criteria lean there too; open criteria do not."""
+
+    name = "closed_question"
+    reads = ("n_questions", "n_criteria", "yes_no_criteria_share")
+
+    def vote(self, s: Signals) -> Vote | None:
+        if s.n_questions:
+            return self._vote(f"{s.n_questions} fixed-option question(s)",
+                              verifier=0.05, decision_judge=0.9, llm_judge=0.05)
+        if not s.n_criteria:
+            return None
+        share = s.yes_no_criteria_share
+        if share == 1.0:
+            return self._vote(f"all {s.n_criteria} criteria read as yes/no checks",
+                              decision_judge=0.75, llm_judge=0.25)
+        if share >= 0.5:
+            return self._vote(f"{share:.0%} of {s.n_criteria} criteria read as yes/no checks",
+                              decision_judge=0.55, llm_judge=0.45)
+        return self._vote(f"{s.n_criteria} open criteria: a rubric to judge",
+                          decision_judge=0.3, llm_judge=0.7)
