@@ -1,0 +1,42 @@
+"""Model access: thin httpx clients for chat and native decision endpoints, sync and async.
+
+Build clients from a ``ProviderSettings`` (``oracle.config``)::
+
+    client = make_async_chat_client(config.providers.judge, prices=config.providers.prices)
+    reply = await client.complete(ChatRequest(messages=[...], logprobs=True, top_logprobs=5))
+    await client.aclose()
+
+    deciders = make_async_decision_client(config.providers.decision)   # kind decisions / systemone
+    reply = await deciders.decide(DecisionRequest(state=..., questions=[...]))
+    reply.answers["q1"].probabilities            # keyed by question id; refusals have refused=True
+
+Sync twins: ``make_chat_client(...).complete(req)`` and ``make_decision_client(...).decide(req)``,
+closed with ``close()``. On the async clients the methods have the same names (``complete``,
+``decide``) and are awaited; close with ``await aclose()`` (or ``async with``).
+
+Every call has a per-attempt timeout and an optional overall deadline, retries 429/5xx/connection
+errors/unreadable bodies with jittered exponential backoff honouring Retry-After, and is limited
+to ``settings.concurrency`` in flight per client. Failures raise ``oracle.errors.ProviderError``
+subclasses (``ProviderTimeout``, ``RateLimited``, ``ProviderHTTPError``, ``ResponseParseError``;
+a connection that keeps failing raises ``ProviderError`` itself) carrying ``attempts``, ``status``
+and a body excerpt; nothing else escapes. ``client.capabilities`` says what the endpoint supports
+(logprobs, seed, structured output, native decisions). Replies carry usage, ``cost_usd`` (None when
+the price table has no entry for the model) and ``provenance``. API keys come from
+``api_key_env``/``api_key`` and are never logged, cached or traced.
+"""
+
+from oracle.providers.clients import (AsyncChatClient, AsyncDecisionClient, ChatClient, DecisionClient,
+                                      make_async_chat_client, make_async_decision_client,
+                                      make_chat_client, make_decision_client)
+from oracle.providers.openai_chat import LOCAL_MODEL_ALIAS
+from oracle.providers.types import (Capabilities, ChatMessage, ChatReply, ChatRequest, DecisionAnswer,
+                                    DecisionQuestion, DecisionReply, DecisionRequest, Provenance,
+                                    TokenLogprob, Usage)
+
+__all__ = [
+    "AsyncChatClient", "AsyncDecisionClient", "ChatClient", "DecisionClient",
+    "make_async_chat_client", "make_async_decision_client", "make_chat_client", "make_decision_client",
+    "LOCAL_MODEL_ALIAS",
+    "Capabilities", "ChatMessage", "ChatReply", "ChatRequest", "DecisionAnswer", "DecisionQuestion",
+    "DecisionReply", "DecisionRequest", "Provenance", "TokenLogprob", "Usage",
+]

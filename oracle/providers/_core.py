@@ -1,0 +1,131 @@
+"""What every client does around the wire, written once: prepare, cache, account, build provenance.
+
+A client is a wire format (pure: build body, parse reply) plus this core plus a sync or async
+driver from ``_http.py``. The core never touches the network; it turns a request into the bytes
+to send and a parsed reply into the typed reply with usage, cost and provenance.
+"""
+
+from __future__ import annotations
+
+import json
+import random
+import time
+from dataclasses import dataclass
+from typing import Any, Callable, Protocol
+
+import httpx
+
+from oracle.config import Price, ProviderSettings
+from oracle.errors import ResponseParseError
+from oracle.providers._cache import ResponseCache, cache_key
+from oracle.providers._http import Delivered, Flow, call_flow
+from oracle.providers._retry import RetryPolicy
+from oracle.providers.types import Capabilities, Provenance, Usage
+
+_REQUEST_ID_HEADERS = ("x-request-id", "request-id", "openai-request-id", "x-amzn-requestid")
+
+
+class WireFormat(Protocol):
+    """A pure translator between the internal request/reply models and one endpoint's JSON."""
+
+    endpoint_kind: str
+    reply_type: type
+
+    def url(self) -> str: ...
+    def headers(self, api_key: str | None) -> dict[str, str]: ...
+    def capabilities(self) -> Capabilities: ...
+    def build_body(self, req: Any) -> dict[str, Any]: ...
+    def sampling(self, req: Any) -> tuple[dict[str, Any], dict[str, Any]]: ...
+    def parse(self, data: Any, req: Any) -> dict[str, Any]: ...
+
+
+@dataclass(frozen=True)
+class Prepared:
+    """One request ready to send; ``key`` addresses the response cache."""
+
+    url: str
+    body: dict[str, Any]
+    content: bytes
+    headers: dict[str, str]
+    key: str
+
+
+def cost_usd(usage: Usage, model: str, prices: dict[str, Price] | None) -> float | None:
+    """Tokens times the model's price; None (never 0) when the price or a token count is unknown."""
+    price = (prices or {}).get(model)
+    if price is None or usage.input_tokens is None or usage.output_tokens is None:
+        return None
+    return (usage.input_tokens * price.input_per_mtok + usage.output_tokens * price.output_per_mtok) / 1e6
+
+
+class ClientCore:
+    """Settings, wire format, cache and accounting shared by a sync and an async client."""
+
+    def __init__(self, settings: ProviderSettings, wire: WireFormat, *, prices: dict[str, Price] | None,
+                 clock: Callable[[], float] = time.monotonic, rng: random.Random | None = None) -> None:
+        self.settings = settings
+        self.wire = wire
+        self.prices = prices
+        self.clock = clock
+        self.rng = rng or random.Random()
+        self.policy = RetryPolicy(settings.max_retries, settings.backoff_base_s, settings.backoff_max_s)
+        self.capabilities: Capabilities = wire.capabilities()
+        self.cache = ResponseCache(settings.cache_path) if settings.cache_path else None
+
+    def prepare(self, req: Any) -> Prepared:
+        body = self.wire.build_body(req)
+        url = self.wire.url()
+        # The key is read from the environment per call, so a rotated key needs no rebuild; it lives
+        # only in this header dict, which is never logged, cached or put into provenance.
+        headers = self.wire.headers(self.settings.resolved_api_key())
+        content = json.dumps(body, ensure_ascii=False).encode("utf-8")
+        return Prepared(url, body, content, headers, cache_key(self.wire.endpoint_kind, url, body))
+
+    def cached(self, prepared: Prepared) -> Any | None:
+        if self.cache is None:
+            return None
+        hit = self.cache.get(prepared.key)
+        if hit is None:
+            return None
+        reply = self.wire.reply_type.model_validate_json(hit)
+        return reply.model_copy(update={"provenance": reply.provenance.model_copy(update={"cached": True})})
+
+    def flow(self, req: Any) -> Flow:
+        def parse(response: httpx.Response) -> dict[str, Any]:
+            try:
+                data = response.json()
+            except (json.JSONDecodeError, UnicodeDecodeError) as exc:
+                raise ResponseParseError(f"reply is not valid JSON: {exc}") from None
+            return self.wire.parse(data, req)
+
+        return call_flow(parse, policy=self.policy, timeout_s=self.settings.timeout_s,
+                         deadline_s=self.settings.deadline_s, clock=self.clock, rng=self.rng,
+                         label={"endpoint": self.wire.endpoint_kind, "base_url": self.settings.base_url,
+                                "model": self.settings.model})
+
+    def finish(self, req: Any, prepared: Prepared, delivered: Delivered, started: float) -> Any:
+        fields = dict(delivered.value)
+        model_answered = fields.pop("model_answered", None)
+        body_request_id = fields.pop("request_id", None)
+        headers = delivered.response.headers
+        request_id = next((headers[h] for h in _REQUEST_ID_HEADERS if h in headers), None) or body_request_id
+        requested, applied = self.wire.sampling(req)
+        provenance = Provenance(
+            endpoint_kind=self.wire.endpoint_kind, base_url=self.settings.base_url,
+            model_requested=self.settings.model,
+            model_answered=model_answered if isinstance(model_answered, str) else None,
+            request_id=str(request_id) if request_id is not None else None,
+            latency_ms=round((self.clock() - started) * 1000, 3), attempts=delivered.attempts,
+            sampling_requested=requested, sampling_applied=applied)
+        usage: Usage = fields["usage"]
+        cost = cost_usd(usage, self.settings.model, self.prices)
+        if cost is None and provenance.model_answered:
+            cost = cost_usd(usage, provenance.model_answered, self.prices)
+        reply = self.wire.reply_type(**fields, cost_usd=cost, provenance=provenance)
+        if self.cache is not None:
+            self.cache.put(prepared.key, self.wire.endpoint_kind, reply.model_dump_json())
+        return reply
+
+    def close(self) -> None:
+        if self.cache is not None:
+            self.cache.close()

@@ -1,0 +1,192 @@
+"""One call with retries, written once as a generator and driven by a sync and an async runner.
+
+``call_flow`` is the whole policy of a logical call: per-attempt timeout, overall deadline, which
+failures are retried, how long to back off (honouring Retry-After), and which error is raised at the
+end. It never sends or sleeps itself; it *yields* ``Send``/``Sleep`` actions and receives the
+outcome (an ``httpx.Response`` or the exception the transport raised), the way httpx drives
+``Auth.auth_flow``. ``run_sync`` and ``run_async`` only move bytes and wait, so the retry rules
+exist in one copy. This is also the one place where httpx exceptions become ``ProviderError``\\ s.
+
+Parse failures of a 2xx body (truncated JSON, garbage, a decision answer missing) are retried too:
+behind proxies and overloaded servers they are usually transient, and the retry budget bounds the
+cost when they are not.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import random
+import threading
+import time
+from dataclasses import dataclass
+from typing import Any, Awaitable, Callable, Generator, TypeVar
+
+import httpx
+import structlog
+
+from oracle.errors import (ProviderError, ProviderHTTPError, ProviderTimeout, RateLimited,
+                           ResponseParseError)
+from oracle.providers._retry import RetryPolicy, is_retryable_status, parse_retry_after
+
+T = TypeVar("T")
+log = structlog.get_logger("oracle.providers")
+
+
+@dataclass(frozen=True)
+class Send:
+    """Send the request once, with this per-attempt timeout (seconds)."""
+
+    timeout_s: float
+
+
+@dataclass(frozen=True)
+class Sleep:
+    """Back off for this long before the next attempt."""
+
+    seconds: float
+
+
+@dataclass(frozen=True)
+class Delivered:
+    """A parsed reply and how it was obtained."""
+
+    value: Any
+    attempts: int
+    response: httpx.Response
+
+
+@dataclass(frozen=True)
+class _Failure:
+    cls: type[ProviderError]
+    message: str
+    retryable: bool
+    status: int | None = None
+    body: str | None = None
+    retry_after_s: float | None = None
+
+    def error(self, attempts: int, suffix: str = "") -> ProviderError:
+        return self.cls(f"{self.message}{suffix} (after {attempts} attempt{'s' * (attempts != 1)})",
+                        status=self.status, body=self.body, attempts=attempts)
+
+
+Flow = Generator[Send | Sleep, Any, Delivered]
+
+
+def call_flow(parse: Callable[[httpx.Response], Any], *, policy: RetryPolicy, timeout_s: float,
+              deadline_s: float | None, clock: Callable[[], float], rng: random.Random,
+              label: dict[str, Any]) -> Flow:
+    """The retry loop of one logical call; ``label`` (base_url, model) only goes into log events."""
+    start = clock()
+    attempt = 0
+    while True:
+        remaining = None if deadline_s is None else deadline_s - (clock() - start)
+        if remaining is not None and remaining <= 0:
+            raise ProviderTimeout(f"overall deadline of {deadline_s:g}s passed after {attempt} attempts",
+                                  attempts=attempt)
+        attempt += 1
+        per_attempt = timeout_s if remaining is None else min(timeout_s, remaining)
+        outcome = yield Send(per_attempt)
+        failure = _classify(outcome, per_attempt)
+        if failure is None:
+            try:
+                return Delivered(parse(outcome), attempt, outcome)
+            except ResponseParseError as exc:
+                failure = _Failure(ResponseParseError, str(exc), True, outcome.status_code,
+                                   _excerpt(outcome))
+            except (ValueError, KeyError, TypeError, IndexError, AttributeError) as exc:
+                failure = _Failure(ResponseParseError, f"unreadable reply body: {type(exc).__name__}: {exc}",
+                                   True, outcome.status_code, _excerpt(outcome))
+        if not failure.retryable or attempt > policy.max_retries:
+            raise failure.error(attempt)
+        if failure.retry_after_s is not None and failure.retry_after_s > policy.backoff_max_s:
+            raise failure.error(attempt, f"; server asked to wait {failure.retry_after_s:g}s, "
+                                         f"more than backoff_max_s={policy.backoff_max_s:g}")
+        delay = policy.delay_s(attempt - 1, failure.retry_after_s, rng)
+        if deadline_s is not None and (clock() - start) + delay >= deadline_s:
+            raise failure.error(attempt, f"; no time left before the {deadline_s:g}s deadline")
+        log.info("provider_retry", attempt=attempt, delay_s=round(delay, 3), error=failure.cls.__name__,
+                 status=failure.status, **label)
+        yield Sleep(delay)
+
+
+def _classify(outcome: Any, timeout_s: float) -> _Failure | None:
+    """None for a 2xx response; otherwise what went wrong and whether to retry."""
+    if isinstance(outcome, (httpx.TimeoutException, TimeoutError)):
+        return _Failure(ProviderTimeout, f"no reply within {timeout_s:g}s ({type(outcome).__name__})", True)
+    if isinstance(outcome, httpx.TransportError):
+        return _Failure(ProviderError, f"connection failed: {type(outcome).__name__}: {outcome}", True)
+    if isinstance(outcome, BaseException):
+        raise outcome
+    response: httpx.Response = outcome
+    status = response.status_code
+    if 200 <= status < 300:
+        return None
+    retry_after = parse_retry_after(response.headers.get("retry-after"))
+    if status == 429:
+        return _Failure(RateLimited, "rate limited (HTTP 429)", True, status, _excerpt(response), retry_after)
+    return _Failure(ProviderHTTPError, f"HTTP {status} from {response.request.url.copy_with(query=None)}",
+                    is_retryable_status(status), status, _excerpt(response), retry_after)
+
+
+def _excerpt(response: httpx.Response) -> str:
+    try:
+        return response.text[:300]
+    except Exception:  # noqa: BLE001 - undecodable body: the excerpt is only a hint
+        return repr(response.content[:300])
+
+
+def run_sync(flow: Flow, send: Callable[[float], httpx.Response], *,
+             sleep: Callable[[float], None] = time.sleep,
+             limiter: threading.Semaphore | None = None) -> Delivered:
+    """Drive ``flow`` with blocking I/O; ``limiter`` caps concurrent requests (not backoff sleeps)."""
+    action = next(flow)
+    while True:
+        if isinstance(action, Sleep):
+            sleep(action.seconds)
+            outcome: Any = None
+        else:
+            try:
+                if limiter is not None:
+                    with limiter:
+                        outcome = send(action.timeout_s)
+                else:
+                    outcome = send(action.timeout_s)
+            except httpx.TransportError as exc:
+                outcome = exc
+        try:
+            action = flow.send(outcome)
+        except StopIteration as stop:
+            return stop.value
+
+
+async def run_async(flow: Flow, send: Callable[[float], Awaitable[httpx.Response]], *,
+                    sleep: Callable[[float], Awaitable[None]] = asyncio.sleep,
+                    limiter: asyncio.Semaphore | None = None) -> Delivered:
+    """Drive ``flow`` on the event loop; each attempt is also bounded as a whole by its timeout.
+
+    httpx timeouts apply per network operation, so a server trickling bytes could outlast them;
+    ``asyncio.timeout`` caps the attempt end to end.
+    """
+    action = next(flow)
+    while True:
+        if isinstance(action, Sleep):
+            await sleep(action.seconds)
+            outcome: Any = None
+        else:
+            try:
+                if limiter is not None:
+                    async with limiter:
+                        outcome = await _bounded(send, action.timeout_s)
+                else:
+                    outcome = await _bounded(send, action.timeout_s)
+            except (httpx.TransportError, TimeoutError) as exc:
+                outcome = exc
+        try:
+            action = flow.send(outcome)
+        except StopIteration as stop:
+            return stop.value
+
+
+async def _bounded(send: Callable[[float], Awaitable[httpx.Response]], timeout_s: float) -> httpx.Response:
+    async with asyncio.timeout(timeout_s + 0.05):
+        return await send(timeout_s)

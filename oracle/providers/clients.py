@@ -1,0 +1,189 @@
+"""The sync and async clients: a wire format, the shared core, and a driver that moves bytes.
+
+``make_chat_client`` / ``make_async_chat_client`` pick the OpenAI-compatible or the Anthropic
+format from ``settings.kind``; ``make_decision_client`` / ``make_async_decision_client`` pick the
+System One or the Decisions format. Every client takes an optional httpx ``transport`` (the seam
+tests use) and keyword-only ``sleep``/``clock``/``rng`` so retry timing can be driven without
+waiting. The concurrency limit is per client object: share one client per provider.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import random
+import threading
+import time
+from typing import Any, Awaitable, Callable
+
+import httpx
+
+from oracle.config import Price, ProviderSettings
+from oracle.errors import ConfigError
+from oracle.providers._core import ClientCore, WireFormat
+from oracle.providers._http import run_async, run_sync
+from oracle.providers.anthropic import AnthropicMessagesFormat
+from oracle.providers.decisions import DecisionsFormat, SystemOneFormat
+from oracle.providers.openai_chat import OpenAIChatFormat
+from oracle.providers.types import Capabilities, ChatReply, ChatRequest, DecisionReply, DecisionRequest
+
+Prices = dict[str, Price] | None
+
+
+def chat_format(settings: ProviderSettings) -> WireFormat:
+    if settings.kind == "openai":
+        return OpenAIChatFormat(settings)
+    if settings.kind == "anthropic":
+        return AnthropicMessagesFormat(settings)
+    raise ConfigError(f"providers: kind {settings.kind!r} is a decision endpoint, not a chat endpoint")
+
+
+def decision_format(settings: ProviderSettings) -> WireFormat:
+    if settings.kind == "systemone":
+        return SystemOneFormat(settings)
+    if settings.kind == "decisions":
+        return DecisionsFormat(settings)
+    raise ConfigError(f"providers: kind {settings.kind!r} has no native decision endpoint; "
+                      "use a logprob readout over the chat client instead")
+
+
+class _SyncClient:
+    def __init__(self, settings: ProviderSettings, wire: WireFormat, *, prices: Prices = None,
+                 transport: httpx.BaseTransport | None = None,
+                 sleep: Callable[[float], None] = time.sleep, clock: Callable[[], float] = time.monotonic,
+                 rng: random.Random | None = None) -> None:
+        self._core = ClientCore(settings, wire, prices=prices, clock=clock, rng=rng)
+        self._http = httpx.Client(transport=transport, follow_redirects=False)
+        self._sleep = sleep
+        self._limiter = threading.BoundedSemaphore(settings.concurrency)
+
+    @property
+    def settings(self) -> ProviderSettings:
+        return self._core.settings
+
+    @property
+    def capabilities(self) -> Capabilities:
+        return self._core.capabilities
+
+    def _call(self, req: Any) -> Any:
+        core = self._core
+        prepared = core.prepare(req)
+        hit = core.cached(prepared)
+        if hit is not None:
+            return hit
+        started = core.clock()
+
+        def send(timeout_s: float) -> httpx.Response:
+            request = self._http.build_request("POST", prepared.url, content=prepared.content,
+                                               headers=prepared.headers, timeout=timeout_s)
+            return self._http.send(request)
+
+        delivered = run_sync(core.flow(req), send, sleep=self._sleep, limiter=self._limiter)
+        return core.finish(req, prepared, delivered, started)
+
+    def close(self) -> None:
+        self._http.close()
+        self._core.close()
+
+    def __enter__(self):  # noqa: ANN204
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+
+class _AsyncClient:
+    def __init__(self, settings: ProviderSettings, wire: WireFormat, *, prices: Prices = None,
+                 transport: httpx.AsyncBaseTransport | None = None,
+                 sleep: Callable[[float], Awaitable[None]] = asyncio.sleep,
+                 clock: Callable[[], float] = time.monotonic, rng: random.Random | None = None) -> None:
+        self._core = ClientCore(settings, wire, prices=prices, clock=clock, rng=rng)
+        limits = httpx.Limits(max_connections=max(settings.concurrency, 1),
+                              max_keepalive_connections=max(settings.concurrency, 1))
+        self._http = httpx.AsyncClient(transport=transport, follow_redirects=False, limits=limits)
+        self._sleep = sleep
+        self._limiter = asyncio.Semaphore(settings.concurrency)
+
+    @property
+    def settings(self) -> ProviderSettings:
+        return self._core.settings
+
+    @property
+    def capabilities(self) -> Capabilities:
+        return self._core.capabilities
+
+    async def _call(self, req: Any) -> Any:
+        core = self._core
+        prepared = core.prepare(req)
+        hit = core.cached(prepared)
+        if hit is not None:
+            return hit
+        started = core.clock()
+
+        async def send(timeout_s: float) -> httpx.Response:
+            request = self._http.build_request("POST", prepared.url, content=prepared.content,
+                                               headers=prepared.headers, timeout=timeout_s)
+            return await self._http.send(request)
+
+        delivered = await run_async(core.flow(req), send, sleep=self._sleep, limiter=self._limiter)
+        return core.finish(req, prepared, delivered, started)
+
+    async def aclose(self) -> None:
+        await self._http.aclose()
+        self._core.close()
+
+    async def __aenter__(self):  # noqa: ANN204
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        await self.aclose()
+
+
+class ChatClient(_SyncClient):
+    """Blocking chat client: ``complete(ChatRequest) -> ChatReply``."""
+
+    def complete(self, req: ChatRequest) -> ChatReply:
+        return self._call(req)
+
+
+class AsyncChatClient(_AsyncClient):
+    """Async chat client: ``await complete(ChatRequest) -> ChatReply``."""
+
+    async def complete(self, req: ChatRequest) -> ChatReply:
+        return await self._call(req)
+
+
+class DecisionClient(_SyncClient):
+    """Blocking native decision client: ``decide(DecisionRequest) -> DecisionReply``."""
+
+    def decide(self, req: DecisionRequest) -> DecisionReply:
+        return self._call(req)
+
+
+class AsyncDecisionClient(_AsyncClient):
+    """Async native decision client: ``await decide(DecisionRequest) -> DecisionReply``."""
+
+    async def decide(self, req: DecisionRequest) -> DecisionReply:
+        return await self._call(req)
+
+
+def make_chat_client(settings: ProviderSettings, *, prices: Prices = None,
+                     transport: httpx.BaseTransport | None = None, **timing: Any) -> ChatClient:
+    return ChatClient(settings, chat_format(settings), prices=prices, transport=transport, **timing)
+
+
+def make_async_chat_client(settings: ProviderSettings, *, prices: Prices = None,
+                           transport: httpx.AsyncBaseTransport | None = None,
+                           **timing: Any) -> AsyncChatClient:
+    return AsyncChatClient(settings, chat_format(settings), prices=prices, transport=transport, **timing)
+
+
+def make_decision_client(settings: ProviderSettings, *, prices: Prices = None,
+                         transport: httpx.BaseTransport | None = None, **timing: Any) -> DecisionClient:
+    return DecisionClient(settings, decision_format(settings), prices=prices, transport=transport, **timing)
+
+
+def make_async_decision_client(settings: ProviderSettings, *, prices: Prices = None,
+                               transport: httpx.AsyncBaseTransport | None = None,
+                               **timing: Any) -> AsyncDecisionClient:
+    return AsyncDecisionClient(settings, decision_format(settings), prices=prices, transport=transport,
+                               **timing)
