@@ -1,0 +1,81 @@
+"""Calibration files: per-model decision thresholds fitted against labels, with their evidence.
+
+A calibration file is JSON::
+
+    {"version": 1, "evaluator": "decision_judge",
+     "models": {"<model name>": {"pass_threshold": 0.62,
+                                 "evidence": {"dataset": "...", "n": 120, "agreement": 0.81}}}}
+
+Why a file and not a config number: a threshold is only right for the model it was fitted on, so it
+is keyed by model, and it carries the evidence it came from. The file's sha256 goes into every
+result that used it, so a verdict can be traced to the exact thresholds behind it.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
+from oracle.errors import ConfigError
+
+
+class ModelCalibration(BaseModel):
+    """The fitted threshold for one model and what it was fitted on."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+    pass_threshold: float = Field(ge=0, le=1)
+    """P(yes) a criterion must reach to count as met, for this model."""
+    evidence: dict[str, Any] = Field(default_factory=dict)
+    """How the threshold was obtained: data set, item count, agreement, date."""
+
+
+class CalibrationFile(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+    version: Literal[1] = 1
+    evaluator: Literal["decision_judge"] = "decision_judge"
+    models: dict[str, ModelCalibration] = Field(min_length=1)
+
+
+@dataclass(frozen=True)
+class LoadedCalibration:
+    """A parsed calibration file plus where it came from and the hash of its bytes."""
+
+    path: str
+    sha256: str
+    file: CalibrationFile
+
+    def threshold_for(self, model: str) -> float | None:
+        entry = self.file.models.get(model)
+        return entry.pass_threshold if entry is not None else None
+
+
+def load_calibration(path: str | Path) -> LoadedCalibration:
+    """Read and validate a calibration file; any problem is a ConfigError naming the file."""
+    p = Path(path)
+    try:
+        raw = p.read_bytes()
+    except OSError as exc:
+        raise ConfigError(f"decision_judge.calibration_file: cannot read {p}: {exc.strerror}") from None
+    try:
+        data = json.loads(raw)
+    except ValueError as exc:
+        raise ConfigError(f"decision_judge.calibration_file: {p} is not JSON: {exc}") from None
+    try:
+        parsed = CalibrationFile.model_validate(data)
+    except ValidationError as exc:
+        first = exc.errors()[0]
+        where = ".".join(str(x) for x in first["loc"]) or "(root)"
+        raise ConfigError(f"decision_judge.calibration_file: {p}: {where}: {first['msg']}") from None
+    return LoadedCalibration(path=str(p), sha256=hashlib.sha256(raw).hexdigest(), file=parsed)
+
+
+def write_calibration(path: str | Path, calibration: CalibrationFile) -> str:
+    """Write a calibration file (stable key order); returns its sha256."""
+    text = json.dumps(calibration.model_dump(mode="json"), indent=2, sort_keys=True) + "\n"
+    Path(path).write_text(text, encoding="utf-8")
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()

@@ -1,0 +1,203 @@
+"""Three ways to get a probability per option, behind one method: ``ask(state, questions)``.
+
+- native: a decision endpoint (``/v1/decisions`` or ``/v1/systemone``); all questions in one call.
+- logprob_readout: any OpenAI-compatible chat endpoint with logprobs; one 1-token call per question.
+- sampled: k samples per question at temperature > 0, where the endpoint has no logprobs.
+
+Each backend returns typed ``DecisionAnswer``\\ s (with ``probability_source``) or an
+``UnreadableAnswer`` per question, and writes every call into a ``CallLedger`` (call id, model,
+latency, tokens, cost) that becomes the result's provenance. Provider faults propagate as
+``ProviderError``; the judge turns them into a failed result.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from dataclasses import asdict, dataclass, field
+from typing import Any, Awaitable, Callable, Literal, Sequence
+
+from oracle.errors import ProviderTimeout
+from oracle.providers.types import (ChatReply, ChatRequest, DecisionAnswer, DecisionReply,
+                                   DecisionRequest, Provenance)
+from oracle.questions import Question
+from strategies.decision.readout import (UnreadableAnswer, parse_logprob_reply, parse_samples,
+                                         readout_request, sampled_request)
+from strategies.decision.requests import decision_request, to_decision_question
+
+BackendKind = Literal["native", "logprob_readout", "sampled"]
+ChatCall = Callable[[ChatRequest], Awaitable[ChatReply]]
+DecideCall = Callable[[DecisionRequest], Awaitable[DecisionReply]]
+
+DEFAULT_TOP_LOGPROBS = 20
+
+
+@dataclass
+class CallRecord:
+    """One model call as it appears in provenance."""
+
+    call_id: str | None
+    endpoint_kind: str
+    base_url: str
+    model_requested: str
+    model_answered: str | None
+    probability_source: str
+    latency_ms: float
+    input_tokens: int | None
+    output_tokens: int | None
+    cost_usd: float | None
+    attempts: int
+    cached: bool
+    sampling_requested: dict[str, Any]
+    sampling_applied: dict[str, Any]
+
+
+@dataclass
+class CallLedger:
+    """Every call of one evaluation, in the order they completed."""
+
+    records: list[CallRecord] = field(default_factory=list)
+
+    def add(self, provenance: Provenance, *, source: str, input_tokens: int | None,
+            output_tokens: int | None, cost_usd: float | None) -> None:
+        self.records.append(CallRecord(
+            call_id=provenance.request_id, endpoint_kind=provenance.endpoint_kind,
+            base_url=provenance.base_url, model_requested=provenance.model_requested,
+            model_answered=provenance.model_answered, probability_source=source,
+            latency_ms=provenance.latency_ms, input_tokens=input_tokens, output_tokens=output_tokens,
+            cost_usd=cost_usd, attempts=provenance.attempts, cached=provenance.cached,
+            sampling_requested=dict(provenance.sampling_requested),
+            sampling_applied=dict(provenance.sampling_applied)))
+
+    @property
+    def calls(self) -> int:
+        return len(self.records)
+
+    def cost_usd(self) -> float | None:
+        """Sum of call costs; None as soon as one call's price is unknown (never a silent 0)."""
+        if any(r.cost_usd is None for r in self.records):
+            return None
+        return sum(r.cost_usd or 0.0 for r in self.records)
+
+    def tokens(self) -> dict[str, int | None]:
+        def total(name: str) -> int | None:
+            values = [getattr(r, name) for r in self.records]
+            return None if any(v is None for v in values) else sum(values)
+        return {"input": total("input_tokens"), "output": total("output_tokens")}
+
+    def provenance(self) -> dict[str, Any]:
+        first = self.records[0] if self.records else None
+        return {
+            "model_requested": first.model_requested if first else None,
+            "model_answered": sorted({r.model_answered for r in self.records if r.model_answered}),
+            "endpoint_kind": first.endpoint_kind if first else None,
+            "base_url": first.base_url if first else None,
+            "probability_source": sorted({r.probability_source for r in self.records}),
+            "call_ids": [r.call_id for r in self.records],
+            "calls": [asdict(r) for r in self.records],
+            "tokens": self.tokens(),
+            "cost_usd": self.cost_usd(),
+        }
+
+
+@dataclass
+class BackendAnswers:
+    answers: dict[str, DecisionAnswer] = field(default_factory=dict)
+    unreadable: dict[str, UnreadableAnswer] = field(default_factory=dict)
+
+
+async def _with_timeout(awaitable: Awaitable[Any], timeout_s: float, what: str) -> Any:
+    try:
+        return await asyncio.wait_for(awaitable, timeout_s)
+    except TimeoutError:
+        raise ProviderTimeout(f"{what} exceeded the decision judge timeout of {timeout_s:g} s") from None
+
+
+class NativeBackend:
+    """A native decision endpoint: one call carries every question about a state."""
+
+    kind: BackendKind = "native"
+
+    def __init__(self, decide: DecideCall, *, model: str, ledger: CallLedger, timeout_s: float) -> None:
+        self._decide, self.model, self._ledger, self._timeout_s = decide, model, ledger, timeout_s
+
+    async def ask(self, state: dict[str, Any] | str, questions: Sequence[Question]) -> BackendAnswers:
+        reply: DecisionReply = await _with_timeout(
+            self._decide(decision_request(state, questions)), self._timeout_s, "decision call")
+        self._ledger.add(reply.provenance, source="native", input_tokens=reply.usage.input_tokens,
+                         output_tokens=reply.usage.output_tokens, cost_usd=reply.cost_usd)
+        out = BackendAnswers()
+        for q in questions:
+            answer = reply.answers.get(q.id)
+            if answer is None:
+                out.unreadable[q.id] = UnreadableAnswer(q.id, "", "the reply has no answer for this question")
+            else:
+                out.answers[q.id] = answer
+        return out
+
+
+class LogprobReadoutBackend:
+    """Single-token labels on a chat endpoint; questions of one state asked concurrently."""
+
+    kind: BackendKind = "logprob_readout"
+
+    def __init__(self, chat: ChatCall, *, model: str, ledger: CallLedger, timeout_s: float,
+                 top_logprobs: int = DEFAULT_TOP_LOGPROBS) -> None:
+        self._chat, self.model, self._ledger, self._timeout_s = chat, model, ledger, timeout_s
+        self._top_logprobs = top_logprobs
+
+    async def _one(self, state: dict[str, Any] | str, question: Question) -> DecisionAnswer:
+        request, labels = readout_request(state, to_decision_question(question),
+                                          top_logprobs=self._top_logprobs)
+        reply: ChatReply = await _with_timeout(self._chat(request), self._timeout_s, "readout call")
+        self._ledger.add(reply.provenance, source="logprob_readout", input_tokens=reply.usage.input_tokens,
+                         output_tokens=reply.usage.output_tokens, cost_usd=reply.cost_usd)
+        return parse_logprob_reply(reply, labels)
+
+    async def ask(self, state: dict[str, Any] | str, questions: Sequence[Question]) -> BackendAnswers:
+        return await _gather_answers(questions, [self._one(state, q) for q in questions])
+
+
+class SampledBackend:
+    """k samples per question at temperature > 0, counted; for endpoints without logprobs."""
+
+    kind: BackendKind = "sampled"
+
+    def __init__(self, chat: ChatCall, *, model: str, ledger: CallLedger, timeout_s: float,
+                 samples: int, temperature: float) -> None:
+        self._chat, self.model, self._ledger, self._timeout_s = chat, model, ledger, timeout_s
+        self._samples, self._temperature = samples, temperature
+
+    async def _sample(self, request: ChatRequest) -> str:
+        reply: ChatReply = await _with_timeout(self._chat(request), self._timeout_s, "sampling call")
+        self._ledger.add(reply.provenance, source="sampled", input_tokens=reply.usage.input_tokens,
+                         output_tokens=reply.usage.output_tokens, cost_usd=reply.cost_usd)
+        return reply.text
+
+    async def _one(self, state: dict[str, Any] | str, question: Question) -> DecisionAnswer:
+        request, labels = sampled_request(state, to_decision_question(question),
+                                          temperature=self._temperature)
+        texts = await asyncio.gather(*(self._sample(request) for _ in range(self._samples)))
+        return parse_samples(texts, labels)
+
+    async def ask(self, state: dict[str, Any] | str, questions: Sequence[Question]) -> BackendAnswers:
+        return await _gather_answers(questions, [self._one(state, q) for q in questions])
+
+
+async def _gather_answers(questions: Sequence[Question],
+                          jobs: Sequence[Awaitable[DecisionAnswer]]) -> BackendAnswers:
+    """Run per-question jobs together; an unreadable answer is kept, a provider fault propagates."""
+    results = await asyncio.gather(*jobs, return_exceptions=True)
+    out = BackendAnswers()
+    for q, result in zip(questions, results):
+        if isinstance(result, UnreadableAnswer):
+            out.unreadable[q.id] = result
+        elif isinstance(result, BaseException):
+            raise result
+        else:
+            out.answers[q.id] = result
+    return out
+
+
+def elapsed_ms(start: float) -> float:
+    return (time.perf_counter() - start) * 1000.0

@@ -1,0 +1,126 @@
+"""Which questions the decision model is asked, and which fields it sees.
+
+Only the fields a question names (``Question.inputs``) go into the request: a question about
+politeness has no business seeing the reference answer, and a smaller state is cheaper and leaks
+less. Questions that see the same fields share one call; all criteria of a candidate are one call.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Sequence
+
+from oracle.providers.types import DecisionQuestion, DecisionRequest
+from oracle.questions import MAX_SCORE, Question, QuestionInputs
+from oracle.task import Criterion, Task, Trajectory
+
+CRITERION_PREFIX = "The response satisfies: "
+"""Each rubric criterion becomes the likelihood question '<prefix><criterion>'."""
+
+COMPARISON_QUESTION_ID = "best_response"
+COMPARISON_INSTRUCTIONS = "Which response best satisfies the task"
+
+TASK_FIELD_KEYS: dict[str, str] = {
+    "prompt": "prompt", "description": "description", "criteria": "criteria",
+    "reference": "reference", "metadata": "task_metadata",
+}
+"""Task field -> key in the request state."""
+CANDIDATE_FIELD_KEYS: dict[str, str] = {
+    "answer": "response", "code": "response_code", "steps": "response_steps",
+    "output": "response_output", "metadata": "response_metadata",
+}
+"""Candidate field -> key in the request state (prefixed so task and candidate never collide)."""
+EXPECTED_KEY = "expected_output"
+
+
+def criterion_question_id(index: int) -> str:
+    return f"criterion_{index}"
+
+
+def criterion_questions(criteria: Sequence[Criterion]) -> list[Question]:
+    """One likelihood question per criterion, seeing the default fields (prompt + answer)."""
+    return [Question(id=criterion_question_id(i), type="likelihood",
+                     instructions=CRITERION_PREFIX + c.criterion)
+            for i, c in enumerate(criteria)]
+
+
+def _task_value(task: Task, name: str) -> Any:
+    if name == "criteria":
+        return [c.criterion for c in task.criteria] or None
+    if name == "metadata":
+        return task.metadata or None
+    return getattr(task, name)
+
+
+def _candidate_value(candidate: Trajectory, name: str) -> Any:
+    if name == "steps":
+        return [s.model_dump(mode="json", exclude_defaults=True) for s in candidate.steps] or None
+    if name == "metadata":
+        return candidate.metadata or None
+    return getattr(candidate, name)
+
+
+def visible_state(task: Task, candidate: Trajectory | None, inputs: QuestionInputs) -> dict[str, Any]:
+    """The request state: exactly the fields ``inputs`` names, absent values left out.
+
+    An empty answer is kept (the model should see that the response is empty); a field the task or
+    candidate does not have (None, empty list) is left out rather than sent as null.
+    """
+    state: dict[str, Any] = {}
+    for name in inputs.task:
+        value = _task_value(task, name)
+        if value is not None:
+            state[TASK_FIELD_KEYS[name]] = value
+    if candidate is not None:
+        for name in inputs.candidate:
+            value = _candidate_value(candidate, name)
+            if value is not None:
+                state[CANDIDATE_FIELD_KEYS[name]] = value
+    if inputs.expected and task.reference is not None:
+        state[EXPECTED_KEY] = task.reference
+    return state
+
+
+def group_by_inputs(questions: Sequence[Question]) -> list[list[Question]]:
+    """Questions that see the same fields, grouped in first-seen order: one call per group."""
+    groups: dict[str, list[Question]] = {}
+    for q in questions:
+        groups.setdefault(q.inputs.model_dump_json(), []).append(q)
+    return list(groups.values())
+
+
+def to_decision_question(question: Question) -> DecisionQuestion:
+    """The wire-neutral form of a question (scores and abstention stay on our side)."""
+    return DecisionQuestion(
+        id=question.id, type=question.type, instructions=question.instructions,
+        options=dict(question.options) if question.type == "choice" else None,
+        levels=list(question.levels or []) if question.type == "score" else None)
+
+
+def decision_request(state: dict[str, Any], questions: Sequence[Question]) -> DecisionRequest:
+    return DecisionRequest(state=state, questions=[to_decision_question(q) for q in questions])
+
+
+def _candidate_text(candidate: Trajectory) -> str:
+    return candidate.answer if candidate.answer else (candidate.code or "")
+
+
+def comparison_question(task: Task, candidates: Sequence[Trajectory]) -> Question:
+    """One choice question over the candidates, options in the order given (ids as labels).
+
+    Every option gets the top score: in comparison mode the probability of being best ranks the
+    candidates, not a per-option score.
+    """
+    instructions = COMPARISON_INSTRUCTIONS
+    if task.criteria:
+        instructions += ": " + "; ".join(c.criterion for c in task.criteria)
+    instructions += "?"
+    return Question(id=COMPARISON_QUESTION_ID, type="choice", instructions=instructions,
+                    options={c.id: _candidate_text(c) for c in candidates},
+                    scores={c.id: MAX_SCORE for c in candidates})
+
+
+def comparison_state(task: Task) -> dict[str, Any]:
+    state: dict[str, Any] = {"prompt": task.prompt}
+    if task.criteria:
+        state["criteria"] = [c.criterion for c in task.criteria]
+    return state
