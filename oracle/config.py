@@ -170,6 +170,14 @@ class LLMJudgeConfig(BaseModel):
     max_tokens: int = Field(default=512, ge=16)
     all_pairs_max: int = Field(default=4, ge=2)
     """All pairs up to this many candidates; a sort-based tournament beyond."""
+    mode: Literal["auto", "pointwise", "pairwise"] = "auto"
+    """auto: pointwise for one candidate, a pairwise tournament for several; pointwise with several
+    candidates scores each on the rubric and ranks by score."""
+    pass_threshold: float | None = Field(default=None, ge=0, le=1)
+    """Pointwise: passed = normalized score >= this; None leaves ``passed`` unset."""
+    logprobs: bool = True
+    """Ask for top logprobs where the endpoint offers them and record logprob-weighted readouts."""
+    top_logprobs: int = Field(default=10, ge=1)
 
     @model_validator(mode="after")
     def _scale(self) -> "LLMJudgeConfig":

@@ -1,0 +1,222 @@
+"""The LLM judge: rubric scoring for one candidate, a pairwise tournament for several.
+
+Modes (``llm_judge.mode``):
+
+- ``auto`` (default): one candidate is scored pointwise on the rubric; several are ranked by a
+  pairwise tournament, each pair judged in both orders, with the task's criteria (if any) given to
+  the judge as what to compare on. Rubric scores for every candidate on top of the tournament would
+  cost n more calls and could contradict the ranking, so ``auto`` does not do both.
+- ``pointwise``: every candidate scored on the rubric; ranking by score.
+- ``pairwise``: the tournament; needs at least two candidates (one is bad input).
+
+Escalation-relevant facts go into ``EvaluationResult.details`` under fixed keys, listed in
+``ESCALATION_KEYS``; ``details["escalation_reasons"]`` names the ones that fired. Faults never raise
+out of ``evaluate``: a provider error yields ``status=failed`` with the calls spent so far, an
+unreadable reply yields ``unparsed`` with the raw text kept, never a midpoint.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from typing import Any
+
+import httpx
+
+from oracle.config import LLMJudgeConfig, OracleConfig
+from oracle.providers import make_async_chat_client
+from oracle.result import CandidateResult, EvaluationResult, Status
+from oracle.strategy import EvaluationContext, register_strategy
+from oracle.task import Trajectory
+
+from strategies.llm_judge_calls import ChatCompleter, Ledger
+from strategies.llm_judge_pairwise import PairwiseRun, run_pairwise
+from strategies.llm_judge_pointwise import score_candidate
+from strategies.llm_judge_prompts import prompt_hash, template_hashes
+from strategies.ranking import all_pairs_judgements, judgement_budget, normalized_copeland, position_bias
+
+ESCALATION_KEYS = ("order_inconsistent_pairs", "cycles", "unparsed_pairs", "unparsed_candidates",
+                   "tied_best", "position_bias", "score_spread")
+"""Keys always present in ``details`` (empty list / None when nothing to report)."""
+
+
+class InvalidJudgeInput(ValueError):
+    """The task/candidates cannot be judged as configured (reported before any model call)."""
+
+
+class LLMJudge:
+    """Strategy ``llm_judge``; build it with ``make_llm_judge(config)``."""
+
+    name = "llm_judge"
+    version = "1.0"
+
+    def __init__(self, settings: LLMJudgeConfig | None = None, *,
+                 transport: httpx.AsyncBaseTransport | None = None, client: ChatCompleter | None = None) -> None:
+        self.settings = settings or LLMJudgeConfig()
+        self._transport = transport
+        self._client = client
+        """An injected client is shared and left open; otherwise one is opened per evaluation."""
+
+    def spec(self) -> dict[str, Any]:
+        """Name, version and the settings that differ from the defaults."""
+        return {"name": self.name, "version": self.version,
+                **self.settings.model_dump(mode="json", exclude_defaults=True)}
+
+    def evaluate_sync(self, ctx: EvaluationContext) -> EvaluationResult:
+        """Blocking runner over ``evaluate`` (not from inside a running event loop)."""
+        return asyncio.run(self.evaluate(ctx))
+
+    def resolve_mode(self, trajectories: tuple[Trajectory, ...] | list[Trajectory]) -> str:
+        if not trajectories:
+            raise InvalidJudgeInput("trajectories: at least one candidate is needed")
+        mode = self.settings.mode
+        if mode == "pairwise" and len(trajectories) < 2:
+            raise InvalidJudgeInput("trajectories: llm_judge.mode 'pairwise' needs at least two candidates")
+        if mode == "auto":
+            return "pointwise" if len(trajectories) == 1 else "pairwise"
+        return mode
+
+    async def evaluate(self, ctx: EvaluationContext) -> EvaluationResult:
+        started = time.perf_counter()
+        ledger = Ledger()
+        mode: str | None = None
+        client: Any = None
+        try:
+            mode = self.resolve_mode(ctx.trajectories)
+            client = self._client or make_async_chat_client(
+                ctx.config.providers.judge, prices=ctx.config.providers.prices, transport=self._transport)
+            try:
+                if mode == "pointwise":
+                    result = await self._pointwise(client, ledger, ctx)
+                else:
+                    result = await self._pairwise(client, ledger, ctx)
+            finally:
+                if self._client is None:
+                    await client.aclose()
+        except Exception as exc:  # the contract: faults become a failed result, never an exception
+            details = {"mode": mode, **_empty_escalation()}
+            if isinstance(exc, InvalidJudgeInput):
+                result = EvaluationResult.failure("llm_judge", str(exc), error_type="InvalidInput", details=details)
+            else:
+                result = EvaluationResult.failure("llm_judge", exc, details=details)
+        result.calls = ledger.calls
+        result.cost_usd = ledger.cost_usd if ledger.calls else 0.0
+        result.latency_ms = (time.perf_counter() - started) * 1000
+        result.provenance = self._provenance(ctx.config, ledger, client, mode, result)
+        return result
+
+    # ------------------------------------------------------------------ modes
+
+    async def _pointwise(self, client: ChatCompleter, ledger: Ledger, ctx: EvaluationContext) -> EvaluationResult:
+        cfg = self.settings
+        candidates = list(await asyncio.gather(*(score_candidate(client, ledger, ctx.task, t, cfg)
+                                                 for t in ctx.trajectories)))
+        scored = [c for c in candidates if c.score is not None]
+        position = {c.id: i for i, c in enumerate(candidates)}
+        ranking = [c.id for c in sorted(scored, key=lambda c: (-c.score, position[c.id]))]  # type: ignore[operator]
+        top = max((c.score for c in scored), default=None)
+        best = [c.id for c in scored if c.score == top]
+        details = {
+            "mode": "pointwise", **_empty_escalation(),
+            "unparsed_candidates": [c.id for c in candidates if c.status == Status.unparsed],
+            "tied_best": best if len(best) > 1 else [],
+            "score_spread": {c.id: c.details.get("score_spread") for c in scored} if cfg.repeats > 1 else None,
+            "repairs": ledger.repairs,
+        }
+        details["escalation_reasons"] = _reasons(details)
+        status = Status.ok if scored else Status.unparsed
+        explanation = (f"pointwise rubric scores on {cfg.scale_min}..{cfg.scale_max}, normalized: "
+                       + ", ".join(f"{c.id}={c.score:.3f}" if c.score is not None else f"{c.id}=unparsed"
+                                   for c in candidates))
+        return EvaluationResult(evaluator="llm_judge", status=status, best=best, ranking=ranking,
+                                candidates=candidates, explanation=explanation, details=details)
+
+    async def _pairwise(self, client: ChatCompleter, ledger: Ledger, ctx: EvaluationContext) -> EvaluationResult:
+        trajectories = list(ctx.trajectories)
+        run = await run_pairwise(client, ledger, ctx.task, trajectories, self.settings)
+        return _pairwise_result(run, [t.id for t in trajectories], ledger)
+
+    # ------------------------------------------------------------------ provenance
+
+    def _provenance(self, config: OracleConfig, ledger: Ledger, client: Any, mode: str | None,
+                    result: EvaluationResult) -> dict[str, Any]:
+        judge = config.providers.judge
+        caps = getattr(client, "capabilities", None)
+        if mode == "pairwise":
+            source = "logprob_readout" if result.details.get("seat_readouts_used") else "verbalized"
+        else:
+            source = "sampled" if self.settings.repeats > 1 and self.settings.temperature > 0 else "verbalized"
+        return {
+            "strategy": self.spec(), "config_hash": config.hash(), "mode": mode,
+            "model_requested": judge.model, "models_answered": sorted(ledger.models_answered),
+            "endpoint_kind": sorted(ledger.endpoint_kinds), "base_url": judge.base_url,
+            "probability_source": source,
+            "prompt_hash": prompt_hash(), "prompt_templates": template_hashes(),
+            "structured_output": caps.structured_output if caps is not None else None,
+            "sampling_requested": ledger.sampling_requested, "sampling_applied": ledger.sampling_applied,
+            "logprobs_dropped": ledger.logprobs_dropped,
+            "tokens": {"input": ledger.input_tokens, "output": ledger.output_tokens, "complete": ledger.tokens_known},
+            "calls": ledger.calls, "repairs": ledger.repairs,
+        }
+
+
+@register_strategy("llm_judge")
+def make_llm_judge(config: OracleConfig) -> LLMJudge:
+    return LLMJudge(config.llm_judge)
+
+
+def _empty_escalation() -> dict[str, Any]:
+    return {"order_inconsistent_pairs": [], "cycles": [], "unparsed_pairs": [], "unparsed_candidates": [],
+            "tied_best": [], "position_bias": None, "score_spread": None}
+
+
+def _reasons(details: dict[str, Any]) -> list[str]:
+    """Escalation keys that hold something."""
+    return [k for k in ("order_inconsistent_pairs", "cycles", "unparsed_pairs", "unparsed_candidates", "tied_best")
+            if details.get(k)]
+
+
+def _pairwise_result(run: PairwiseRun, ids: list[str], ledger: Ledger) -> EvaluationResult:
+    r = run.ranking
+    n = len(ids)
+    read = [v for v in run.verdicts if not v.unparsed]
+    scores = normalized_copeland(r.copeland)
+    candidates: list[CandidateResult] = []
+    for cid in ids:
+        mine = [v for v in run.verdicts if cid in (v.a, v.b)]
+        mine_read = [v for v in mine if not v.unparsed]
+        details = {
+            "mode": "pairwise", "copeland": r.copeland[cid], "bradley_terry": r.bradley_terry[cid],
+            "wins": sum(1 for v in mine_read if v.winner == cid),
+            "losses": sum(1 for v in mine_read if v.winner not in (None, cid)),
+            "ties": sum(1 for v in mine_read if v.winner is None),
+            "pairs_judged": len(mine), "pairs_unparsed": len(mine) - len(mine_read),
+        }
+        unscored = not read or (mine and not mine_read)
+        candidates.append(CandidateResult(id=cid, score=None if unscored else scores[cid], passed=None,
+                                          status=Status.unparsed if unscored else Status.ok, details=details))
+    top = max(r.copeland.values())
+    best = [cid for cid in r.order if r.copeland[cid] == top] if read else []
+    pairs = [{"a": v.a, "b": v.b, "winner": v.winner, "p_a": v.p_a, "order_inconsistent": v.order_inconsistent,
+              "unparsed": v.unparsed, **v.evidence} for v in run.verdicts]
+    details: dict[str, Any] = {
+        "mode": "pairwise", **_empty_escalation(),
+        "scheme": r.scheme, "order": r.order, "copeland": r.copeland, "bradley_terry": r.bradley_terry,
+        "tied_groups": r.tied_groups,
+        "order_inconsistent_pairs": [[v.a, v.b] for v in run.verdicts if v.order_inconsistent],
+        "unparsed_pairs": [[v.a, v.b] for v in run.verdicts if v.unparsed],
+        "cycles": r.cycles,
+        "tied_best": best if len(best) > 1 else [],
+        "position_bias": position_bias(run.orders),
+        "judgements": r.judgements, "judgement_budget": judgement_budget(n),
+        "round_robin_judgements": all_pairs_judgements(n),
+        "seat_readouts_used": run.readouts_used, "repairs": ledger.repairs, "pairs": pairs,
+    }
+    details["escalation_reasons"] = _reasons(details)
+    status = Status.ok if read else Status.unparsed
+    explanation = (f"pairwise {r.scheme} tournament, {r.pairs_judged} pairs in both orders; order "
+                   + " > ".join(r.order) + (f"; {len(details['order_inconsistent_pairs'])} order-inconsistent"
+                                            if details["order_inconsistent_pairs"] else "")
+                   + (f"; {len(r.cycles)} cycle(s)" if r.cycles else ""))
+    return EvaluationResult(evaluator="llm_judge", status=status, best=best, ranking=r.order if read else [],
+                            candidates=candidates, explanation=explanation, details=details)

@@ -1,0 +1,156 @@
+"""Prompt building for the LLM judge: versioned templates, enclosed material, reply schemas.
+
+The templates live in ``strategies/prompts/*.txt`` and are filled with ``string.Template`` (values
+are inserted verbatim, never re-expanded, so a ``$`` in a candidate is harmless). Their sha256
+goes into every result's provenance, so a prompt edit shows up as a changed hash.
+
+Candidate text, the task and the reference are untrusted material. Each is enclosed in a block
+whose boundary is derived from its own content (a candidate cannot know the boundary of the block
+it sits in without containing its own hash), and any tag-like ``<task``, ``<reference``,
+``<response`` or ``</...`` inside the text is escaped to ``&lt;...``, so the text cannot close its
+block or open a new one. The system message tells the judge that block contents are data.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import re
+from dataclasses import dataclass
+from functools import lru_cache
+from pathlib import Path
+from string import Template
+from typing import Any
+
+from oracle.providers.types import ChatMessage
+from oracle.task import Task, Trajectory
+
+PROMPT_DIR = Path(__file__).resolve().parent / "prompts"
+TEMPLATE_NAMES = ("judge_system_v1", "pointwise_user_v1", "pairwise_user_v1", "reference_section_v1",
+                  "repair_user_v1")
+DEFAULT_CRITERION = "Overall quality: how correctly, completely, clearly and usefully the response fulfils the task."
+
+_TAG_RE = re.compile(r"<(\s*/?\s*)(task|reference|response)\b", re.IGNORECASE)
+
+
+@lru_cache(maxsize=None)
+def template(name: str) -> Template:
+    return Template((PROMPT_DIR / f"{name}.txt").read_text(encoding="utf-8"))
+
+
+@lru_cache(maxsize=None)
+def template_hashes() -> dict[str, str]:
+    """sha256 of every template file (bytes as shipped)."""
+    return {name: hashlib.sha256((PROMPT_DIR / f"{name}.txt").read_bytes()).hexdigest() for name in TEMPLATE_NAMES}
+
+
+def prompt_hash() -> str:
+    """One hash over all templates, for a quick equality check between runs."""
+    joined = "".join(f"{k}={v}\n" for k, v in sorted(template_hashes().items()))
+    return hashlib.sha256(joined.encode()).hexdigest()
+
+
+def escape_material(text: str) -> str:
+    """Neutralize tag-like sequences so enclosed text cannot close or open a block."""
+    return _TAG_RE.sub(lambda m: "&lt;" + m.group(1) + m.group(2), text)
+
+
+def enclose(kind: str, text: str, label: str | None = None) -> str:
+    """Wrap untrusted text in a block with a content-derived boundary."""
+    boundary = hashlib.sha256(f"{kind}\0{label}\0{text}".encode()).hexdigest()[:16]
+    attrs = f' id="{label}"' if label else ""
+    return f'<{kind}{attrs} boundary="{boundary}">\n{escape_material(text)}\n</{kind} boundary="{boundary}">'
+
+
+def candidate_text(t: Trajectory) -> str:
+    """What the judge sees of a candidate: the answer, its code, and its steps if any."""
+    parts = [t.answer] if t.answer else []
+    if t.code and t.code not in t.answer:
+        parts.append("Code:\n" + t.code)
+    if t.steps:
+        lines = [f"[{i}] {s.type}{' ' + s.tool if s.tool else ''}: {s.content}" for i, s in enumerate(t.steps, 1)]
+        parts.append("Steps taken:\n" + "\n".join(lines))
+    if t.output:
+        parts.append("Execution output:\n" + t.output)
+    return "\n\n".join(parts) if parts else "(empty response)"
+
+
+@dataclass(frozen=True)
+class RubricItem:
+    """A criterion with the id the judge must use in its reply."""
+
+    id: str
+    text: str
+    weight: float
+
+
+def rubric(task: Task) -> list[RubricItem]:
+    """The task's criteria as c1, c2, ...; a single default criterion when the task has none."""
+    if not task.criteria:
+        return [RubricItem("overall", DEFAULT_CRITERION, 1.0)]
+    return [RubricItem(f"c{i}", c.criterion, c.weight) for i, c in enumerate(task.criteria, 1)]
+
+
+def _reference_section(task: Task) -> str:
+    if not task.reference:
+        return ""
+    section = template("reference_section_v1").substitute(reference_block=enclose("reference", task.reference))
+    return section.rstrip("\n") + "\n"
+
+
+def _task_block(task: Task) -> str:
+    text = task.prompt if not task.description else f"{task.prompt}\n\n{task.description}"
+    return enclose("task", text)
+
+
+def _system() -> ChatMessage:
+    return ChatMessage(role="system", content=template("judge_system_v1").substitute())
+
+
+def pointwise_messages(task: Task, candidate: Trajectory, items: list[RubricItem], *,
+                       scale_min: int, scale_max: int) -> list[ChatMessage]:
+    entries = ", ".join(f'"{it.id}": {{"rationale": "<why>", "score": <integer {scale_min}-{scale_max}>}}'
+                        for it in items)
+    user = template("pointwise_user_v1").substitute(
+        scale_min=scale_min, scale_max=scale_max, task_block=_task_block(task),
+        reference_section=_reference_section(task),
+        criteria_list="\n".join(f"- {it.id}: {escape_material(it.text)}" for it in items),
+        response_block=enclose("response", candidate_text(candidate)),
+        reply_example='{"criteria": {' + entries + '}}',
+    )
+    return [_system(), ChatMessage(role="user", content=user)]
+
+
+def pairwise_messages(task: Task, first: Trajectory, second: Trajectory, items: list[RubricItem] | None) -> list[ChatMessage]:
+    criteria_clause = criteria_section = ""
+    if items:
+        criteria_clause = ", judged on the criteria listed"
+        criteria_section = "Criteria:\n" + "\n".join(f"- {escape_material(it.text)}" for it in items) + "\n"
+    user = template("pairwise_user_v1").substitute(
+        criteria_clause=criteria_clause, task_block=_task_block(task),
+        reference_section=_reference_section(task), criteria_section=criteria_section,
+        response_a_block=enclose("response", candidate_text(first), "A"),
+        response_b_block=enclose("response", candidate_text(second), "B"),
+    )
+    return [_system(), ChatMessage(role="user", content=user)]
+
+
+def repair_messages(original: list[ChatMessage], raw_reply: str, problem: str) -> list[ChatMessage]:
+    """The original conversation, the unreadable reply, and one request to fix it."""
+    return [*original, ChatMessage(role="assistant", content=raw_reply),
+            ChatMessage(role="user", content=template("repair_user_v1").substitute(problem=problem))]
+
+
+def pointwise_schema(items: list[RubricItem], scale_min: int, scale_max: int) -> dict[str, Any]:
+    entry = {"type": "object", "additionalProperties": False, "required": ["rationale", "score"],
+             "properties": {"rationale": {"type": "string"},
+                            "score": {"type": "integer", "enum": list(range(scale_min, scale_max + 1))}}}
+    return {"type": "object", "additionalProperties": False, "required": ["criteria"],
+            "properties": {"criteria": {"type": "object", "additionalProperties": False,
+                                        "required": [it.id for it in items],
+                                        "properties": {it.id: entry for it in items}}}}
+
+
+PAIRWISE_SCHEMA: dict[str, Any] = {
+    "type": "object", "additionalProperties": False, "required": ["rationale", "winner"],
+    "properties": {"rationale": {"type": "string"}, "winner": {"type": "string", "enum": ["A", "B"]}},
+}
