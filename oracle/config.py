@@ -141,6 +141,13 @@ class VerifierConfig(BaseModel):
     float_tolerance: float = Field(default=1e-6, ge=0)
     workers: int | None = Field(default=None, ge=1)
     """Parallel sandbox runs; None uses the number of cores."""
+    disk_mb: int = Field(default=64, ge=1)
+    """Size of the writable work dir of each run (tmpfs) and the largest file it may write."""
+    python_executable: str | None = None
+    """Interpreter for Python candidates; None: the first of sys.executable, /usr/bin/python3.11,
+    /usr/bin/python3 that the sandbox uid can read (a pyenv under /root is not readable)."""
+    node_executable: str | None = None
+    """Node for JavaScript candidates; None: ``node`` on PATH (JavaScript unsupported without it)."""
 
 
 class DecisionJudgeConfig(BaseModel):

@@ -1,0 +1,112 @@
+"""Build the command line of each backend and the pre-exec hook that runs between fork and exec.
+
+The hook is deliberately tiny: join the run's cgroups, set rlimits, drop to the slot uid, and (for
+the Landlock backend) apply the confinement prepared before fork. It uses only ``os`` and
+``resource`` functions bound at import time, never imports, never allocates big objects.
+
+Filesystem view of the namespace backends: an empty read-only root with ``/usr`` (and the merged
+/bin, /lib, /lib64, /sbin symlinks) bound read-only, the program files read-only at ``/src``, a
+size-capped tmpfs at ``/work`` (the only writable place, also the cwd and HOME), private /proc and
+/dev. /etc, /root, /home, /tmp and the host's temp dirs are simply not there.
+"""
+
+from __future__ import annotations
+
+import os
+import resource
+from typing import Callable, Sequence
+
+from strategies.verifier.sandbox.confine import PreparedConfinement
+from strategies.verifier.sandbox.limits import SandboxLimits
+
+SYSTEM_DIRS = ("/bin", "/lib", "/lib64", "/sbin", "/lib32", "/libx32")
+SANDBOX_SRC, SANDBOX_WORK = "/src", "/work"
+
+
+def _system_mounts(backend: str) -> list[str]:
+    args: list[str] = []
+    ro = ["--ro-bind", "/usr", "/usr"] if backend == "bubblewrap" else ["-R", "/usr"]
+    args += ro
+    for d in SYSTEM_DIRS:
+        if os.path.islink(d):
+            target = os.readlink(d)
+            args += ["--symlink", target, d] if backend == "bubblewrap" else ["-s", f"{target}:{d}"]
+        elif os.path.isdir(d):
+            args += ["--ro-bind", d, d] if backend == "bubblewrap" else ["-R", d]
+    return args
+
+
+def build_command(backend: str, exe: str, command: Sequence[str], *, src_dir: str,
+                  limits: SandboxLimits, layers, extra_ro: Sequence[str],
+                  env: dict[str, str] | None = None) -> list[str]:
+    """The argv that starts ``command`` inside ``backend`` (landlock/rlimits: the command itself)."""
+    env = env or {}
+    if backend == "bubblewrap":
+        argv = [exe, "--unshare-all", "--die-with-parent", "--new-session", "--clearenv"]
+        for k, v in env.items():
+            argv += ["--setenv", k, v]
+        argv += _system_mounts(backend)
+        for path in extra_ro:
+            argv += ["--ro-bind", path, path]
+        argv += ["--ro-bind-try", src_dir, SANDBOX_SRC, "--proc", "/proc", "--dev", "/dev"]
+        if layers.bwrap_tmpfs_size:
+            argv += ["--size", str(limits.disk_mb * 1024 * 1024)]
+        argv += ["--tmpfs", SANDBOX_WORK, "--chdir", SANDBOX_WORK, "--remount-ro", "/", "--"]
+        return argv + list(command)
+    if backend == "nsjail":
+        memory = "inf" if layers.cgroups.memory else str(limits.memory_mb)
+        argv = [exe, "-Mo", "--quiet", "--hostname", "sandbox",
+                "--time_limit", str(int(limits.timeout_s) + 5),
+                "--rlimit_as", memory, "--rlimit_cpu", str(int(limits.timeout_s * 2) + 1),
+                "--rlimit_fsize", str(limits.disk_mb), "--rlimit_nofile", str(limits.open_files),
+                "--rlimit_nproc", str(limits.max_pids), "--pass_fd", "3"]
+        for k, v in env.items():
+            argv += ["-E", f"{k}={v}"]
+        argv += _system_mounts(backend)
+        for path in extra_ro:
+            argv += ["-R", path]
+        if os.path.isdir(src_dir):
+            argv += ["-R", f"{src_dir}:{SANDBOX_SRC}"]
+        argv += ["-B", "/dev/null", "-R", "/dev/urandom", "-R", "/dev/zero",
+                 "-m", f"none:{SANDBOX_WORK}:tmpfs:size={limits.disk_mb * 1024 * 1024}",
+                 "-D", SANDBOX_WORK, "--"]
+        return argv + list(command)
+    return list(command)
+
+
+def make_preexec(*, uid: int | None, procs_files: Sequence[str], limits: SandboxLimits,
+                 confinement: PreparedConfinement | None, set_address_limit: bool,
+                 set_nproc: bool = True) -> Callable[[], None]:
+    """The function run in the child after fork (the new session is made by subprocess)."""
+    procs = [p.encode() if isinstance(p, str) else p for p in procs_files]
+    rl = [
+        (resource.RLIMIT_CORE, 0),
+        (resource.RLIMIT_FSIZE, limits.disk_mb * 1024 * 1024),
+        (resource.RLIMIT_NOFILE, limits.open_files),
+        (resource.RLIMIT_CPU, int(limits.timeout_s * 2) + 1),
+    ]
+    if set_nproc:
+        rl.append((resource.RLIMIT_NPROC, limits.max_pids))
+    if set_address_limit:
+        rl.append((resource.RLIMIT_AS, limits.memory_mb * 1024 * 1024))
+    setrlimit, write, open_, close, getpid = resource.setrlimit, os.write, os.open, os.close, os.getpid
+    wronly = os.O_WRONLY
+
+    def hook() -> None:
+        pid = str(getpid()).encode()
+        for path in procs:
+            fd = open_(path, wronly)
+            try:
+                write(fd, pid)
+            finally:
+                close(fd)
+        for which, value in rl:
+            setrlimit(which, (value, value))
+        if uid is not None:
+            os.setgroups([])
+            os.setresgid(uid, uid, uid)
+            os.setresuid(uid, uid, uid)
+        if confinement is not None:
+            confinement.apply()
+
+    return hook

@@ -1,0 +1,242 @@
+"""Run one program in a fresh sandboxed process and collect what happened.
+
+Every run, whatever the backend: a new session; the process group killed on timeout and after exit
+(plus every process of the run's cgroup or slot uid, which catches double-forked daemons); stdout
+and stderr capped; a temp dir removed afterwards; an allow-listed environment; stdin is a pipe
+holding only what the caller gives (closed right after), never the evaluator's own stdin.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import shutil
+import signal
+import tempfile
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Literal
+
+from oracle.errors import IsolationUnavailable, SandboxError
+from strategies.verifier.sandbox import layers as probe_mod
+from strategies.verifier.sandbox import slots
+from strategies.verifier.sandbox.cgroups import RunCgroup
+from strategies.verifier.sandbox.confine import PreparedConfinement
+from strategies.verifier.sandbox.launch import SANDBOX_SRC, SANDBOX_WORK, SYSTEM_DIRS, build_command, make_preexec
+from strategies.verifier.sandbox.limits import SandboxLimits
+
+Backend = Literal["auto", "nsjail", "bubblewrap", "landlock", "rlimits"]
+WEAK_ENV = "ORACLE_ALLOW_WEAK_SANDBOX"
+_CHUNK = 65536
+
+
+@dataclass(frozen=True)
+class RunRequest:
+    """What to run. ``{src}`` and ``{work}`` in ``command`` become the paths the program sees."""
+
+    command: list[str]
+    files: dict[str, str | bytes] = field(default_factory=dict)
+    """Written read-only into the src dir before the run."""
+    stdin: bytes = b""
+    timeout_s: float | None = None
+    """Wall-clock limit for this run; None takes the limits' default."""
+    address_limit: bool = True
+    """Apply RLIMIT_AS when no cgroup bounds memory (off for runtimes like node that reserve a lot)."""
+
+
+@dataclass(frozen=True)
+class RunOutcome:
+    """What happened: exit status, captured output, and which limits fired."""
+
+    exit_code: int | None
+    signal: int | None
+    stdout: bytes
+    stderr: bytes
+    timed_out: bool
+    output_truncated: bool
+    memory_limit_hit: bool
+    duration_ms: float
+    backend: str
+    uid: int | None
+    memory_peak_bytes: int | None = None
+    leftovers_killed: int = 0
+    """Processes still alive after the main one ended (daemons), killed by the cleanup."""
+
+
+class Sandbox:
+    """Resolves a backend once (refusing weak isolation unless opted in) and runs programs in it."""
+
+    def __init__(self, *, backend: Backend = "auto", limits: SandboxLimits | None = None,
+                 allow_weak_isolation: bool = False, extra_ro_paths: tuple[str, ...] = ()) -> None:
+        self.limits = limits or SandboxLimits()
+        self.layers = probe_mod.probe()
+        if backend == "auto":
+            backend = self.layers.best()  # type: ignore[assignment]
+        elif backend not in self.layers.available:
+            raise IsolationUnavailable(
+                f"sandbox backend {backend!r} is not available here: "
+                f"{self.layers.missing.get(backend, 'unknown backend')}")
+        self.backend: str = backend
+        self.isolation_level = probe_mod.LEVEL[backend]
+        if self.isolation_level == "rlimits" and not (
+                allow_weak_isolation and os.environ.get(WEAK_ENV) == "1"):
+            raise IsolationUnavailable(
+                "refusing to run untrusted code with rlimits only (no namespaces, no Landlock); "
+                f"missing: {self.layers.missing}. Opt in with verifier.allow_weak_isolation=true "
+                f"and {WEAK_ENV}=1")
+        self.extra_ro_paths = tuple(p for p in extra_ro_paths if not p.startswith("/usr/"))
+
+    def provenance(self) -> dict:
+        """What goes into every result: backend, isolation level and the extra layers in force."""
+        c = self.layers.cgroups
+        return {"backend": self.backend, "isolation_level": self.isolation_level,
+                "cgroup_memory": c.memory, "cgroup_pids": c.pids, "cgroup_version": c.version,
+                "uid_drop": self.layers.uid_drop,
+                "limits": {"memory_mb": self.limits.memory_mb, "max_pids": self.limits.max_pids,
+                           "output_limit_bytes": self.limits.output_limit_bytes,
+                           "disk_mb": self.limits.disk_mb}}
+
+    def _paths(self, base: Path) -> tuple[str, str]:
+        if self.isolation_level == "namespaces":
+            return SANDBOX_SRC, SANDBOX_WORK
+        return str(base / "src"), str(base / "work")
+
+    async def run(self, request: RunRequest) -> RunOutcome:
+        """Run once; raises SandboxError only when the sandbox itself cannot start the program."""
+        limits = self.limits
+        timeout_s = request.timeout_s or limits.timeout_s
+        slot = slots.claim_slot()
+        uid = slot.uid if slot else None
+        base = Path(tempfile.mkdtemp(prefix="oracle-run-"))
+        cgroup = RunCgroup(self.layers.cgroups, limits.memory_mb * 1024 * 1024, limits.max_pids, slot_uid=uid)
+        confinement = None
+        try:
+            src, work = base / "src", base / "work"
+            src.mkdir(mode=0o755)
+            work.mkdir(mode=0o700)
+            for name, content in request.files.items():
+                target = src / name
+                data = content.encode() if isinstance(content, str) else content
+                target.write_bytes(data)
+                target.chmod(0o644)
+            if uid is not None:
+                os.chown(base, uid, uid)
+                os.chown(work, uid, uid)
+            os.chmod(base, 0o711)
+            src_path, work_path = self._paths(base)
+            command = [a.replace("{src}", src_path).replace("{work}", work_path) for a in request.command]
+            env = {"PATH": "/usr/local/bin:/usr/bin:/bin", "HOME": work_path, "TMPDIR": work_path,
+                   "LANG": "C.UTF-8", "PYTHONDONTWRITEBYTECODE": "1", "PYTHONIOENCODING": "utf-8"}
+            exe = self.layers.available.get(self.backend, "")
+            argv = build_command(self.backend, exe, command, src_dir=str(src), limits=limits,
+                                 layers=self.layers, extra_ro=self.extra_ro_paths, env=env)
+            if self.backend == "landlock":
+                read = ["/usr", *[d for d in SYSTEM_DIRS if os.path.exists(d)], *self.extra_ro_paths,
+                        str(src), "/dev/urandom", "/dev/null"]
+                confinement = PreparedConfinement(self.layers.landlock_abi, read, [str(work)])
+                confinement.open_paths()
+            cgroup.create()
+            hook = make_preexec(uid=uid, procs_files=cgroup.procs_files, limits=limits,
+                                confinement=confinement,
+                                set_address_limit=request.address_limit and not self.layers.cgroups.memory
+                                and self.isolation_level != "namespaces")
+            direct = self.isolation_level != "namespaces"
+            started = time.monotonic()
+            try:
+                proc = await asyncio.create_subprocess_exec(
+                    *argv, stdin=asyncio.subprocess.PIPE, stdout=asyncio.subprocess.PIPE,
+                    stderr=asyncio.subprocess.PIPE, cwd=str(work) if direct else "/",
+                    env=env if direct else {"PATH": "/usr/bin:/bin"}, start_new_session=True,
+                    preexec_fn=hook, close_fds=True)
+            except (OSError, Exception) as exc:  # preexec failures arrive as SubprocessError
+                raise SandboxError(f"{self.backend}: cannot start the sandboxed process: {exc}") from exc
+            finally:
+                if confinement is not None:
+                    confinement.close_paths()
+            outcome = await self._supervise(proc, request.stdin, timeout_s, started)
+            peak = cgroup.memory_peak_bytes()
+            memory_hit = cgroup.memory_limit_hit()
+            leftovers = self._cleanup(proc.pid, cgroup, uid)
+            return RunOutcome(exit_code=outcome[0] if outcome[0] is None or outcome[0] >= 0 else None,
+                              signal=-outcome[0] if outcome[0] is not None and outcome[0] < 0 else None,
+                              stdout=outcome[1], stderr=outcome[2], timed_out=outcome[3],
+                              output_truncated=outcome[4], memory_limit_hit=memory_hit,
+                              duration_ms=(time.monotonic() - started) * 1000, backend=self.backend,
+                              uid=uid, memory_peak_bytes=peak, leftovers_killed=leftovers)
+        finally:
+            cgroup.kill_and_remove()
+            shutil.rmtree(base, ignore_errors=True)
+            if slot is not None:
+                slot.release()
+
+    async def _supervise(self, proc: asyncio.subprocess.Process, stdin: bytes, timeout_s: float,
+                         started: float) -> tuple[int | None, bytes, bytes, bool, bool]:
+        cap = self.limits.output_limit_bytes
+        truncated = asyncio.Event()
+        bufs: dict[str, bytearray] = {"out": bytearray(), "err": bytearray()}
+
+        async def pump(stream: asyncio.StreamReader, key: str) -> None:
+            while True:
+                chunk = await stream.read(_CHUNK)
+                if not chunk:
+                    return
+                room = cap - len(bufs[key])
+                bufs[key] += chunk[:max(room, 0)]
+                if len(chunk) > room:
+                    truncated.set()
+                    _killpg(proc.pid)
+                    return
+
+        async def feed() -> None:
+            try:
+                if stdin:
+                    proc.stdin.write(stdin)
+                    await proc.stdin.drain()
+            except (BrokenPipeError, ConnectionResetError):
+                pass
+            finally:
+                try:
+                    proc.stdin.close()
+                except (BrokenPipeError, ConnectionResetError):
+                    pass
+
+        tasks = [asyncio.create_task(feed()), asyncio.create_task(pump(proc.stdout, "out")),
+                 asyncio.create_task(pump(proc.stderr, "err"))]
+        timed_out = False
+        try:
+            await asyncio.wait_for(proc.wait(), timeout=timeout_s)
+        except asyncio.TimeoutError:
+            timed_out = not truncated.is_set()
+            _killpg(proc.pid)
+            await proc.wait()
+        _killpg(proc.pid)
+        # Grandchildren may hold the pipes open; give readers a moment, then stop reading.
+        done, pending = await asyncio.wait(tasks, timeout=0.5)
+        for t in pending:
+            t.cancel()
+        return proc.returncode, bytes(bufs["out"]), bytes(bufs["err"]), timed_out, truncated.is_set()
+
+    def _cleanup(self, pid: int, cgroup: RunCgroup, uid: int | None) -> int:
+        _killpg(pid)
+        killed = cgroup.kill_and_remove()
+        if uid is not None:  # the slot uid is ours alone: anything still running under it is a leftover
+            for _ in range(50):
+                rest = slots.processes_of_uid(uid)
+                if not rest:
+                    break
+                for p in rest:
+                    try:
+                        os.kill(p, signal.SIGKILL)
+                        killed.append(p)
+                    except ProcessLookupError:
+                        pass
+                time.sleep(0.01)
+        return len(set(killed))
+
+
+def _killpg(pgid: int) -> None:
+    try:
+        os.killpg(pgid, signal.SIGKILL)
+    except (ProcessLookupError, PermissionError):
+        pass

@@ -1,0 +1,221 @@
+"""The verifier: run each candidate's code against the task's tests in the sandbox, or check a
+non-code answer against the task's reference.
+
+Faults on our side (no usable sandbox, an unsupported language, the harness never starting, every
+test of every candidate erroring identically) give a ``failed`` result with the reason; a candidate
+is never scored 0 for them. Runs go in parallel, bounded by ``verifier.workers`` (default: cores).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import shutil
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+from oracle.config import OracleConfig, VerifierConfig
+from oracle.errors import OracleError, SandboxError
+from oracle.result import CandidateResult, EvaluationResult, Status
+from oracle.strategy import EvaluationContext
+from oracle.testspec import CheckTest, ReferenceCheck
+from strategies.verifier import harness, reference, scoring
+from strategies.verifier.extract import SUPPORTED_LANGUAGES, ExtractedCode, extract_code
+from strategies.verifier.sandbox import Sandbox, SandboxLimits
+from strategies.verifier.sandbox.layers import _world_readable_chain
+from strategies.verifier.sandbox.slots import can_drop_privileges
+
+VERSION = "1.0"
+PYTHON_CANDIDATES = ("/usr/bin/python3.11", "/usr/bin/python3", "/usr/local/bin/python3")
+
+
+def _usable(path: str | None) -> bool:
+    if not path or not os.path.isfile(path) or not os.access(path, os.X_OK):
+        return False
+    return _world_readable_chain(path) if can_drop_privileges() else True
+
+
+def find_interpreter(language: str, cfg: VerifierConfig) -> str | None:
+    """The executable for ``language`` that a sandbox uid can run, or None."""
+    if language == "python":
+        if cfg.python_executable:
+            return cfg.python_executable if _usable(cfg.python_executable) else None
+        return next((p for p in (sys.executable, *PYTHON_CANDIDATES) if _usable(p)), None)
+    if language == "javascript":
+        path = cfg.node_executable or shutil.which("node")
+        return path if _usable(path) else None
+    return None
+
+
+def _prefix_outside_usr(executable: str) -> str | None:
+    real = Path(os.path.realpath(executable))
+    if str(real).startswith("/usr/"):
+        return None
+    return str(real.parents[1])  # <prefix>/bin/python -> <prefix>
+
+
+class VerifierStrategy:
+    """Test-running verifier (see module docstring)."""
+
+    name = "verifier"
+    version = VERSION
+
+    def __init__(self, config: OracleConfig | None = None) -> None:
+        self.config = (config or OracleConfig()).verifier
+
+    def spec(self) -> dict[str, Any]:
+        defaults = VerifierConfig().model_dump()
+        changed = {k: v for k, v in self.config.model_dump().items() if defaults.get(k) != v}
+        return {"name": self.name, "version": self.version, **changed}
+
+    async def evaluate(self, ctx: EvaluationContext) -> EvaluationResult:
+        started = time.monotonic()
+        cfg = ctx.config.verifier
+        try:
+            if ctx.task.tests:
+                result = await self._run_tests(ctx, cfg)
+            elif ctx.task.reference is not None:
+                result = self._check_references(ctx)
+            else:
+                result = EvaluationResult.failure(
+                    "verifier", "the verifier needs task.tests or task.reference; this task has neither",
+                    error_type="TaskValidationError")
+        except OracleError as exc:
+            result = EvaluationResult.failure("verifier", exc)
+        except Exception as exc:  # noqa: BLE001 - a harness crash is our fault, never the candidate's
+            result = EvaluationResult.failure("verifier", f"verifier crashed: {type(exc).__name__}: {exc}",
+                                              error_type="HarnessCrash")
+        result.latency_ms = (time.monotonic() - started) * 1000
+        result.provenance.setdefault("strategy", self.spec())
+        result.provenance.setdefault("config_hash", ctx.config.hash())
+        return result
+
+    # -- reference answers ---------------------------------------------------------------------
+    def _check_references(self, ctx: EvaluationContext) -> EvaluationResult:
+        check = ctx.task.reference_check or ReferenceCheck()
+        ref = ctx.task.reference or ""
+        problem = reference.validate_reference(ref, check)
+        if problem:
+            return EvaluationResult.failure("verifier", problem, error_type="TaskValidationError")
+        candidates = []
+        for t in ctx.trajectories:
+            v = reference.check_answer(t.answer, ref, check)
+            candidates.append(CandidateResult(id=t.id, score=1.0 if v.passed else 0.0, passed=v.passed,
+                                              details={"reference_check": check.mode, "message": v.message}))
+        best, ranking, ties = scoring.rank(candidates)
+        return EvaluationResult(
+            evaluator="verifier", status=Status.ok, best=best, ranking=ranking, candidates=candidates,
+            details={"mode": "reference", "reference_check": check.model_dump(), "ties": ties,
+                     "tie_break": "input order"},
+            explanation=_explain(candidates, best, ties),
+            provenance={"isolation_level": None, "backend": None, "code_run": False})
+
+    # -- tests ---------------------------------------------------------------------------------
+    async def _run_tests(self, ctx: EvaluationContext, cfg: VerifierConfig) -> EvaluationResult:
+        task = ctx.task
+        if any(isinstance(t, CheckTest) for t in task.tests) and not task.entry_point:
+            return EvaluationResult.failure("verifier", "task.entry_point: required by check(candidate) tests",
+                                            error_type="TaskValidationError")
+        extracted = {t.id: extract_code(t, task) for t in ctx.trajectories}
+        languages = sorted({e.language for e in extracted.values() if e.code is not None})
+        interpreters: dict[str, str] = {}
+        supported_here = [lang for lang in SUPPORTED_LANGUAGES if find_interpreter(lang, cfg)]
+        for lang in languages:
+            exe = find_interpreter(lang, cfg)
+            if exe is None:
+                return EvaluationResult.failure(
+                    "verifier", f"language {lang!r} is not supported on this machine; supported here: "
+                                f"{supported_here} (of {list(SUPPORTED_LANGUAGES)})",
+                    error_type="UnsupportedLanguage",
+                    provenance={"languages_supported": supported_here})
+            interpreters[lang] = exe
+        limits = SandboxLimits(timeout_s=cfg.timeout_s, memory_mb=cfg.memory_mb, max_pids=cfg.max_pids,
+                               output_limit_bytes=cfg.output_limit_bytes, disk_mb=cfg.disk_mb)
+        extra = tuple(p for p in (_prefix_outside_usr(e) for e in interpreters.values()) if p)
+        sandbox = await asyncio.to_thread(Sandbox, backend=cfg.backend, limits=limits,
+                                          allow_weak_isolation=cfg.allow_weak_isolation, extra_ro_paths=extra)
+        provenance = {**sandbox.provenance(), "interpreters": interpreters,
+                      "languages_supported": supported_here, "code_run": True}
+        semaphore = asyncio.Semaphore(cfg.workers or os.cpu_count() or 1)
+
+        async def run_one(code: ExtractedCode, index: int) -> harness.TestOutcome:
+            test = task.tests[index]
+            request, nonce = harness.build_request(
+                test, code.code or "", language=code.language, interpreter=interpreters[code.language],
+                entry_point=task.entry_point, timeout_s=test.timeout_s or cfg.timeout_s)
+            async with semaphore:
+                run = await sandbox.run(request)
+            return harness.interpret(test, index, run, nonce, tolerance=cfg.float_tolerance,
+                                     memory_mb=cfg.memory_mb)
+
+        jobs = [(t.id, i) for t in ctx.trajectories if extracted[t.id].code is not None
+                for i in range(len(task.tests))]
+        results = await asyncio.gather(*(run_one(extracted[tid], i) for tid, i in jobs), return_exceptions=True)
+        errors = [r for r in results if isinstance(r, BaseException)]
+        if errors:
+            first = next((e for e in errors if isinstance(e, SandboxError)), errors[0])
+            if not isinstance(first, Exception):
+                raise first
+            res = EvaluationResult.failure("verifier", first if isinstance(first, OracleError) else
+                                           SandboxError(f"{type(first).__name__}: {first}"),
+                                           provenance=provenance, calls=len(jobs))
+            return res
+        by_candidate: dict[str, list[harness.TestOutcome]] = {}
+        for (tid, _), outcome in zip(jobs, results):
+            by_candidate.setdefault(tid, []).append(outcome)  # type: ignore[arg-type]
+        candidates = [self._candidate(t.id, extracted[t.id], by_candidate.get(t.id), task.tests)
+                      for t in ctx.trajectories]
+        infra = _identical_errors(by_candidate)
+        if infra:
+            return EvaluationResult.failure(
+                "verifier", f"every test errored identically for every candidate, which points at the "
+                            f"environment, not the candidates: {infra}",
+                error_type="SandboxError", provenance=provenance, calls=len(jobs),
+                details={"candidates_unscored": [c.model_dump() for c in candidates]})
+        best, ranking, ties = scoring.rank(candidates)
+        return EvaluationResult(
+            evaluator="verifier", status=Status.ok, best=best, ranking=ranking, candidates=candidates,
+            calls=len(jobs), cost_usd=0.0, provenance=provenance,
+            details={"mode": "tests", "tests": len(task.tests), "ties": ties, "tie_break": "input order"},
+            explanation=_explain(candidates, best, ties))
+
+    def _candidate(self, cid: str, code: ExtractedCode, outcomes: list[harness.TestOutcome] | None,
+                   tests: list) -> CandidateResult:
+        if code.code is None:
+            outcomes = [harness.TestOutcome(harness.test_name(t, i), t.kind, "error",
+                                            "no code found (no code field, no fenced block, the answer "
+                                            "does not parse as code)", 0.0, t.weight)
+                        for i, t in enumerate(tests)]
+        outcomes = outcomes or []
+        score, passed = scoring.score_tests(outcomes)
+        failing = [o for o in outcomes if o.outcome != "pass"]
+        details: dict[str, Any] = {
+            "tests": [o.as_dict() for o in outcomes], "language": code.language,
+            "code_source": code.source, "joined_prompt": code.joined_prompt,
+            "passed_tests": len(outcomes) - len(failing), "total_tests": len(outcomes)}
+        if failing:
+            details["summary"] = "; ".join(f"{o.name}: {o.outcome}: {o.message}" for o in failing[:3])
+        return CandidateResult(id=cid, score=score, passed=passed, details=details)
+
+
+def _identical_errors(by_candidate: dict[str, list[harness.TestOutcome]]) -> str | None:
+    """The shared message when >= 2 candidates ran and every one of their tests errored the same way."""
+    if len(by_candidate) < 2:
+        return None
+    outcomes = [o for outs in by_candidate.values() for o in outs]
+    if outcomes and all(o.outcome == "error" for o in outcomes) and len({o.message for o in outcomes}) == 1:
+        return outcomes[0].message
+    return None
+
+
+def _explain(candidates: list[CandidateResult], best: list[str], ties: list[list[str]]) -> str:
+    n_pass = sum(1 for c in candidates if c.passed)
+    text = f"{n_pass} of {len(candidates)} candidates passed everything"
+    if best:
+        text += f"; best: {', '.join(best)}" + (" (tied)" if len(best) > 1 else "")
+    for c in candidates:
+        if not c.passed and c.details.get("summary"):
+            text += f". {c.id} failed: {c.details['summary']}"
+    return text
