@@ -6,6 +6,7 @@ Serialized with sorted keys so two runs diff cleanly.
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
@@ -15,12 +16,15 @@ from oracle.task import EvaluatorKind
 SCHEMA_VERSION = "1"
 
 
-class Vote(BaseModel):
-    """One policy's opinion: confidence spread over the evaluators (sums to 1), and why."""
+@dataclass(frozen=True, slots=True)
+class Vote:
+    """One policy's opinion: confidence spread over the evaluators (sums to 1), and why.
 
-    model_config = ConfigDict(extra="forbid", frozen=True)
+    A plain slotted dataclass, not a pydantic model: policies build one per route on the hot path,
+    and the trace copies it into a ``VoteRecord``.
+    """
 
-    scores: dict[EvaluatorKind, float]
+    scores: dict[str, float]
     reason: str
     reads: tuple[str, ...] = ()
     """Names of the signals the policy read."""

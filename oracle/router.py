@@ -9,12 +9,14 @@ is used and the route says so; nothing falls back silently.
 from __future__ import annotations
 
 import time
+from functools import lru_cache
 from typing import Mapping, Sequence
 
 from oracle.config import OracleConfig
 from oracle.policy import Policy
-from oracle.route import Gate, Route, VoteRecord
-from oracle.signals import Signals, extract
+from oracle._fastmodel import build
+from oracle.route import SCHEMA_VERSION, Gate, Route, VoteRecord
+from oracle.signals import Signals, extract_values
 from oracle.task import EVALUATORS, Task, Trajectory
 
 
@@ -33,17 +35,23 @@ def build_policies(config: OracleConfig) -> list[Policy]:
 
 def feasibility(signals: Signals, enabled: Sequence[str]) -> list[Gate]:
     """Which evaluators can run on this task at all, and why not."""
+    return list(_gates(tuple(enabled), signals.has_tests or signals.has_reference,
+                       signals.has_closed_question or signals.n_criteria > 0))
+
+
+@lru_cache(maxsize=64)
+def _gates(enabled: tuple[str, ...], checkable: bool, closed: bool) -> tuple[Gate, ...]:
     gates = []
     for kind in EVALUATORS:
         if kind not in enabled:
             gates.append(Gate(evaluator=kind, feasible=False, reason="disabled in routing.enabled_evaluators"))
-        elif kind == "verifier" and not (signals.has_tests or signals.has_reference):
+        elif kind == "verifier" and not checkable:
             gates.append(Gate(evaluator=kind, feasible=False, reason="no tests and no reference answer"))
-        elif kind == "decision_judge" and not (signals.has_closed_question or signals.n_criteria):
+        elif kind == "decision_judge" and not closed:
             gates.append(Gate(evaluator=kind, feasible=False, reason="no fixed-option question and no criteria"))
         else:
             gates.append(Gate(evaluator=kind, feasible=True, reason="ok"))
-    return gates
+    return tuple(gates)
 
 
 class PolicyChain:
@@ -53,13 +61,15 @@ class PolicyChain:
         self.config = config
         self.policies = build_policies(config)
         self.config_hash = config.hash()
+        self._specs = {p.name: p.spec() for p in self.policies}
 
     def route(self, task: Task, trajectories: Sequence[Trajectory], *,
               history: Mapping[str, float] | None = None) -> Route:
         start = time.perf_counter()
         routing = self.config.routing
-        signals = extract(task, trajectories, history=history, prefix_chars=routing.cue_prefix_chars)
-        signal_values = signals.model_dump()
+        signal_values = extract_values(task, trajectories, history=history,
+                                       prefix_chars=routing.cue_prefix_chars)
+        signals = build(Signals, signal_values)
 
         totals = {kind: 0.0 for kind in EVALUATORS}
         votes: list[VoteRecord] = []
@@ -71,9 +81,10 @@ class PolicyChain:
                 continue
             for kind, share in vote.scores.items():
                 totals[kind] += policy.weight * share
-            votes.append(VoteRecord.model_construct(
-                policy=policy.name, weight=policy.weight, scores=dict(vote.scores), reason=vote.reason,
-                signals={k: signal_values[k] for k in vote.reads}, spec=policy.spec()))
+            votes.append(build(VoteRecord, {
+                "policy": policy.name, "weight": policy.weight, "scores": dict(vote.scores),
+                "reason": vote.reason, "signals": {k: signal_values[k] for k in vote.reads},
+                "spec": self._specs[policy.name]}))
         totals = {k: round(v, 9) for k, v in totals.items()}
 
         gates = feasibility(signals, routing.enabled_evaluators)
@@ -112,13 +123,13 @@ class PolicyChain:
         runner_up = next((k for k in ranked if k != evaluator), None) if evaluator else None
         confidence = shares.get(evaluator, 0.0) if evaluator else 0.0
         margin = (confidence - shares[runner_up]) if (evaluator and runner_up) else None
-        return Route.model_construct(
-            evaluator=evaluator, confidence=round(confidence, 6), totals=totals, votes=votes,
-            abstained=abstained, gates=gates, runner_up=runner_up,
-            margin=None if margin is None else round(margin, 6), threshold=routing.threshold,
-            low_confidence=low, fallback=fallback, override=override, signals=signal_values,
-            config_hash=self.config_hash, schema_version="1",
-            elapsed_us=round((time.perf_counter() - start) * 1e6, 1))
+        return build(Route, {
+            "evaluator": evaluator, "confidence": round(confidence, 6), "totals": totals, "votes": votes,
+            "abstained": abstained, "gates": gates, "runner_up": runner_up,
+            "margin": None if margin is None else round(margin, 6), "threshold": routing.threshold,
+            "low_confidence": low, "fallback": fallback, "override": override, "signals": signal_values,
+            "config_hash": self.config_hash, "schema_version": SCHEMA_VERSION,
+            "elapsed_us": round((time.perf_counter() - start) * 1e6, 1)})
 
     def _default_or(self, ranked: list[str]) -> str:
         default = self.config.routing.default_evaluator

@@ -6,13 +6,14 @@ prompt costs what a 4 KB one does. Every field documents its range.
 
 from __future__ import annotations
 
-from typing import Literal, Mapping
+from typing import Any, Literal, Mapping
 
 from pydantic import BaseModel, ConfigDict
 
+from oracle._fastmodel import build
 from oracle.task import Task, Trajectory
-from oracle.text_cues import (CODE_LINE, FENCE, GRADED_SCALE, JUDGMENT_CUES, RATIONALE,
-                              VERIFIABLE_CUES, YES_NO_CHECK, stems)
+from oracle.text_cues import (CODE_HINTS, CODE_LINE, GRADED_HINTS, GRADED_SCALE, RATIONALE,
+                              RATIONALE_HINTS, YES_NO_CHECK, cue_counts)
 
 RUNNABLE_LANGUAGES = frozenset({"python", "javascript"})
 _LANGUAGE_ALIASES = {"py": "python", "python3": "python", "js": "javascript", "node": "javascript"}
@@ -81,54 +82,67 @@ def _normalize_language(language: str | None) -> str | None:
 def _has_code(t: Trajectory) -> bool:
     if t.code:
         return True
-    answer = t.answer
-    return bool(FENCE.search(answer)) or bool(CODE_LINE.search(answer[:2000]))
+    head = t.answer[:2000]
+    if "```" in head:
+        return True
+    return any(h in head for h in CODE_HINTS) and CODE_LINE.search(head) is not None
 
 
-def extract(task: Task, trajectories: tuple[Trajectory, ...] | list[Trajectory], *,
-            history: Mapping[str, float] | None = None, prefix_chars: int = 4096) -> Signals:
-    """Compute the signals. ``history`` maps task id -> prior hardness in 0..1 (optional)."""
+def extract_values(task: Task, trajectories: tuple[Trajectory, ...] | list[Trajectory], *,
+                   history: Mapping[str, float] | None = None, prefix_chars: int = 4096) -> dict[str, Any]:
+    """The signal values as a plain dict (the router's hot path and the trace both use it)."""
     prefix = task.prompt[:prefix_chars]
     if task.description:
         prefix = (prefix + "\n" + task.description[: max(0, prefix_chars - len(prefix))])
-    words = stems(prefix)
-    n_words = max(1, len(words))
-    verifiable = sum(1 for w in words if w in VERIFIABLE_CUES) / n_words
-    judgment = sum(1 for w in words if w in JUDGMENT_CUES) / n_words
+    lower = prefix.lower()
+    n_words, n_verifiable, n_judgment = cue_counts(lower)
+    n_words = max(1, n_words)
+    verifiable = n_verifiable / n_words
+    judgment = n_judgment / n_words
 
     criteria_text = [c.criterion for c in task.criteria]
     yes_no = sum(1 for c in criteria_text if YES_NO_CHECK.search(c.strip()))
     yes_no_share = yes_no / len(criteria_text) if criteria_text else 0.0
     closed = bool(task.questions) or (bool(criteria_text) and yes_no == len(criteria_text))
 
-    scan = prefix + "\n" + "\n".join(criteria_text)[:prefix_chars]
+    scan = lower + "\n" + "\n".join(criteria_text)[:prefix_chars].lower() if criteria_text else lower
     code_flags = [_has_code(t) for t in trajectories]
     language = _normalize_language(task.language)
     if language is None and (task.tests or any(code_flags)):
         language = "python"
     n = len(trajectories)
-    return Signals(
-        has_reference=task.reference is not None and task.reference.strip() != "",
-        reference_chars=len(task.reference or ""),
-        has_tests=bool(task.tests),
-        tests_runnable=bool(task.tests) and language in RUNNABLE_LANGUAGES,
-        n_tests=len(task.tests),
-        language=language,
-        has_code=any(code_flags),
-        code_share=round(sum(code_flags) / n, 6) if n else 0.0,
-        has_execution_output=any(bool(t.output and t.output.strip()) for t in trajectories),
-        n_candidates=n,
-        n_questions=len(task.questions),
-        n_criteria=len(criteria_text),
-        yes_no_criteria_share=round(yes_no_share, 6),
-        has_closed_question=closed,
-        difficulty=task.difficulty,
-        verifiable_cue_density=round(verifiable, 6),
-        judgment_cue_density=round(judgment, 6),
-        asks_graded_scale=bool(GRADED_SCALE.search(scan)),
-        asks_rationale=bool(RATIONALE.search(scan)),
-        prompt_chars=len(task.prompt),
-        mean_answer_chars=round(sum(len(t.answer) for t in trajectories) / n, 3) if n else 0.0,
-        prior_hardness=None if history is None or task.id not in history else float(history[task.id]),
-        evaluator_override=task.evaluator,
-    )
+    reference = task.reference
+    return {
+        "has_reference": reference is not None and reference.strip() != "",
+        "reference_chars": len(reference or ""),
+        "has_tests": bool(task.tests),
+        "tests_runnable": bool(task.tests) and language in RUNNABLE_LANGUAGES,
+        "n_tests": len(task.tests),
+        "language": language,
+        "has_code": any(code_flags),
+        "code_share": round(sum(code_flags) / n, 6) if n else 0.0,
+        "has_execution_output": any(bool(t.output and t.output.strip()) for t in trajectories),
+        "n_candidates": n,
+        "n_questions": len(task.questions),
+        "n_criteria": len(criteria_text),
+        "yes_no_criteria_share": round(yes_no_share, 6),
+        "has_closed_question": closed,
+        "difficulty": task.difficulty,
+        "verifiable_cue_density": round(verifiable, 6),
+        "judgment_cue_density": round(judgment, 6),
+        # Cheap substring hints gate the regexes (most prompts contain none of them).
+        "asks_graded_scale": any(h in scan for h in GRADED_HINTS) and GRADED_SCALE.search(scan) is not None,
+        "asks_rationale": any(h in scan for h in RATIONALE_HINTS) and RATIONALE.search(scan) is not None,
+        "prompt_chars": len(task.prompt),
+        "mean_answer_chars": round(sum(len(t.answer) for t in trajectories) / n, 3) if n else 0.0,
+        "prior_hardness": None if history is None or task.id not in history else float(history[task.id]),
+        "evaluator_override": task.evaluator,
+    }
+
+
+def extract(task: Task, trajectories: tuple[Trajectory, ...] | list[Trajectory], *,
+            history: Mapping[str, float] | None = None, prefix_chars: int = 4096) -> Signals:
+    """Compute the signals. ``history`` maps task id -> prior hardness in 0..1 (optional)."""
+    values = extract_values(task, trajectories, history=history, prefix_chars=prefix_chars)
+    # Values are computed here with known types; skip re-validation on the hot path.
+    return build(Signals, values)

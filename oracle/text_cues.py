@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import re
 
-_WORD = re.compile(r"[a-z]+")
+WORD = re.compile(r"[a-z]+")
 _SUFFIXES = ("ations", "ation", "ingly", "ings", "ing", "edly", "ness", "ment", "ies", "ied",
              "ers", "er", "ed", "ly", "es", "s", "e")
 
@@ -23,7 +23,7 @@ def stem(word: str) -> str:
 
 
 def stems(text: str) -> list[str]:
-    return [stem(w) for w in _WORD.findall(text.lower())]
+    return [stem(w) for w in WORD.findall(text.lower())]
 
 
 def _stemmed(words: str) -> frozenset[str]:
@@ -42,15 +42,44 @@ JUDGMENT_CUES = _stemmed(
     "recommend polite friendly engaging compare argue argument reasoning justify brainstorm "
     "imagine write draft email letter feel think why review critique elegant readable"
 )
+
+_NON_LETTERS = str.maketrans({c: " " for c in map(chr, range(128)) if not c.isalpha()})
+_CUE_CLASS: dict[str, int] = {}
+_CUE_CACHE_MAX = 50_000
+
+
+def cue_counts(lower: str) -> tuple[int, int, int]:
+    """(words, verifiable cue words, judgment cue words) in lower-case text.
+
+    Words are split in C (translate + split); each distinct word is stemmed once and its class
+    memoized, so a long prompt costs a dictionary lookup per word.
+    """
+    words = lower.translate(_NON_LETTERS).split()
+    classes = _CUE_CLASS
+    if len(classes) > _CUE_CACHE_MAX:
+        classes.clear()
+    verifiable = judgment = 0
+    for w in words:
+        c = classes.get(w)
+        if c is None:
+            st = stem(w)
+            c = classes[w] = 1 if st in VERIFIABLE_CUES else 2 if st in JUDGMENT_CUES else 0
+        if c == 1:
+            verifiable += 1
+        elif c == 2:
+            judgment += 1
+    return len(words), verifiable, judgment
+
+
+GRADED_HINTS = ("scale", "rate ", "score ", "out of", "likert", "grade ", "point", "star")
+RATIONALE_HINTS = ("explain", "justif", "rational", "reason", "why", "explanation", "show your")
 GRADED_SCALE = re.compile(
     r"\b(?:on a scale|scale of|rate (?:it|this|the|each|from)|score (?:from|between|of|it|each)|"
-    r"out of (?:5|10|ten|five|100)|\d+\s*(?:-|to)\s*\d+\s*(?:scale|points?|stars?)|likert|grade (?:it|the|each))",
-    re.IGNORECASE,
+    r"out of (?:5|10|ten|five|100)|\d+\s*(?:-|to)\s*\d+\s*(?:scale|points?|stars?)|likert|grade (?:it|the|each))"
 )
 RATIONALE = re.compile(
     r"\b(?:explain (?:why|your)|justify|rationale|give (?:your )?reasons?|reasoning behind|"
-    r"why (?:is|does|did|would)|with an explanation|show your (?:work|reasoning))",
-    re.IGNORECASE,
+    r"why (?:is|does|did|would)|with an explanation|show your (?:work|reasoning))"
 )
 YES_NO_CHECK = re.compile(
     r"^(?:does|do|did|is|are|was|were|has|have|can|will|should)\b|\?\s*$|"
@@ -59,5 +88,5 @@ YES_NO_CHECK = re.compile(
     re.IGNORECASE,
 )
 FENCE = re.compile(r"```")
-CODE_LINE = re.compile(r"^\s*(?:def |class |import |from \w+ import |return\b|function |const |let |#include)",
-                       re.MULTILINE)
+CODE_LINE = re.compile(r"(?:^|\n)[ \t]*(?:def |class |import |from \w+ import |return\b|function |const |let |#include)")
+CODE_HINTS = ("def ", "class ", "import ", "return", "function ", "const ", "let ", "#include")

@@ -28,6 +28,8 @@ def route(data, chain=CHAIN):
 def stable(r):
     d = r.model_dump(mode="json")
     d.pop("elapsed_us")
+    # The hash is pinned by test_trace_contents; golden files must not churn when config grows.
+    assert d.pop("config_hash") == CHAIN.config_hash
     return json.dumps(d, sort_keys=True, indent=1)
 
 

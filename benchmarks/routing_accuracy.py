@@ -1,0 +1,66 @@
+"""Routing accuracy on the dev suite: confusion table against ``suggested_evaluator``.
+
+    python benchmarks/routing_accuracy.py [--config FILE] [--show-misses]
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from collections import Counter
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from benchmarks.suite_tasks import suite_tasks  # noqa: E402
+from oracle.config import OracleConfig  # noqa: E402
+from oracle.router import PolicyChain  # noqa: E402
+from oracle.task_file import parse_task  # noqa: E402
+
+KINDS = ("verifier", "decision_judge", "llm_judge")
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--config")
+    ap.add_argument("--show-misses", action="store_true")
+    args = ap.parse_args()
+    chain = PolicyChain(OracleConfig.load(args.config, env=False))
+    confusion: Counter[tuple[str, str]] = Counter()
+    by_category: Counter[tuple[str, bool]] = Counter()
+    misses = []
+    low = 0
+    confidences = []
+    for item, data in suite_tasks():
+        task = parse_task(data)
+        route = chain.route(task.task, task.trajectories)
+        got = route.evaluator or "none"
+        want = item["suggested_evaluator"]
+        confusion[(want, got)] += 1
+        by_category[(item["category"], got == want)] += 1
+        low += route.low_confidence
+        confidences.append(route.confidence)
+        if got != want:
+            misses.append((item["id"], want, got, route.confidence))
+    total = sum(confusion.values())
+    agree = sum(n for (w, g), n in confusion.items() if w == g)
+    cols = (*KINDS, "none")
+    print(f"{'gold / routed':<16}" + "".join(f"{c:>16}" for c in cols))
+    for want in KINDS:
+        print(f"{want:<16}" + "".join(f"{confusion[(want, got)]:>16}" for got in cols))
+    print()
+    for cat in sorted({c for c, _ in by_category}):
+        ok, bad = by_category[(cat, True)], by_category[(cat, False)]
+        print(f"  {cat:<26} {ok}/{ok + bad}")
+    print(f"\nagreement: {agree}/{total} = {agree / total:.1%}")
+    confidences.sort()
+    print(f"low-confidence routes: {low}/{total}; confidence min {confidences[0]:.3f}, "
+          f"median {confidences[len(confidences) // 2]:.3f}")
+    if args.show_misses:
+        for m in misses:
+            print("  miss:", *m)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
