@@ -1,0 +1,77 @@
+"""The CLI as a user runs it: real subprocesses, exit codes, JSON on stdout, errors on stderr."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+from tests.data.tasks import code_task, open_task, question_task
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def oracle(*args: str, cwd: Path = ROOT) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-m", "oracle", *args], capture_output=True, text=True,
+                          cwd=cwd, timeout=120)
+
+
+def test_route_jsonl_one_line_per_task(tmp_path):
+    path = tmp_path / "tasks.jsonl"
+    path.write_text("\n".join(json.dumps(d) for d in (code_task(), question_task(), open_task())) + "\n")
+    out = oracle("route", str(path), "--json")
+    assert out.returncode == 0, out.stderr
+    rows = [json.loads(line) for line in out.stdout.splitlines()]
+    assert [r["route"]["evaluator"] for r in rows] == ["verifier", "decision_judge", "llm_judge"]
+    assert all(r["route"]["schema_version"] == "1" and r["route"]["config_hash"] for r in rows)
+
+
+def test_route_table_for_people(tmp_path):
+    path = tmp_path / "task.yaml"
+    import yaml
+    path.write_text(yaml.safe_dump(code_task()))
+    out = oracle("route", str(path))
+    assert out.returncode == 0, out.stderr
+    assert "-> verifier" in out.stdout and "execution_evidence" in out.stdout and "TOTAL" in out.stdout
+
+
+def test_bad_input_exits_2_naming_field_and_line(tmp_path):
+    bad = code_task()
+    bad["task"]["tests"] = [{"kind": "unit"}]
+    path = tmp_path / "tasks.jsonl"
+    path.write_text(json.dumps(code_task()) + "\n" + json.dumps(bad) + "\n")
+    out = oracle("evaluate", str(path), "--json")
+    assert out.returncode == 2
+    assert "line 2" in out.stderr and "task.tests[0]" in out.stderr
+    assert out.stdout == ""  # nothing ran
+
+
+def test_missing_file_and_bad_config_exit_2(tmp_path):
+    assert oracle("route", str(tmp_path / "nope.json")).returncode == 2
+    cfg = tmp_path / "c.yaml"
+    cfg.write_text("routing:\n  threshhold: 0.3\n")
+    out = oracle("--config", str(cfg), "config", "show")
+    assert out.returncode == 2 and "routing.threshhold" in out.stderr
+
+
+def test_config_show_reflects_file_and_env(tmp_path):
+    cfg = tmp_path / "c.toml"
+    cfg.write_text("[routing]\nthreshold = 0.3\n[routing.policies.difficulty]\nweight = 0\n")
+    out = oracle("--config", str(cfg), "config", "show", "--json")
+    assert out.returncode == 0, out.stderr
+    data = json.loads(out.stdout)
+    assert data["config"]["routing"]["threshold"] == 0.3
+    default = json.loads(oracle("config", "show", "--json").stdout)
+    assert data["config_hash"] != default["config_hash"]
+
+
+def test_evaluate_infeasible_override_gives_failed_row_with_escalation(tmp_path):
+    path = tmp_path / "t.json"
+    path.write_text(json.dumps(open_task(evaluator="verifier")))
+    out = oracle("evaluate", str(path), "--json")
+    assert out.returncode == 0, out.stderr
+    row = json.loads(out.stdout)
+    assert row["status"] == "failed" and row["route"]["evaluator"] is None
+    assert row["escalation"]["reason"] == "no_feasible_evaluator"
+    assert "tests" in row["escalation"]["question"]
