@@ -41,8 +41,14 @@ class Oracle:
     """Routes and evaluates tasks under one configuration."""
 
     def __init__(self, config: OracleConfig | None = None, *,
-                 history: Mapping[str, float] | None = None) -> None:
+                 history: Mapping[str, float] | None = None, human: Any = None,
+                 store: Any = None) -> None:
+        """``human``: a HumanOracle (sync ``ask`` or async ``aask``) asked at once when a request
+        fires; ``store``: an EscalationStore where unanswered requests wait (blocking ones make
+        the result ``pending``). Both optional; without them a request is only attached."""
         self.config = config or OracleConfig.load()
+        self.human = human
+        self.store = store
         self.chain = PolicyChain(self.config)
         self.history = history
         self._strategies: dict[str, Strategy] = {}
@@ -89,8 +95,20 @@ class Oracle:
 
     async def aevaluate(self, task: Task | TaskInput | Mapping[str, Any],
                         trajectories: Iterable[Any] | None = None) -> OracleResult:
-        """Route, evaluate with the chosen evaluator only, and attach any escalation request."""
+        """Route, evaluate with the chosen evaluator only, and attach any escalation request.
+
+        With a human or a store, the request is answered at once (and the answer applied, status
+        ``escalated``) or filed (status ``pending`` when it blocks the verdict)."""
         item = as_task_input(task, trajectories)
+        res = await self.evaluate_once(item)
+        if res.escalation is None or (self.human is None and self.store is None):
+            return res
+        from oracle.resume import settle
+
+        return await settle(self, item, res, human=self.human, store=self.store)
+
+    async def evaluate_once(self, item: TaskInput) -> OracleResult:
+        """One route + evaluation + escalation check, with no human in the loop."""
         route = self.chain.route(item.task, item.trajectories, history=self.history)
         esc_cfg = self.config.escalation
         escalation = check_route(item.task, route, esc_cfg) if esc_cfg.enabled else None
@@ -99,7 +117,8 @@ class Oracle:
                                 escalation=escalation)
         result = await self.run_strategy(item, route, route.evaluator)
         if escalation is None and esc_cfg.enabled:
-            escalation = check_result(item.task, route, result, esc_cfg)
+            escalation = check_result(item.task, route, result, esc_cfg,
+                                      [t.id for t in item.trajectories])
         return OracleResult(task_id=item.task.id, status=result.status, route=route, result=result,
                             escalation=escalation)
 

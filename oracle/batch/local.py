@@ -1,0 +1,58 @@
+"""The local engine: one asyncio loop, at most ``concurrency`` tasks in flight.
+
+Input is pulled lazily and the queue to the writer is bounded, so memory stays flat whatever the
+file size. Rows are written in completion order; each carries its input line number.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from typing import Any, Callable, Iterable
+
+from oracle.batch.output import RowWriter
+from oracle.batch.rows import evaluate_entry, invalid_row
+from oracle.batch.source import InputEntry
+
+
+async def run_local(entries: Iterable[InputEntry], oracle: Any, writer: RowWriter, *, concurrency: int,
+                    on_row: Callable[[dict[str, Any]], None], timeout_s: float | None = None) -> None:
+    queue: asyncio.Queue[dict[str, Any] | None] = asyncio.Queue(maxsize=max(16, concurrency * 4))
+    slots = asyncio.Semaphore(concurrency)
+
+    async def write_loop() -> None:
+        stop = False
+        while not stop:
+            batch = [await queue.get()]
+            while not queue.empty():
+                batch.append(queue.get_nowait())
+            stop = batch[-1] is None
+            rows = [r for r in batch if r is not None]
+            await asyncio.to_thread(writer.write, rows)
+            for r in rows:
+                on_row(r)
+
+    async def one(entry: InputEntry) -> None:
+        try:
+            await queue.put(await evaluate_entry(oracle, entry, timeout_s))
+        finally:
+            slots.release()
+
+    writer_task = asyncio.create_task(write_loop())
+    running: set[asyncio.Task] = set()
+    try:
+        for entry in entries:
+            if entry.item is None:
+                await queue.put(invalid_row(entry))
+                continue
+            await slots.acquire()
+            task = asyncio.create_task(one(entry))
+            running.add(task)
+            task.add_done_callback(running.discard)
+            if writer_task.done():
+                break  # the writer died (disk full...): stop feeding, surface its error below
+        if running:
+            await asyncio.gather(*running)
+    finally:
+        if not writer_task.done():
+            await queue.put(None)
+        await writer_task

@@ -1,0 +1,86 @@
+"""``run_batch``: resume bookkeeping, engine choice, progress, summary. The CLI is a thin layer on it."""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from collections import Counter
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Iterator, Literal, TextIO
+
+import structlog
+
+from oracle.batch.output import RowWriter, prepare_output
+from oracle.batch.progress import Progress
+from oracle.batch.source import InputEntry, count_entries, iter_entries
+from oracle.batch.summary import summarize
+from oracle.config import OracleConfig
+
+log = structlog.get_logger("oracle.batch")
+
+
+@dataclass
+class BatchReport:
+    total: int
+    """Input lines (= rows the output must hold)."""
+    resumed: int
+    """Rows found from an earlier run and not redone."""
+    computed: int
+    elapsed_s: float
+    summary: dict[str, Any]
+
+
+def _todo(entries: Iterator[InputEntry], done: Counter[str]) -> Iterator[InputEntry]:
+    """Skip entries whose key an earlier run finished (a multiset: duplicate lines each count)."""
+    for entry in entries:
+        if done[entry.key] > 0:
+            done[entry.key] -= 1
+            continue
+        yield entry
+
+
+def run_batch(input_path: str | Path, output_path: str | Path, *, config: OracleConfig | None = None,
+              concurrency: int = 16, engine: Literal["local", "ray"] = "local", ray_address: str | None = None,
+              store_path: str | None = None, timeout_s: float | None = None,
+              progress_stream: TextIO | None = None, progress_interval_s: float = 5.0,
+              progress_tty: bool | None = None) -> BatchReport:
+    """Evaluate every line of ``input_path`` into ``output_path``; safe to rerun after a crash."""
+    config = config or OracleConfig.load()
+    started = time.perf_counter()
+    total = count_entries(input_path)
+    done = prepare_output(output_path)
+    resumed = sum(done.values())
+    progress = Progress(total, skipped=resumed, stream=progress_stream, interval_s=progress_interval_s,
+                        tty=progress_tty)
+    log.info("batch_start", input=str(input_path), output=str(output_path), total=total, resumed=resumed,
+             engine=engine, concurrency=concurrency)
+    writer = RowWriter(output_path)
+    entries = _todo(iter_entries(input_path), done)
+    try:
+        if engine == "ray":
+            from oracle.batch.ray_engine import run_ray
+
+            run_ray(entries, config.model_dump_json(), store_path, writer, concurrency=concurrency,
+                    on_row=progress.update, address=ray_address, source=str(input_path), timeout_s=timeout_s)
+        else:
+            from oracle.batch.local import run_local
+            from oracle.escalation_store import EscalationStore
+            from oracle.oracle import Oracle
+
+            store = EscalationStore(store_path) if store_path else None
+            try:
+                oracle = Oracle(config, store=store)
+                asyncio.run(run_local(entries, oracle, writer, concurrency=concurrency,
+                                      on_row=progress.update, timeout_s=timeout_s))
+            finally:
+                if store is not None:
+                    store.close()
+    finally:
+        writer.close()
+        progress.close()
+    report = BatchReport(total=total, resumed=resumed, computed=writer.rows,
+                         elapsed_s=time.perf_counter() - started, summary=summarize(output_path))
+    log.info("batch_done", rows=report.summary["rows"], total=total, computed=writer.rows,
+             elapsed_s=round(report.elapsed_s, 3))
+    return report

@@ -1,0 +1,136 @@
+"""``oracle escalations list|show|answer`` and ``oracle resume``: the human side of escalation.
+
+Each command opens the store named by ``--store`` (default: ``escalation.store_path`` of the
+config), does one thing and exits, so the steps can happen in different processes, days apart.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+
+from oracle.config import OracleConfig
+
+
+def _add_store(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--store", help="escalation store (SQLite); default: escalation.store_path of the config")
+
+
+def register(sub: argparse._SubParsersAction) -> None:
+    p = sub.add_parser("escalations", help="list, show and answer requests for a human")
+    esub = p.add_subparsers(dest="escalations_command", metavar="ACTION")
+    esub.required = True
+
+    lst = esub.add_parser("list", help="list stored requests")
+    _add_store(lst)
+    lst.add_argument("--state", choices=("pending", "answered", "resolved"), help="only this state")
+    lst.add_argument("--json", action="store_true", help="one line of JSON per request")
+    lst.set_defaults(func=cmd_list)
+
+    show = esub.add_parser("show", help="show one request: question, options, evidence, answer")
+    _add_store(show)
+    show.add_argument("id", help="request id (a unique prefix is enough)")
+    show.add_argument("--json", action="store_true")
+    show.set_defaults(func=cmd_show)
+
+    ans = esub.add_parser("answer", help="answer a request (apply it with `oracle resume ID`)")
+    _add_store(ans)
+    ans.add_argument("id")
+    ans.add_argument("text", nargs="?", default="", help="free-text answer (appended to the task)")
+    ans.add_argument("--choice", help="one of the request's options")
+    ans.add_argument("--by", dest="answered_by", help="who answered (kept in the trace)")
+    ans.set_defaults(func=cmd_answer)
+
+    res = sub.add_parser("resume", help="apply a stored answer: re-route, re-evaluate, print the result")
+    _add_store(res)
+    res.add_argument("id")
+    res.add_argument("--json", action="store_true", help="print the result as JSON")
+    res.set_defaults(func=cmd_resume)
+
+
+def _open(args: argparse.Namespace):
+    from oracle.escalation_store import EscalationStore
+
+    path = args.store or OracleConfig.load(args.config).escalation.store_path
+    return EscalationStore(path)
+
+
+def cmd_list(args: argparse.Namespace) -> int:
+    with _open(args) as store:
+        entries = store.list(args.state)
+    for e in entries:
+        if args.json:
+            print(json.dumps({"id": e.id, "task_id": e.task_id, "state": e.state, "reason": e.request.reason,
+                              "blocking": e.request.blocking, "question": e.request.question,
+                              "options": e.request.options}, sort_keys=True))
+        else:
+            flag = "blocking" if e.request.blocking else "advisory"
+            print(f"{e.id}  {e.state:<8}  {e.request.reason:<32} {flag:<8}  task={e.task_id}")
+    if not args.json and not entries:
+        print("no escalations", file=sys.stderr)
+    return 0
+
+
+def cmd_show(args: argparse.Namespace) -> int:
+    from oracle.escalation_store import EscalationNotFound
+
+    with _open(args) as store:
+        try:
+            e = store.get(args.id)
+        except EscalationNotFound as exc:
+            print(f"error: {exc.args[0]}", file=sys.stderr)
+            return 2
+    if args.json:
+        print(e.model_dump_json(indent=2))
+        return 0
+    print(f"id:       {e.id}\nstate:    {e.state}\ntask:     {e.task_id}\nreason:   {e.request.reason}"
+          f" ({'blocks the verdict' if e.request.blocking else 'advisory'})")
+    print(f"question: {e.request.question}")
+    for i, option in enumerate(e.request.options or [], start=1):
+        print(f"  {i}. {option}")
+    print("evidence: " + json.dumps(e.request.evidence, sort_keys=True, default=str)[:2000])
+    if e.answer:
+        print(f"answer:   choice={e.answer.choice!r} text={e.answer.text!r}")
+    if e.final_result:
+        print(f"final:    status={e.final_result.status.value}"
+              + (f" best={e.final_result.result.best}" if e.final_result.result else ""))
+    return 0
+
+
+def cmd_answer(args: argparse.Namespace) -> int:
+    from oracle.escalation_store import EscalationNotFound
+    from oracle.human import HumanAnswer
+
+    with _open(args) as store:
+        try:
+            e = store.answer(args.id, HumanAnswer(text=args.text, choice=args.choice,
+                                                  answered_by=args.answered_by))
+        except EscalationNotFound as exc:
+            print(f"error: {exc.args[0]}", file=sys.stderr)
+            return 2
+        except ValueError as exc:
+            print(f"error: {exc}", file=sys.stderr)
+            return 2
+    print(f"{e.id}: answered; apply it with `oracle resume {e.id}`")
+    return 0
+
+
+def cmd_resume(args: argparse.Namespace) -> int:
+    from oracle.escalation_store import EscalationNotFound
+    from oracle.oracle import Oracle, run_sync
+    from oracle.render import render_result
+    from oracle.resume import aresume_stored
+
+    config = OracleConfig.load(args.config)
+    with _open(args) as store:
+        try:
+            final = run_sync(aresume_stored(Oracle(config), store, args.id))
+        except EscalationNotFound as exc:
+            print(f"error: {exc.args[0]}", file=sys.stderr)
+            return 2
+        except ValueError as exc:
+            print(f"error: {exc}", file=sys.stderr)
+            return 2
+    print(final.to_json() if args.json else render_result(final))
+    return 0
