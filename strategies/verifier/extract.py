@@ -58,6 +58,17 @@ def _parses_as_python(text: str) -> bool:
                for n in tree.body) and bool(tree.body)
 
 
+def _prompt_is_code(prompt: str, entry_point: str) -> bool:
+    """A HumanEval-style prompt: Python source (signature + docstring) defining the entry point."""
+    if not _defines(prompt, entry_point, "python"):
+        return False
+    try:
+        ast.parse(prompt)
+    except (SyntaxError, ValueError):
+        return False
+    return True
+
+
 def _looks_like_javascript(text: str) -> bool:
     return re.search(r"\bfunction\b|=>|\bconst\b|\blet\b|console\.log|module\.exports", text) is not None
 
@@ -84,7 +95,7 @@ def extract_code(trajectory: Trajectory, task: Task) -> ExtractedCode:
             language = language or chosen[0]
         elif trajectory.answer.strip():
             text = trajectory.answer
-            body_only = bool(task.entry_point) and _defines(task.prompt or "", task.entry_point, "python")
+            body_only = bool(task.entry_point) and _prompt_is_code(task.prompt or "", task.entry_point)
             if (language in (None, "python")) and (_parses_as_python(text) or (
                     body_only and _parses_as_python(task.prompt + text))):
                 code, source, language = text, "answer", "python"
@@ -98,7 +109,7 @@ def extract_code(trajectory: Trajectory, task: Task) -> ExtractedCode:
 
 def _join_prompt(code: str, source: str | None, language: str, task: Task) -> ExtractedCode:
     ep = task.entry_point
-    if language != "python" or not ep or not _defines(task.prompt or "", ep, "python"):
+    if language != "python" or not ep or not _prompt_is_code(task.prompt or "", ep):
         return ExtractedCode(code, source, language)
     prompt = task.prompt
     if _defines(code, ep, language):
