@@ -75,3 +75,18 @@ def test_evaluate_infeasible_override_gives_failed_row_with_escalation(tmp_path)
     assert row["status"] == "failed" and row["route"]["evaluator"] is None
     assert row["escalation"]["reason"] == "no_feasible_evaluator"
     assert "tests" in row["escalation"]["question"]
+
+
+def test_history_feeds_prior_hardness(tmp_path):
+    from oracle.history import hardness_from_rows
+
+    assert hardness_from_rows([{"task_id": "a", "status": "ok"}, {"task_id": "a", "status": "failed"},
+                               {"task_id": "b", "status": "ok", "escalation": {"id": "e"}},
+                               {"task_id": None, "status": "failed"}]) == {"a": 0.5, "b": 1.0}
+    hist = tmp_path / "results.jsonl"
+    hist.write_text(json.dumps({"task_id": "essay", "status": "failed"}) + "\n")
+    task = tmp_path / "t.json"
+    task.write_text(json.dumps(open_task()))
+    row = json.loads(oracle("route", str(task), "--json", "--history", str(hist)).stdout)
+    assert row["route"]["signals"]["prior_hardness"] == 1.0
+    assert any(v["policy"] == "difficulty" for v in row["route"]["votes"])

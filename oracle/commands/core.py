@@ -13,11 +13,13 @@ def register(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser("route", help="show which evaluator each task goes to, with the trace")
     p.add_argument("file", help="task file: .json, .yaml or .jsonl")
     p.add_argument("--json", action="store_true", help="one line of JSON per task")
+    p.add_argument("--history", help="earlier results JSONL: feeds the prior_hardness signal")
     p.set_defaults(func=cmd_route)
 
     p = sub.add_parser("evaluate", help="route and evaluate each task")
     p.add_argument("file", help="task file: .json, .yaml or .jsonl")
     p.add_argument("--json", action="store_true", help="one line of JSON per task")
+    p.add_argument("--history", help="earlier results JSONL: feeds the prior_hardness signal")
     p.add_argument("--strict", action="store_true", help="exit 3 when any task is not ok")
     p.set_defaults(func=cmd_evaluate)
 
@@ -29,13 +31,19 @@ def register(sub: argparse._SubParsersAction) -> None:
     show.set_defaults(func=cmd_config_show)
 
 
+def _history(args: argparse.Namespace) -> dict[str, float] | None:
+    from oracle.history import load_history
+
+    return load_history(args.history) if getattr(args, "history", None) else None
+
+
 def cmd_route(args: argparse.Namespace) -> int:
     from oracle.oracle import Oracle
     from oracle.render import render_route
     from oracle.task_file import load_tasks
 
     tasks = load_tasks(args.file)
-    oracle = Oracle(OracleConfig.load(args.config))
+    oracle = Oracle(OracleConfig.load(args.config), history=_history(args))
     for item in tasks:
         route = oracle.route(item)
         if args.json:
@@ -52,7 +60,7 @@ def cmd_evaluate(args: argparse.Namespace) -> int:
     from oracle.task_file import load_tasks
 
     tasks = load_tasks(args.file)
-    oracle = Oracle(OracleConfig.load(args.config))
+    oracle = Oracle(OracleConfig.load(args.config), history=_history(args))
     not_ok = 0
     for item in tasks:
         res = oracle.evaluate(item)
