@@ -42,6 +42,22 @@ _syscall.restype = ctypes.c_long
 _prctl = _libc.prctl
 
 
+_libc.mount.argtypes = [ctypes.c_char_p, ctypes.c_char_p, ctypes.c_char_p, ctypes.c_ulong, ctypes.c_char_p]
+_libc.umount2.argtypes = [ctypes.c_char_p, ctypes.c_int]
+MS_NOSUID, MS_NODEV = 2, 4
+MNT_DETACH = 2
+
+
+def mount_tmpfs(path: str, size_bytes: int, uid: int | None) -> bool:
+    """Mount a size-capped tmpfs on ``path`` (root only): the disk cap of the non-namespace backends."""
+    opts = f"size={size_bytes},mode=0700" + (f",uid={uid},gid={uid}" if uid is not None else "")
+    return _libc.mount(b"tmpfs", path.encode(), b"tmpfs", MS_NOSUID | MS_NODEV, opts.encode()) == 0
+
+
+def unmount(path: str) -> None:
+    _libc.umount2(path.encode(), MNT_DETACH)
+
+
 def landlock_abi() -> int:
     """The kernel's Landlock ABI version, 0 when unsupported."""
     nr = _NR.get(platform.machine())

@@ -22,7 +22,7 @@ from oracle.errors import IsolationUnavailable, SandboxError
 from strategies.verifier.sandbox import layers as probe_mod
 from strategies.verifier.sandbox import slots
 from strategies.verifier.sandbox.cgroups import RunCgroup
-from strategies.verifier.sandbox.confine import PreparedConfinement
+from strategies.verifier.sandbox.confine import PreparedConfinement, mount_tmpfs, unmount
 from strategies.verifier.sandbox.launch import SANDBOX_SRC, SANDBOX_WORK, SYSTEM_DIRS, build_command, make_preexec
 from strategies.verifier.sandbox.limits import SandboxLimits
 
@@ -111,6 +111,7 @@ class Sandbox:
         base = Path(tempfile.mkdtemp(prefix="oracle-run-"))
         cgroup = RunCgroup(self.layers.cgroups, limits.memory_mb * 1024 * 1024, limits.max_pids, slot_uid=uid)
         confinement = None
+        mounted = False
         try:
             src, work = base / "src", base / "work"
             src.mkdir(mode=0o755)
@@ -123,6 +124,8 @@ class Sandbox:
             if uid is not None:
                 os.chown(base, uid, uid)
                 os.chown(work, uid, uid)
+            if self.isolation_level != "namespaces" and slots.can_drop_privileges():
+                mounted = mount_tmpfs(str(work), limits.disk_mb * 1024 * 1024, uid)
             os.chmod(base, 0o711)
             src_path, work_path = self._paths(base)
             command = [a.replace("{src}", src_path).replace("{work}", work_path) for a in request.command]
@@ -166,6 +169,8 @@ class Sandbox:
                               uid=uid, memory_peak_bytes=peak, leftovers_killed=leftovers)
         finally:
             cgroup.kill_and_remove()
+            if mounted:
+                unmount(str(base / "work"))
             shutil.rmtree(base, ignore_errors=True)
             if slot is not None:
                 slot.release()
