@@ -118,8 +118,8 @@ class EscalationStore:
             raise ValueError("answer: give a text or a choice")
         self._write("UPDATE escalations SET state='answered', answer=?, choice=?, answered_at=?, "
                     "final_result=NULL, resolved_at=NULL WHERE id=?",
-                    (answer.model_dump_json(), answer.choice, time.time(), esc_id))
-        return self.get(esc_id)
+                    (answer.model_dump_json(), answer.choice, time.time(), entry.id))
+        return self.get(entry.id)
 
     def resolve(self, esc_id: str, final: OracleResult) -> None:
         """Store the result computed with the answer applied."""

@@ -7,8 +7,8 @@ How an answer is applied depends on what it is, not on who asked:
 - ``accept`` keeps the first verdict, now signed off by a person;
 - a choice naming a candidate, or ``pass``/``fail`` for a single candidate, is the human verdict:
   the evaluator still runs again, and the final result carries both its own view and the person's;
-- free text is appended to the task description (and kept in ``task.metadata["human_answers"]``),
-  so the evaluator sees the missing fact the question asked for.
+- free text is appended to the task prompt (and kept in ``task.metadata["human_answers"]``), the
+  one field every evaluator shows its model, so it sees the missing fact the question asked for.
 
 The final ``OracleResult`` has status ``escalated`` when the verdict reflects the answer, and its
 ``history`` holds the first evaluation, the answer and a summary of the second evaluation.
@@ -72,10 +72,10 @@ def apply_answer(item: TaskInput, request: Escalation, answer: HumanAnswer) -> A
     text = answer.text.strip()
     if text:
         note = f"Clarification from a human reviewer (asked: {request.question}): {text}"
-        updates["description"] = f"{task.description}\n\n{note}" if task.description else note
+        updates["prompt"] = f"{task.prompt}\n\n{note}"
         answers = list(task.metadata.get("human_answers", [])) + [{"escalation_id": request.id, "text": text}]
         updates["metadata"] = {**task.metadata, "human_answers": answers}
-        applied.changes.append("answer text appended to task.description")
+        applied.changes.append("answer text appended to task.prompt")
     if updates:
         # re-validate so a mapped value that breaks the task fails loudly, naming the field
         new_task = type(task).model_validate({**task.model_dump(), **updates})
