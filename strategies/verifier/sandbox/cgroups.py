@@ -104,6 +104,7 @@ class RunCgroup:
     """Reuse the slot's group (kept between runs); None: a one-off group removed after the run."""
     dirs: list[Path] = field(default_factory=list)
     procs_files: list[str] = field(default_factory=list)
+    _oom_baseline: int = 0
 
     def _mkdir(self, d: Path) -> None:
         if self.slot_uid is None:
@@ -119,6 +120,10 @@ class RunCgroup:
                     pass
 
     def create(self) -> None:
+        self._create()
+        self._oom_baseline = self._oom_kills()
+
+    def _create(self) -> None:
         name = f"slot-{self.slot_uid}" if self.slot_uid is not None else \
             f"run-{os.getpid()}-{uuid.uuid4().hex[:10]}"
         s = self.support
@@ -167,19 +172,26 @@ class RunCgroup:
                         return None
         return None
 
-    def memory_limit_hit(self) -> bool:
+    def _oom_kills(self) -> int:
+        """Cumulative OOM kills of the group (v1 memory.oom_control, v2 memory.events)."""
+        total = 0
         for d in self.dirs:
-            try:
-                if (d / "memory.failcnt").exists() and int((d / "memory.failcnt").read_text()) > 0:
-                    return True
-                if (d / "memory.events").exists():
-                    for line in (d / "memory.events").read_text().splitlines():
+            for fname in ("memory.oom_control", "memory.events"):
+                try:
+                    for line in (d / fname).read_text().splitlines():
                         key, _, value = line.partition(" ")
-                        if key in ("max", "oom_kill") and int(value) > 0:
-                            return True
-            except (OSError, ValueError):
-                continue
-        return False
+                        if key == "oom_kill":
+                            total += int(value)
+                except (OSError, ValueError):
+                    continue
+        return total
+
+    def memory_limit_hit(self) -> bool:
+        """OOM kills since the run started, or usage that reached the limit."""
+        if self._oom_kills() > self._oom_baseline:
+            return True
+        peak = self.memory_peak_bytes()
+        return peak is not None and peak >= self.memory_limit_bytes
 
     def members(self) -> list[int]:
         pids: set[int] = set()
