@@ -12,7 +12,7 @@ import pytest
 from oracle.cli import main as cli_main
 from oracle.providers import ChatMessage, ChatRequest, make_async_chat_client, make_chat_client
 
-pytestmark = pytest.mark.local_model
+pytestmark = [pytest.mark.local_model, pytest.mark.slow]
 
 RUBRIC = ("You are a strict grader. Reply with one word, yes or no.\n"
           "Question: Is Paris the capital of France?\nAnswer: ")

@@ -103,7 +103,8 @@ class ClientCore:
                          label={"endpoint": self.wire.endpoint_kind, "base_url": self.settings.base_url,
                                 "model": self.settings.model})
 
-    def finish(self, req: Any, prepared: Prepared, delivered: Delivered, started: float) -> Any:
+    def finish(self, req: Any, prepared: Prepared, delivered: Delivered) -> Any:
+        """The typed reply; latency counts from the first send, so queueing for a slot is excluded."""
         fields = dict(delivered.value)
         model_answered = fields.pop("model_answered", None)
         body_request_id = fields.pop("request_id", None)
@@ -115,7 +116,7 @@ class ClientCore:
             model_requested=self.settings.model,
             model_answered=model_answered if isinstance(model_answered, str) else None,
             request_id=str(request_id) if request_id is not None else None,
-            latency_ms=round((self.clock() - started) * 1000, 3), attempts=delivered.attempts,
+            latency_ms=round((self.clock() - (delivered.sent_at or self.clock())) * 1000, 3), attempts=delivered.attempts,
             sampling_requested=requested, sampling_applied=applied)
         usage: Usage = fields["usage"]
         cost = cost_usd(usage, self.settings.model, self.prices)

@@ -15,11 +15,13 @@ cost when they are not.
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import random
 import threading
 import time
+from contextlib import asynccontextmanager
 from dataclasses import dataclass
-from typing import Any, Awaitable, Callable, Generator, TypeVar
+from typing import Any, AsyncIterator, Awaitable, Callable, Generator, TypeVar
 
 import httpx
 import structlog
@@ -53,6 +55,8 @@ class Delivered:
     value: Any
     attempts: int
     response: httpx.Response
+    sent_at: float | None = None
+    """Clock reading when the first attempt got its concurrency slot (queueing excluded)."""
 
 
 @dataclass(frozen=True)
@@ -137,56 +141,91 @@ def _excerpt(response: httpx.Response) -> str:
 
 def run_sync(flow: Flow, send: Callable[[float], httpx.Response], *,
              sleep: Callable[[float], None] = time.sleep,
-             limiter: threading.Semaphore | None = None) -> Delivered:
+             limiter: threading.Semaphore | None = None,
+             clock: Callable[[], float] = time.monotonic) -> Delivered:
     """Drive ``flow`` with blocking I/O; ``limiter`` caps concurrent requests (not backoff sleeps)."""
     action = next(flow)
+    sent_at = None
     while True:
         if isinstance(action, Sleep):
             sleep(action.seconds)
             outcome: Any = None
         else:
+            if limiter is not None:
+                limiter.acquire()
             try:
-                if limiter is not None:
-                    with limiter:
-                        outcome = send(action.timeout_s)
-                else:
-                    outcome = send(action.timeout_s)
+                sent_at = clock() if sent_at is None else sent_at
+                outcome = send(action.timeout_s)
             except httpx.TransportError as exc:
                 outcome = exc
+            finally:
+                if limiter is not None:
+                    limiter.release()
         try:
             action = flow.send(outcome)
         except StopIteration as stop:
-            return stop.value
+            return dataclasses.replace(stop.value, sent_at=sent_at)
 
 
-async def run_async(flow: Flow, send: Callable[[float], Awaitable[httpx.Response]], *,
+class SlotPool:
+    """``size`` concurrency slots, each tied to one of several connection pools (shards).
+
+    A slot is both the per-provider concurrency limit and the choice of httpx client: httpcore's
+    pool does work proportional to (connections x requests in flight) on every request, so 64
+    requests through one pool cost milliseconds of CPU each, while 8 pools of 8 stay cheap.
+    """
+
+    def __init__(self, size: int, shards: int) -> None:
+        self._slots = [i % shards for i in range(size)]
+        self._queue: asyncio.Queue[int] | None = None
+
+    @asynccontextmanager
+    async def slot(self) -> AsyncIterator[int]:
+        if self._queue is None:
+            self._queue = asyncio.Queue()
+            for shard in self._slots:
+                self._queue.put_nowait(shard)
+        shard = await self._queue.get()
+        try:
+            yield shard
+        finally:
+            self._queue.put_nowait(shard)
+
+
+async def run_async(flow: Flow, send: Callable[[float, int], Awaitable[httpx.Response]], *,
                     sleep: Callable[[float], Awaitable[None]] = asyncio.sleep,
-                    limiter: asyncio.Semaphore | None = None) -> Delivered:
+                    slots: SlotPool | None = None,
+                    clock: Callable[[], float] = time.monotonic) -> Delivered:
     """Drive ``flow`` on the event loop; each attempt is also bounded as a whole by its timeout.
 
-    httpx timeouts apply per network operation, so a server trickling bytes could outlast them;
-    ``asyncio.timeout`` caps the attempt end to end.
+    ``send(timeout_s, shard)`` gets the shard of the slot it holds. httpx timeouts apply per
+    network operation, so a server trickling bytes could outlast them; ``asyncio.timeout`` caps
+    the attempt end to end (the wait for a slot is not counted).
     """
     action = next(flow)
+    sent_at = None
     while True:
         if isinstance(action, Sleep):
             await sleep(action.seconds)
             outcome: Any = None
         else:
             try:
-                if limiter is not None:
-                    async with limiter:
-                        outcome = await _bounded(send, action.timeout_s)
+                if slots is not None:
+                    async with slots.slot() as shard:
+                        sent_at = clock() if sent_at is None else sent_at
+                        outcome = await _bounded(send, action.timeout_s, shard)
                 else:
-                    outcome = await _bounded(send, action.timeout_s)
+                    sent_at = clock() if sent_at is None else sent_at
+                    outcome = await _bounded(send, action.timeout_s, 0)
             except (httpx.TransportError, TimeoutError) as exc:
                 outcome = exc
         try:
             action = flow.send(outcome)
         except StopIteration as stop:
-            return stop.value
+            return dataclasses.replace(stop.value, sent_at=sent_at)
 
 
-async def _bounded(send: Callable[[float], Awaitable[httpx.Response]], timeout_s: float) -> httpx.Response:
+async def _bounded(send: Callable[[float, int], Awaitable[httpx.Response]], timeout_s: float,
+                   shard: int) -> httpx.Response:
     async with asyncio.timeout(timeout_s + 0.05):
-        return await send(timeout_s)
+        return await send(timeout_s, shard)

@@ -10,6 +10,7 @@ waiting. The concurrency limit is per client object: share one client per provid
 from __future__ import annotations
 
 import asyncio
+import math
 import random
 import threading
 import time
@@ -20,13 +21,16 @@ import httpx
 from oracle.config import Price, ProviderSettings
 from oracle.errors import ConfigError
 from oracle.providers._core import ClientCore, WireFormat
-from oracle.providers._http import run_async, run_sync
+from oracle.providers._http import SlotPool, run_async, run_sync
 from oracle.providers.anthropic import AnthropicMessagesFormat
 from oracle.providers.decisions import DecisionsFormat, SystemOneFormat
 from oracle.providers.openai_chat import OpenAIChatFormat
 from oracle.providers.types import Capabilities, ChatReply, ChatRequest, DecisionReply, DecisionRequest
 
 Prices = dict[str, Price] | None
+
+SHARD_CONNECTIONS = 8
+"""Connections per httpx pool in the async client; more concurrency means more pools (see SlotPool)."""
 
 
 def chat_format(settings: ProviderSettings) -> WireFormat:
@@ -70,15 +74,13 @@ class _SyncClient:
         hit = core.cached(prepared)
         if hit is not None:
             return hit
-        started = core.clock()
-
         def send(timeout_s: float) -> httpx.Response:
             request = self._http.build_request("POST", prepared.url, content=prepared.content,
                                                headers=prepared.headers, timeout=timeout_s)
             return self._http.send(request)
 
-        delivered = run_sync(core.flow(req), send, sleep=self._sleep, limiter=self._limiter)
-        return core.finish(req, prepared, delivered, started)
+        delivered = run_sync(core.flow(req), send, sleep=self._sleep, limiter=self._limiter, clock=core.clock)
+        return core.finish(req, prepared, delivered)
 
     def close(self) -> None:
         self._http.close()
@@ -97,11 +99,15 @@ class _AsyncClient:
                  sleep: Callable[[float], Awaitable[None]] = asyncio.sleep,
                  clock: Callable[[], float] = time.monotonic, rng: random.Random | None = None) -> None:
         self._core = ClientCore(settings, wire, prices=prices, clock=clock, rng=rng)
-        limits = httpx.Limits(max_connections=max(settings.concurrency, 1),
-                              max_keepalive_connections=max(settings.concurrency, 1))
-        self._http = httpx.AsyncClient(transport=transport, follow_redirects=False, limits=limits)
+        # An injected transport is one pool already; sharding only helps with our own transports.
+        shards = 1 if transport is not None else math.ceil(settings.concurrency / SHARD_CONNECTIONS)
+        per_shard = math.ceil(settings.concurrency / shards)
+        limits = httpx.Limits(max_connections=per_shard, max_keepalive_connections=per_shard)
+        verify = httpx.create_ssl_context()  # built once (~70 ms), shared by the shards
+        self._shards = [httpx.AsyncClient(transport=transport, follow_redirects=False, limits=limits,
+                                          verify=verify) for _ in range(shards)]
         self._sleep = sleep
-        self._limiter = asyncio.Semaphore(settings.concurrency)
+        self._slots = SlotPool(settings.concurrency, shards)
 
     @property
     def settings(self) -> ProviderSettings:
@@ -117,18 +123,19 @@ class _AsyncClient:
         hit = core.cached(prepared)
         if hit is not None:
             return hit
-        started = core.clock()
+        async def send(timeout_s: float, shard: int) -> httpx.Response:
+            http = self._shards[shard]
+            request = http.build_request("POST", prepared.url, content=prepared.content,
+                                         headers=prepared.headers, timeout=timeout_s)
+            return await http.send(request)
 
-        async def send(timeout_s: float) -> httpx.Response:
-            request = self._http.build_request("POST", prepared.url, content=prepared.content,
-                                               headers=prepared.headers, timeout=timeout_s)
-            return await self._http.send(request)
-
-        delivered = await run_async(core.flow(req), send, sleep=self._sleep, limiter=self._limiter)
-        return core.finish(req, prepared, delivered, started)
+        delivered = await run_async(core.flow(req), send, sleep=self._sleep, slots=self._slots,
+                                    clock=core.clock)
+        return core.finish(req, prepared, delivered)
 
     async def aclose(self) -> None:
-        await self._http.aclose()
+        for http in self._shards:
+            await http.aclose()
         self._core.close()
 
     async def __aenter__(self):  # noqa: ANN204
