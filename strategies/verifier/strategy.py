@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import os
+import re
 import shutil
 import sys
 import time
@@ -200,12 +201,19 @@ class VerifierStrategy:
         return CandidateResult(id=cid, score=score, passed=passed, details=details)
 
 
+_ENVIRONMENT_ERROR = re.compile(r"ModuleNotFoundError|ImportError|PermissionError|FileNotFoundError|OSError|"
+                                r"the program ended|killed|limit")
+
+
 def _identical_errors(by_candidate: dict[str, list[harness.TestOutcome]]) -> str | None:
-    """The shared message when >= 2 candidates ran and every one of their tests errored the same way."""
+    """The shared message when >= 2 candidates ran, every test errored the same way, and the error is
+    of the kind the environment causes (missing module, permission, the process dying). Several
+    samples of one model can share a plain bug (a NameError in every sample); that stays theirs."""
     if len(by_candidate) < 2:
         return None
     outcomes = [o for outs in by_candidate.values() for o in outs]
-    if outcomes and all(o.outcome == "error" for o in outcomes) and len({o.message for o in outcomes}) == 1:
+    if outcomes and all(o.outcome == "error" for o in outcomes) and len({o.message for o in outcomes}) == 1 \
+            and _ENVIRONMENT_ERROR.search(outcomes[0].message):
         return outcomes[0].message
     return None
 
