@@ -247,7 +247,7 @@ class _Run:
         extra.update(probabilities=merged.probabilities, per_order=merged.per_order,
                      winners_by_order=merged.winners, order_flip=merged.order_flip,
                      confidence=merged.confidence, comparison_ranking=merged.ranking,
-                     comparison_best=merged.best,
+                     comparison_best=merged.best, probability_source=f.probability_source,
                      covered_mass=[f.covered_mass, b.covered_mass])
         results = [CandidateResult(
             id=c.id, score=merged.probabilities[c.id], passed=None, status=Status.ok,

@@ -325,3 +325,15 @@ async def test_native_backend_without_a_decision_endpoint_is_a_config_failure(sc
 def test_spec_names_non_default_settings():
     judge = DecisionJudge(DecisionJudgeConfig(samples=3))
     assert judge.spec() == {"name": "decision_judge", "version": judge.version, "samples": 3}
+
+
+@pytest.mark.parametrize("wire", WIRE_FORMATS)
+async def test_a_refused_criterion_leaves_the_candidate_unscored(scripted_server, wire):
+    scripted_server.set_handler(decision_handler(
+        probabilities={"criterion_0": 0.9, "criterion_2": 0.9}, refuse={"criterion_1": "no opinion"}))
+    result = await _evaluate(_config(scripted_server, native=wire), CRITERIA_TASK, CAND)
+    (cand,) = result.candidates
+    assert (cand.status, cand.score, cand.passed) == (Status.abstained, None, None)
+    assert cand.details["criteria"][1]["refused"] and cand.details["criteria"][1]["probability"] is None
+    assert result.status == Status.abstained
+    assert result.details["refused"] is True and result.details["escalation_reasons"] == ["refused"]
