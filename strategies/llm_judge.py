@@ -33,10 +33,11 @@ from strategies.llm_judge_calls import ChatCompleter, Ledger
 from strategies.llm_judge_pairwise import PairwiseRun, run_pairwise
 from strategies.llm_judge_pointwise import score_candidate
 from strategies.llm_judge_prompts import prompt_hash, template_hashes
-from strategies.ranking import all_pairs_judgements, judgement_budget, normalized_copeland, position_bias
+from strategies.ranking import (all_pairs_judgements, gather_or_cancel, judgement_budget, normalized_copeland,
+                                position_bias)
 
 ESCALATION_KEYS = ("order_inconsistent_pairs", "cycles", "unparsed_pairs", "unparsed_candidates",
-                   "tied_best", "position_bias", "score_spread")
+                   "tied_best", "position_bias", "repeat_spread")
 """Keys always present in ``details`` (empty list / None when nothing to report)."""
 
 
@@ -109,7 +110,7 @@ class LLMJudge:
 
     async def _pointwise(self, client: ChatCompleter, ledger: Ledger, ctx: EvaluationContext) -> EvaluationResult:
         cfg = self.settings
-        candidates = list(await asyncio.gather(*(score_candidate(client, ledger, ctx.task, t, cfg)
+        candidates = list(await gather_or_cancel(*(score_candidate(client, ledger, ctx.task, t, cfg)
                                                  for t in ctx.trajectories)))
         scored = [c for c in candidates if c.score is not None]
         position = {c.id: i for i, c in enumerate(candidates)}
@@ -120,7 +121,7 @@ class LLMJudge:
             "mode": "pointwise", **_empty_escalation(),
             "unparsed_candidates": [c.id for c in candidates if c.status == Status.unparsed],
             "tied_best": best if len(best) > 1 else [],
-            "score_spread": {c.id: c.details.get("score_spread") for c in scored} if cfg.repeats > 1 else None,
+            "repeat_spread": {c.id: c.details.get("repeat_spread") for c in scored} if cfg.repeats > 1 else None,
             "repairs": ledger.repairs,
         }
         details["escalation_reasons"] = _reasons(details)
@@ -167,7 +168,7 @@ def make_llm_judge(config: OracleConfig) -> LLMJudge:
 
 def _empty_escalation() -> dict[str, Any]:
     return {"order_inconsistent_pairs": [], "cycles": [], "unparsed_pairs": [], "unparsed_candidates": [],
-            "tied_best": [], "position_bias": None, "score_spread": None}
+            "tied_best": [], "position_bias": None, "repeat_spread": None}
 
 
 def _reasons(details: dict[str, Any]) -> list[str]:

@@ -9,7 +9,6 @@ the total below 2*n*log2(n) judgements only if each pair costs two calls (repair
 
 from __future__ import annotations
 
-import asyncio
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -19,7 +18,8 @@ from oracle.task import Task, Trajectory
 from strategies.llm_judge_calls import ChatCompleter, Ledger, ask, chat_request
 from strategies.llm_judge_parse import parse_pairwise, seat_readout
 from strategies.llm_judge_prompts import PAIRWISE_SCHEMA, pairwise_messages, rubric
-from strategies.ranking import OrderJudgement, PairVerdict, Ranking, combine_orders, tournament
+from strategies.ranking import (OrderJudgement, PairVerdict, Ranking, combine_orders, gather_or_cancel,
+                                tournament)
 
 
 @dataclass
@@ -59,7 +59,7 @@ async def run_pairwise(client: ChatCompleter, ledger: Ledger, task: Task, trajec
 
     async def compare(a: str, b: str) -> PairVerdict:
         nonlocal readouts
-        (ab, ev_ab), (ba, ev_ba) = await asyncio.gather(
+        (ab, ev_ab), (ba, ev_ba) = await gather_or_cancel(
             judge_order(client, ledger, task, by_id[a], by_id[b], cfg),
             judge_order(client, ledger, task, by_id[b], by_id[a], cfg))
         orders.append((ab, ba))

@@ -10,7 +10,6 @@ in it was read; a candidate with no readable sample is ``unparsed`` with its raw
 
 from __future__ import annotations
 
-import asyncio
 import statistics
 from collections import Counter
 from typing import Any
@@ -22,6 +21,7 @@ from oracle.task import Task, Trajectory
 from strategies.llm_judge_calls import ChatCompleter, Ledger, ask, chat_request
 from strategies.llm_judge_parse import CriterionScore, Readout, expected_value, parse_pointwise, pointwise_readouts
 from strategies.llm_judge_prompts import RubricItem, pointwise_messages, pointwise_schema, rubric
+from strategies.ranking import gather_or_cancel
 
 
 def aggregate(scores: list[int], how: str) -> float:
@@ -58,7 +58,7 @@ async def _one_sample(client: ChatCompleter, ledger: Ledger, task: Task, candida
                            max_tokens=cfg.max_tokens, logprobs=cfg.logprobs, top_logprobs=cfg.top_logprobs)
         return ask(client, ledger, req, lambda text: parse_pointwise(text, ids, cfg.scale_min, cfg.scale_max))
 
-    answers = await asyncio.gather(*(request(g) for g in groups))
+    answers = await gather_or_cancel(*(request(g) for g in groups))
     scores: dict[str, CriterionScore] = {}
     readouts: dict[str, Readout] = {}
     evidence = [a.evidence() for a in answers]
@@ -75,7 +75,7 @@ async def score_candidate(client: ChatCompleter, ledger: Ledger, task: Task, can
     """Score one candidate on the task's rubric (or the default overall criterion)."""
     items = rubric(task)
     groups = [[it] for it in items] if cfg.per_criterion_calls else [items]
-    samples = await asyncio.gather(*(_one_sample(client, ledger, task, candidate, groups, cfg)
+    samples = await gather_or_cancel(*(_one_sample(client, ledger, task, candidate, groups, cfg)
                                      for _ in range(cfg.repeats)))
     calls_evidence = [ev for _, _, evs in samples for ev in evs]
     read = [(s, r) for s, r, _ in samples if s is not None]
@@ -117,7 +117,7 @@ async def score_candidate(client: ChatCompleter, ledger: Ledger, task: Task, can
             criteria[cid]["logprob_expected_score"] = statistics.fmean(v)
     base.update({
         "criteria": criteria,
-        "score_spread": _spread(per_sample),
+        "repeat_spread": _spread(per_sample),
         "logprob_weighted_score": lp_score,
         "logprob_weighted_unavailable": sorted(reasons) or None,
     })

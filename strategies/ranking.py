@@ -146,6 +146,20 @@ class Ranking:
 # ---------------------------------------------------------------- scheduling
 
 
+async def gather_or_cancel(*aws: Awaitable):
+    """Like ``asyncio.gather``, but the first failure cancels the rest and is raised as itself.
+
+    A failed model call must not leave sibling calls running against a client that is about to be
+    closed, and callers want the provider error, not an ExceptionGroup around it.
+    """
+    try:
+        async with asyncio.TaskGroup() as group:
+            tasks = [group.create_task(a) for a in aws]
+    except BaseExceptionGroup as eg:
+        raise eg.exceptions[0] from None
+    return [t.result() for t in tasks]
+
+
 def all_pairs_judgements(n: int) -> int:
     """Judgements a full round robin needs, both orders counted."""
     return n * (n - 1)
@@ -176,7 +190,7 @@ async def run_tournament(ids: Sequence[str], compare: Compare, *, all_pairs_max:
     if len(ids) < 2:
         return []
     if len(ids) <= all_pairs_max:
-        return list(await asyncio.gather(*(compare(a, b) for a, b in itertools.combinations(ids, 2))))
+        return list(await gather_or_cancel(*(compare(a, b) for a, b in itertools.combinations(ids, 2))))
     return await merge_sort_tournament(ids, compare)
 
 
@@ -206,7 +220,7 @@ async def merge_sort_tournament(ids: Sequence[str], compare: Compare) -> list[Pa
     runs: list[list[str]] = [[x] for x in ids]
     while len(runs) > 1:
         pairs = [(runs[k], runs[k + 1]) for k in range(0, len(runs) - 1, 2)]
-        merged = list(await asyncio.gather(*(merge(l, r) for l, r in pairs)))
+        merged = list(await gather_or_cancel(*(merge(l, r) for l, r in pairs)))
         if len(runs) % 2:
             merged.append(runs[-1])
         runs = merged

@@ -176,9 +176,9 @@ async def test_repeats_aggregate_with_spread(scripted_server, how, expected_raw)
     assert result.calls == 3
     assert cand.details["criteria"]["overall"]["score"] == pytest.approx(expected_raw)
     assert sorted(cand.details["criteria"]["overall"]["samples"]) == [4, 4, 9]
-    spread = cand.details["score_spread"]
+    spread = cand.details["repeat_spread"]
     assert spread["range"] == pytest.approx(5 / 9) and spread["stdev"] > 0
-    assert result.details["score_spread"]["c0"] == spread
+    assert result.details["repeat_spread"]["c0"] == spread
     assert result.provenance["probability_source"] == "sampled"
 
 
@@ -263,6 +263,14 @@ async def test_provider_failure_is_a_failed_result(scripted_server):
     assert result.status == Status.failed and result.error.type == "ProviderHTTPError"
     assert result.calls == 1 and len(scripted_server.requests) == 3  # one logical call, 2 retries
     assert result.candidates == [] and result.best == []
+
+
+async def test_provider_failure_with_many_calls_in_flight_cancels_the_rest(scripted_server):
+    scripted_server.set_handler(lambda req: status_reply(500))
+    cfg = config(scripted_server)
+    result = await evaluate(cfg, ctx(cfg, Task(id="f", prompt="p"), "a", "b", "c", "d"))
+    assert result.status == Status.failed and result.error.type == "ProviderHTTPError"
+    assert result.details["mode"] == "pairwise" and 1 <= result.calls <= 12
 
 
 async def test_pairwise_mode_with_one_candidate_is_bad_input_before_any_call(scripted_server):
