@@ -196,3 +196,22 @@ def test_validation_rejects_expected_output_without_reference_and_too_many_reado
     with pytest.raises(TaskValidationError, match=r"questions.0.options"):
         validate_for_decision(task, [Trajectory(id="c")], label_limited=True)
     assert validate_for_decision(task, [Trajectory(id="c")], label_limited=False)[1] == "questions"
+
+
+def test_calibration_file_round_trip_and_errors(tmp_path):
+    import hashlib
+
+    from oracle.calibration import CalibrationFile, ModelCalibration, load_calibration, write_calibration
+    from oracle.errors import ConfigError
+
+    path = tmp_path / "cal.json"
+    sha = write_calibration(path, CalibrationFile(models={"m": ModelCalibration(
+        pass_threshold=0.7, evidence={"n": 12})}))
+    loaded = load_calibration(path)
+    assert loaded.sha256 == sha == hashlib.sha256(path.read_bytes()).hexdigest()
+    assert loaded.threshold_for("m") == 0.7 and loaded.threshold_for("other") is None
+    path.write_text('{"models": {"m": {"pass_threshold": 0.7, "bogus": 1}}}')
+    with pytest.raises(ConfigError, match="bogus"):
+        load_calibration(path)
+    with pytest.raises(ConfigError, match="cannot read"):
+        load_calibration(tmp_path / "missing.json")
