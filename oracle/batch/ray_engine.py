@@ -16,10 +16,11 @@ from oracle.batch.source import InputEntry
 _ORACLES: dict[str, Any] = {}
 
 
-def _evaluate_chunk(config_json: str, store_path: str | None, chunk: list[tuple[int, str, str | None]],
+def _evaluate_chunk(config_json: str, store_path: str | None, chunk: list[tuple[int, str, str]],
                     concurrency: int, timeout_s: float | None) -> list[dict[str, Any]]:
     """Runs in a Ray worker: rebuild the entries, evaluate them concurrently, return rows."""
     import asyncio
+    from dataclasses import replace
 
     from oracle.batch.rows import evaluate_entry
     from oracle.batch.source import parse_line
@@ -36,9 +37,10 @@ def _evaluate_chunk(config_json: str, store_path: str | None, chunk: list[tuple[
     async def run() -> list[dict[str, Any]]:
         slots = asyncio.Semaphore(concurrency)
 
-        async def one(number: int, raw: str, source: str | None) -> dict[str, Any]:
+        async def one(number: int, raw: str, key: str) -> dict[str, Any]:
             async with slots:
-                return await evaluate_entry(oracle, parse_line(number, raw, source or "input"), timeout_s)
+                entry = replace(parse_line(number, raw, "input"), key=key)  # keep the driver's key
+                return await evaluate_entry(oracle, entry, timeout_s)
 
         return list(await asyncio.gather(*(one(*c) for c in chunk)))
 
@@ -57,7 +59,7 @@ def run_ray(entries: Iterable[InputEntry], config_json: str, store_path: str | N
     remote = ray.remote(_evaluate_chunk)
     max_chunks = max(2, concurrency // chunk_size + 1)
     in_flight: list[Any] = []
-    chunk: list[tuple[int, str, str | None]] = []
+    chunk: list[tuple[int, str, str]] = []
 
     def drain(block_until: int) -> None:
         nonlocal in_flight
@@ -82,7 +84,7 @@ def run_ray(entries: Iterable[InputEntry], config_json: str, store_path: str | N
             writer.write([row])
             on_row(row)
             continue
-        chunk.append((entry.line, entry.item.model_dump_json(), source))
+        chunk.append((entry.line, entry.item.model_dump_json(), entry.key))
         if len(chunk) >= chunk_size:
             submit()
     submit()

@@ -8,7 +8,7 @@ changed candidate is re-evaluated) and ``invalid:line:hash`` for a line that fai
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Iterator
 
@@ -62,11 +62,19 @@ def parse_line(number: int, raw: str, source: str) -> InputEntry:
 
 
 def iter_entries(path: str | Path) -> Iterator[InputEntry]:
+    """Entries in file order. The n-th repeat of identical content gets ``#n`` on its key, so
+    duplicate lines each get their own row and a resumed run matches them one to one."""
     path = Path(path)
+    seen: dict[str, int] = {}
     with path.open("r", encoding="utf-8") as fh:
         for number, raw in enumerate(fh, start=1):
             if raw.strip():
-                yield parse_line(number, raw, str(path))
+                entry = parse_line(number, raw, str(path))
+                repeat = seen.get(entry.key, 0)
+                seen[entry.key] = repeat + 1
+                if repeat:
+                    entry = replace(entry, key=f"{entry.key}#{repeat}")
+                yield entry
 
 
 def count_entries(path: str | Path) -> int:
