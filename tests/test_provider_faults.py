@@ -153,3 +153,16 @@ async def test_concurrency_limit_is_enforced(scripted_server):
     # 9 requests, 3 at a time, 100 ms each: at least 3 rounds (>= ~0.3 s); unbounded would be ~0.1 s
     assert elapsed >= 0.28
     assert len(scripted_server.requests) == 9
+
+
+async def test_concurrency_limit_holds_across_connection_shards(scripted_server):
+    scripted_server.latency_s = 0.1
+    client = make_async_chat_client(scripted_server.provider_settings(concurrency=20))  # 3 pools
+    started = time.monotonic()
+    replies = await asyncio.gather(*(client.complete(REQ) for _ in range(40)))
+    elapsed = time.monotonic() - started
+    await client.aclose()
+    assert len(replies) == 40 and all(r.text == "ok" for r in replies)
+    assert elapsed >= 0.19  # 40 requests, 20 at a time, 100 ms each: two rounds at least
+    # latency counts from the send, not from the wait for a slot
+    assert all(90 <= r.provenance.latency_ms < 1000 for r in replies)
