@@ -31,9 +31,18 @@ async def run_local(entries: Iterable[InputEntry], oracle: Any, writer: RowWrite
             for r in rows:
                 on_row(r)
 
+    async def put(row: dict[str, Any]) -> None:
+        """Queue a row; give up if the writer died (its error is raised at the end)."""
+        while not writer_task.done():
+            try:
+                await asyncio.wait_for(queue.put(row), 1.0)
+                return
+            except asyncio.TimeoutError:
+                continue
+
     async def one(entry: InputEntry) -> None:
         try:
-            await queue.put(await evaluate_entry(oracle, entry, timeout_s))
+            await put(await evaluate_entry(oracle, entry, timeout_s))
         finally:
             slots.release()
 
@@ -42,7 +51,7 @@ async def run_local(entries: Iterable[InputEntry], oracle: Any, writer: RowWrite
     try:
         for entry in entries:
             if entry.item is None:
-                await queue.put(invalid_row(entry))
+                await put(invalid_row(entry))
                 continue
             await slots.acquire()
             task = asyncio.create_task(one(entry))
