@@ -28,6 +28,7 @@ ISOLATION_ORDER = ("none", "rlimits", "landlock", "namespaces")
 """Weakest to strongest sandbox isolation."""
 
 REASONS = ("no_feasible_evaluator", "low_route_confidence", "verifier_infrastructure_failure",
+           "verifier_task_unrunnable",
            "isolation_below_required", "decision_refusal", "decision_abstention",
            "pairwise_order_inconsistent", "preference_cycle", "decision_order_flip",
            "decision_low_confidence", "inseparable_candidates")
@@ -90,11 +91,21 @@ def check_route(task: Task, route: Route, config: EscalationConfig) -> Escalatio
 # ---- result-level triggers -------------------------------------------------------------------------
 # Each takes (task, result, config, candidate_ids) and returns a request or None.
 
+_TASK_PROBLEMS = ("TaskValidationError", "UnsupportedLanguage")
+
+
 def _verifier_failure(task: Task, result: EvaluationResult, config: EscalationConfig,
                       ids: list[str]) -> Escalation | None:
     if result.status != Status.failed or result.evaluator != "verifier":
         return None
     message = result.error.message if result.error else "unknown error"
+    if result.error is not None and result.error.type in _TASK_PROBLEMS:
+        # not the sandbox's fault: the task lacks something the verifier needs
+        return _make(task, "verifier_task_unrunnable",
+                     f"The verifier cannot run task {task.id!r}: {message}. Supply that, or choose "
+                     "another evaluator?",
+                     options=["decision_judge", "llm_judge"], blocking=True,
+                     evidence={"error": result.error.model_dump(), "candidate_ids": ids})
     return _make(task, "verifier_infrastructure_failure",
                  f"The sandbox could not run the candidates of task {task.id!r} ({message}). "
                  "Re-run on a machine with a working sandbox ('rerun'), or name the candidate "

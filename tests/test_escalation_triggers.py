@@ -52,6 +52,15 @@ def test_verifier_failure_offers_rerun_or_a_candidate():
     assert "Permission denied" in esc.question and esc.options == ["rerun", "good", "bad"]
 
 
+def test_verifier_task_problem_names_the_missing_field_and_offers_judges():
+    item = _item(code_task(id="noentry"))
+    res = EvaluationResult.failure("verifier", "task.entry_point: required by check(candidate) tests",
+                                   error_type="TaskValidationError")
+    esc = check_result(item.task, _route(item), res, CFG, ["good", "bad"])
+    assert esc.reason == "verifier_task_unrunnable" and esc.blocking
+    assert "task.entry_point" in esc.question and esc.options == ["decision_judge", "llm_judge"]
+
+
 @pytest.mark.parametrize("level,fires", [("rlimits", True), ("landlock", True), ("namespaces", False)])
 def test_isolation_below_required(level, fires):
     item = _item(code_task(id="weak"))
@@ -153,7 +162,7 @@ def test_clean_result_raises_nothing_and_ids_are_stable():
     first = check_result(item.task, _route(item), close, CFG)
     again = check_result(item.task, _route(item), close, CFG)
     assert first.id == again.id and first.id.startswith("esc-")
-    assert len(REASONS) == len(set(REASONS)) == 11
+    assert len(REASONS) == len(set(REASONS)) == 12
 
 
 def test_real_decision_refusal_through_the_oracle_is_stored_pending(scripted_server, tmp_path):
