@@ -25,7 +25,7 @@ pytestmark = pytest.mark.sandbox
 
 PYTHON = "/usr/bin/python3.11"
 BACKENDS = [b for b in ("nsjail", "bubblewrap", "landlock") if b in probe().available]
-LIMITS = SandboxLimits(timeout_s=3, memory_mb=512, max_pids=32, output_limit_bytes=200_000, disk_mb=16)
+LIMITS = SandboxLimits(timeout_s=8, memory_mb=512, max_pids=32, output_limit_bytes=200_000, disk_mb=16)
 
 
 def run(backend: str, code: str, limits: SandboxLimits = LIMITS, timeout_s: float | None = None):

@@ -157,7 +157,15 @@ class Sandbox:
             finally:
                 if confinement is not None:
                     confinement.close_paths()
-            outcome = await self._supervise(proc, request.stdin, timeout_s, started)
+            try:
+                outcome = await self._supervise(proc, request.stdin, timeout_s,
+                                                lambda: self._kill_everything(proc.pid, cgroup, uid))
+            finally:
+                # Close the pipes now: a killed grandchild may have held them open past the reads,
+                # and an unclosed transport would complain after the event loop is gone.
+                transport = getattr(proc, "_transport", None)
+                if transport is not None:
+                    transport.close()
             peak = cgroup.memory_peak_bytes()
             memory_hit = cgroup.memory_limit_hit()
             leftovers = self._cleanup(proc.pid, cgroup, uid)
@@ -176,7 +184,7 @@ class Sandbox:
                 slot.release()
 
     async def _supervise(self, proc: asyncio.subprocess.Process, stdin: bytes, timeout_s: float,
-                         started: float) -> tuple[int | None, bytes, bytes, bool, bool]:
+                         kill_all) -> tuple[int | None, bytes, bytes, bool, bool]:
         cap = self.limits.output_limit_bytes
         truncated = asyncio.Event()
         bufs: dict[str, bytearray] = {"out": bytearray(), "err": bytearray()}
@@ -187,11 +195,11 @@ class Sandbox:
                 if not chunk:
                     return
                 room = cap - len(bufs[key])
-                bufs[key] += chunk[:max(room, 0)]
-                if len(chunk) > room:
-                    truncated.set()
-                    _killpg(proc.pid)
-                    return
+                if room > 0:
+                    bufs[key] += chunk[:room]
+                if len(chunk) > room and not truncated.is_set():
+                    truncated.set()  # keep draining (and discarding) so no writer blocks on a full pipe
+                    kill_all()
 
         async def feed() -> None:
             try:
@@ -213,7 +221,7 @@ class Sandbox:
             await asyncio.wait_for(proc.wait(), timeout=timeout_s)
         except asyncio.TimeoutError:
             timed_out = not truncated.is_set()
-            _killpg(proc.pid)
+            kill_all()
             await proc.wait()
         _killpg(proc.pid)
         # Grandchildren may hold the pipes open; give readers a moment, then stop reading.
@@ -221,6 +229,15 @@ class Sandbox:
         for t in pending:
             t.cancel()
         return proc.returncode, bytes(bufs["out"]), bytes(bufs["err"]), timed_out, truncated.is_set()
+
+    def _kill_everything(self, pid: int, cgroup: RunCgroup, uid: int | None) -> None:
+        """On timeout or output overflow: the process group, the cgroup members, the slot uid's processes."""
+        _killpg(pid)
+        for member in cgroup.members():
+            _kill(member)
+        if uid is not None and not cgroup.procs_files:
+            for p in slots.processes_of_uid(uid):
+                _kill(p)
 
     def _cleanup(self, pid: int, cgroup: RunCgroup, uid: int | None) -> int:
         _killpg(pid)
@@ -238,6 +255,13 @@ class Sandbox:
                         pass
                 time.sleep(0.01)
         return len(set(killed))
+
+
+def _kill(pid: int) -> None:
+    try:
+        os.kill(pid, signal.SIGKILL)
+    except (ProcessLookupError, PermissionError):
+        pass
 
 
 def _killpg(pgid: int) -> None:
