@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+import logging
+
 import pytest
+import structlog
 from structlog.testing import capture_logs
 
 from oracle.config import OracleConfig, Price
@@ -169,9 +172,14 @@ def test_api_key_never_logged_traced_or_cached(scripted_server, monkeypatch, tmp
     settings = config.providers.judge.model_copy(update={"cache_path": str(tmp_path / "c.sqlite"),
                                                          "backoff_base_s": 0.01})
     scripted_server.push(status_reply(503), chat_reply("ok"))
-    with capture_logs() as logs:
-        with make_chat_client(settings) as client:
-            reply = client.complete(ChatRequest(messages=[ChatMessage(role="user", content="x")]))
+    saved = structlog.get_config()  # another test may have set a warning-level filter (CLI setup)
+    structlog.configure(wrapper_class=structlog.make_filtering_bound_logger(logging.DEBUG))
+    try:
+        with capture_logs() as logs:
+            with make_chat_client(settings) as client:
+                reply = client.complete(ChatRequest(messages=[ChatMessage(role="user", content="x")]))
+    finally:
+        structlog.configure(**saved)
     assert scripted_server.requests[-1].headers["authorization"] == "Bearer sk-TOPSECRET-123"
     assert logs and all("TOPSECRET" not in repr(event) for event in logs)  # the retry was logged
     assert "TOPSECRET" not in reply.model_dump_json()
