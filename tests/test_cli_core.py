@@ -90,3 +90,15 @@ def test_history_feeds_prior_hardness(tmp_path):
     row = json.loads(oracle("route", str(task), "--json", "--history", str(hist)).stdout)
     assert row["route"]["signals"]["prior_hardness"] == 1.0
     assert any(v["policy"] == "difficulty" for v in row["route"]["votes"])
+
+
+def test_evaluate_files_blocking_request_in_store_as_pending(tmp_path):
+    path = tmp_path / "t.json"
+    path.write_text(json.dumps(open_task(evaluator="verifier")))
+    store = tmp_path / "esc.sqlite"
+    out = oracle("evaluate", str(path), "--json", "--store", str(store))
+    assert out.returncode == 0, out.stderr
+    row = json.loads(out.stdout)
+    assert row["status"] == "pending" and row["escalation"]["blocking"]
+    listed = oracle("escalations", "list", "--store", str(store))
+    assert row["escalation"]["id"] in listed.stdout, listed.stdout + listed.stderr

@@ -21,6 +21,9 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--json", action="store_true", help="one line of JSON per task")
     p.add_argument("--history", help="earlier results JSONL: feeds the prior_hardness signal")
     p.add_argument("--strict", action="store_true", help="exit 3 when any task is not ok")
+    p.add_argument("--store", help="file unanswered escalation requests in this SQLite store "
+                                   "(blocking ones make the task pending; see `oracle escalations`)")
+    p.add_argument("--human", choices=("console",), help="ask escalation questions on the terminal now")
     p.set_defaults(func=cmd_evaluate)
 
     p = sub.add_parser("config", help="configuration")
@@ -60,7 +63,16 @@ def cmd_evaluate(args: argparse.Namespace) -> int:
     from oracle.task_file import load_tasks
 
     tasks = load_tasks(args.file)
-    oracle = Oracle(OracleConfig.load(args.config), history=_history(args))
+    human = store = None
+    if args.human == "console":
+        from oracle.human import ConsoleHuman
+
+        human = ConsoleHuman()
+    if args.store:
+        from oracle.escalation_store import EscalationStore
+
+        store = EscalationStore(args.store)
+    oracle = Oracle(OracleConfig.load(args.config), history=_history(args), human=human, store=store)
     not_ok = 0
     for item in tasks:
         res = oracle.evaluate(item)
