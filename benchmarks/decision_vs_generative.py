@@ -142,6 +142,8 @@ class Run:
     calls: int
     tokens: int | None
     error: str | None = None
+    p_yes: float | None = None
+    """decision judge: P(yes) read for this run (for the order-averaged verdict)."""
 
 
 @dataclass
@@ -162,6 +164,13 @@ def decision_verdict(result: EvaluationResult) -> str | None:
         return None
     (q,) = result.candidates[0].details["questions"]
     return q.get("selected")
+
+
+def decision_p_yes(result: EvaluationResult) -> float | None:
+    if not result.candidates or result.candidates[0].score is None:
+        return None
+    (q,) = result.candidates[0].details["questions"]
+    return q["probabilities"].get("yes")
 
 
 def llm_task(item: dict[str, Any]) -> Task:
@@ -197,7 +206,8 @@ async def run_judge(kind: str, config: OracleConfig, items: list[dict[str, Any]]
                 run = Run(item_id=str(item["ID"]), label=item["hallucination"], order=order, repeat=r,
                           verdict=verdict, status=result.status.value, latency_ms=wall_ms,
                           calls=result.calls, tokens=_tokens(result),
-                          error=result.error.message if result.error else None)
+                          error=result.error.message if result.error else None,
+                          p_yes=decision_p_yes(result) if kind == "decision_judge" else None)
                 report.runs.append(run)
                 print(json.dumps({"judge": kind, **run.__dict__}), file=log, flush=True)
     return report
@@ -235,6 +245,8 @@ def summarize(report: JudgeReport) -> dict[str, Any]:
                 flipped_by_order += 1
     verdicts = [r.verdict for r in runs]
     tokens = [r.tokens for r in runs if r.tokens is not None]
+    first = [r.latency_ms for r in runs if r.repeat == 0]
+    averaged = _order_averaged_agreement(by_item) if len(orders) == 2 else None
     return {
         "judge": report.name, "items": len(by_item), "runs": len(runs),
         "agreement": sum(r.verdict == r.label for r in runs) / len(runs) if runs else None,
@@ -244,11 +256,25 @@ def summarize(report: JudgeReport) -> dict[str, Any]:
         "yes_share": sum(v == "yes" for v in verdicts) / len(runs) if runs else None,
         "items_changed_between_repeats": changed_between_repeats,
         "items_flipped_by_order_reversal": flipped_by_order if len(orders) == 2 else None,
+        "order_averaged_agreement": averaged,
         "median_latency_ms": statistics.median(r.latency_ms for r in runs) if runs else None,
+        "median_latency_first_repeat_ms": statistics.median(first) if first else None,
         "calls_per_evaluation": statistics.mean(r.calls for r in runs) if runs else None,
         "tokens_per_evaluation": statistics.mean(tokens) if tokens else None,
         "errors": sorted({r.error for r in runs if r.error})[:3],
     }
+
+
+def _order_averaged_agreement(by_item: dict[str, list[Run]]) -> float | None:
+    """Agreement when P(yes) is averaged over both option orders (first repeat): position bias removed."""
+    hits = total = 0
+    for item_runs in by_item.values():
+        ps = [r.p_yes for r in item_runs if r.repeat == 0]
+        if len(ps) != 2 or any(p is None for p in ps):
+            continue
+        total += 1
+        hits += ("yes" if sum(ps) / 2 > 0.5 else "no") == item_runs[0].label
+    return hits / total if total else None
 
 
 def print_table(rows: list[dict[str, Any]]) -> None:
@@ -257,7 +283,8 @@ def print_table(rows: list[dict[str, Any]]) -> None:
             return "n/a"
         return f"{v:.3f}" if isinstance(v, float) else str(v)
     keys = ["judge", "items", "runs", "agreement", "kappa", "unscored_runs", "failed_runs", "yes_share",
-            "items_changed_between_repeats", "items_flipped_by_order_reversal", "median_latency_ms",
+            "items_changed_between_repeats", "items_flipped_by_order_reversal", "order_averaged_agreement",
+            "median_latency_ms", "median_latency_first_repeat_ms",
             "calls_per_evaluation", "tokens_per_evaluation"]
     for key in keys:
         print(f"{key:<32}" + "".join(f"{fmt(r.get(key)):>18}" for r in rows))
