@@ -121,6 +121,8 @@ async def main() -> None:
     ap.add_argument("--items", type=int, default=24)
     ap.add_argument("--max-chars", type=int, default=900, help="skip items longer than this (prompt + outputs)")
     ap.add_argument("--max-tokens", type=int, default=160)
+    ap.add_argument("--timeout-s", type=float, default=600.0,
+                    help="per-call timeout (a shared 2-core machine makes the tiny model slow)")
     ap.add_argument("--seed", type=int, default=7)
     ap.add_argument("--json", action="store_true", help="print per-item rows as JSON lines too")
     args = ap.parse_args()
@@ -131,7 +133,8 @@ async def main() -> None:
     server = None
     from oracle import local_model
 
-    judge_settings = cfg.providers.judge
+    judge_settings = cfg.providers.judge.model_copy(update={"timeout_s": args.timeout_s})
+    cfg = cfg.model_copy(update={"providers": cfg.providers.model_copy(update={"judge": judge_settings})})
     if local_model.probe(judge_settings.base_url) is None and judge_settings.model == local_model.LOCAL_MODEL_ALIAS:
         server = local_model.LocalModelServer(n_ctx=4096).start()
         cfg = cfg.model_copy(update={"providers": cfg.providers.model_copy(update={
