@@ -411,3 +411,27 @@ async def test_six_candidates_use_merge_sort_below_budget(scripted_server):
     pairs = [frozenset(seats(r)) for r in scripted_server.requests]
     assert all(pairs.count(p) == 2 for p in pairs)
     assert len(set(itertools.chain.from_iterable(pairs))) == 6
+
+
+async def test_seat_following_judge_on_eight_candidates_stays_below_budget(scripted_server):
+    scripted_server.set_handler(lambda req: chat_reply(pairwise_reply("B")))
+    cfg = config(scripted_server, all_pairs_max=4)
+    result = await evaluate(cfg, ctx(cfg, Task(id="ms", prompt="p"), *[f"answer {i}" for i in range(8)]))
+    assert result.details["scheme"] == "merge_sort"
+    assert result.calls == result.details["judgements"] < result.details["judgement_budget"] == 48
+    assert len(result.details["order_inconsistent_pairs"]) == result.calls // 2
+    assert result.details["position_bias"]["first_seat_win_rate"] == 0.0
+    assert len(result.best) == 8 and result.ranking == [f"c{i}" for i in range(8)]  # all tied: input order
+
+
+async def test_provenance_records_spec_sampling_and_tokens(scripted_server):
+    scripted_server.push(chat_reply(pointwise_json({"overall": 5}), prompt_tokens=123, completion_tokens=17))
+    cfg = config(scripted_server, temperature=0.3, max_tokens=256)
+    result = await evaluate(cfg, ctx(cfg, Task(id="p", prompt="p"), "a"))
+    prov = result.provenance
+    assert prov["strategy"] == {"name": "llm_judge", "version": "1.0", "temperature": 0.3, "max_tokens": 256,
+                                "logprobs": False}
+    assert prov["sampling_requested"]["temperature"] == 0.3 and prov["sampling_applied"]["json_schema"] is True
+    assert prov["tokens"] == {"input": 123, "output": 17, "complete": True}
+    assert prov["endpoint_kind"] == ["openai_chat"] and prov["mode"] == "pointwise"
+    assert result.cost_usd is None  # no price configured for scripted-model: unknown, not 0
