@@ -87,3 +87,22 @@ def test_cli_status_reports_the_running_server(local_model, monkeypatch, capsys)
     assert report["reachable"] and report["model_served"]
     assert local_model.model in report["models"]
     assert report["local_model"]["installed"]
+
+
+def test_cli_serve_starts_answers_and_stops_on_interrupt(local_model):
+    import signal
+
+    from oracle.local_model import free_port, probe
+
+    port = free_port()
+    proc = subprocess.Popen([sys.executable, "-m", "oracle", "model", "serve", "--port", str(port)],
+                            stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
+    try:
+        info = json.loads(proc.stdout.readline())
+        assert info["base_url"] == f"http://127.0.0.1:{port}/v1"
+        assert info["model"] == local_model.model and info["gguf"].endswith(".gguf")
+        assert probe(info["base_url"]) == [local_model.model]
+    finally:
+        proc.send_signal(signal.SIGINT)
+        assert proc.wait(30) == 0
+    assert probe(f"http://127.0.0.1:{port}/v1", timeout_s=0.5) is None  # the server went with it
