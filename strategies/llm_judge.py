@@ -25,6 +25,7 @@ import httpx
 
 from oracle.config import LLMJudgeConfig, OracleConfig
 from oracle.providers import make_async_chat_client
+from oracle.providers._loop_clients import endpoint_key, loop_client
 from oracle.result import CandidateResult, EvaluationResult, Status
 from oracle.strategy import EvaluationContext, register_strategy
 from oracle.task import Trajectory
@@ -56,7 +57,14 @@ class LLMJudge:
         self.settings = settings or LLMJudgeConfig()
         self._transport = transport
         self._client = client
-        """An injected client is shared and left open; otherwise one is opened per evaluation."""
+        """An injected client is shared and left open; otherwise one per event loop is reused."""
+
+    def _loop_client(self, ctx: EvaluationContext) -> ChatCompleter:
+        """One client per event loop and endpoint: a batch reuses its connections."""
+        providers = ctx.config.providers
+        key = ("llm_judge", id(self), id(self._transport), endpoint_key(providers.judge, providers.prices))
+        return loop_client(key, lambda: make_async_chat_client(
+            providers.judge, prices=providers.prices, transport=self._transport))
 
     def spec(self) -> dict[str, Any]:
         """Name, version and the settings that differ from the defaults."""
@@ -84,16 +92,11 @@ class LLMJudge:
         client: Any = None
         try:
             mode = self.resolve_mode(ctx.trajectories)
-            client = self._client or make_async_chat_client(
-                ctx.config.providers.judge, prices=ctx.config.providers.prices, transport=self._transport)
-            try:
-                if mode == "pointwise":
-                    result = await self._pointwise(client, ledger, ctx)
-                else:
-                    result = await self._pairwise(client, ledger, ctx)
-            finally:
-                if self._client is None:
-                    await client.aclose()
+            client = self._client or self._loop_client(ctx)
+            if mode == "pointwise":
+                result = await self._pointwise(client, ledger, ctx)
+            else:
+                result = await self._pairwise(client, ledger, ctx)
         except Exception as exc:  # the contract: faults become a failed result, never an exception
             details = {"mode": mode, **_empty_escalation()}
             if isinstance(exc, InvalidJudgeInput):
