@@ -12,6 +12,7 @@ from typing import Any, Callable, Iterable
 from oracle.batch.output import RowWriter
 from oracle.batch.rows import evaluate_entry, invalid_row
 from oracle.batch.source import InputEntry
+from oracle.providers._loop_clients import close_loop_clients
 
 
 async def run_local(entries: Iterable[InputEntry], oracle: Any, writer: RowWriter, *, concurrency: int,
@@ -64,4 +65,7 @@ async def run_local(entries: Iterable[InputEntry], oracle: Any, writer: RowWrite
     finally:
         if not writer_task.done():
             await queue.put(None)
-        await writer_task
+        try:
+            await writer_task
+        finally:
+            await close_loop_clients()  # the evaluators' pooled connections end with the batch
