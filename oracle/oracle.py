@@ -16,6 +16,7 @@ import structlog
 
 from oracle.config import OracleConfig
 from oracle.escalation import check_result, check_route
+from oracle.providers._loop_clients import close_loop_clients
 from oracle.result import EvaluationResult, OracleResult, Status
 from oracle.route import Route
 from oracle.router import PolicyChain
@@ -125,7 +126,14 @@ class Oracle:
     def evaluate(self, task: Task | TaskInput | Mapping[str, Any],
                  trajectories: Iterable[Any] | None = None) -> OracleResult:
         """Synchronous runner over ``aevaluate`` (safe to call inside a running event loop)."""
-        return run_sync(self.aevaluate(task, trajectories))
+
+        async def once() -> OracleResult:
+            try:
+                return await self.aevaluate(task, trajectories)
+            finally:
+                await close_loop_clients()  # this private loop ends here; so do its connections
+
+        return run_sync(once())
 
 
 def run_sync(coro: Any) -> Any:

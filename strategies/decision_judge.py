@@ -27,6 +27,7 @@ from oracle.calibration import load_calibration
 from oracle.config import DecisionJudgeConfig, OracleConfig, ProvidersConfig
 from oracle.errors import ConfigError
 from oracle.providers import make_async_chat_client, make_async_decision_client
+from oracle.providers._loop_clients import endpoint_key, loop_client
 from oracle.questions import QuestionInputs
 from oracle.result import CandidateResult, EvaluationResult, Status
 from oracle.strategy import EvaluationContext, register_strategy
@@ -145,28 +146,32 @@ class _Run:
             self.ctx.task, self.ctx.trajectories, label_limited=self.backend_kind != "native")
         threshold = self._resolve_threshold()
         client = self._open_client(providers)
-        try:
-            backend = self._backend(client)
-            if self.mode == "questions":
-                candidates = await asyncio.gather(*(
-                    self._judge_questions(backend, task, c, threshold) for c in self.ctx.trajectories))
-                extra: dict[str, Any] = {}
-            elif self.mode == "criteria":
-                candidates = [await self._judge_criteria(backend, task, self.ctx.trajectories[0], threshold)]
-                extra = {}
-            else:
-                candidates, extra = await self._judge_comparison(backend, task, self.ctx.trajectories)
-        finally:
-            await client.aclose()
+        backend = self._backend(client)
+        if self.mode == "questions":
+            candidates = await asyncio.gather(*(
+                self._judge_questions(backend, task, c, threshold) for c in self.ctx.trajectories))
+            extra: dict[str, Any] = {}
+        elif self.mode == "criteria":
+            candidates = [await self._judge_criteria(backend, task, self.ctx.trajectories[0], threshold)]
+            extra = {}
+        else:
+            candidates, extra = await self._judge_comparison(backend, task, self.ctx.trajectories)
         return self._assemble(list(candidates), extra, started)
 
     def _open_client(self, providers: ProvidersConfig) -> Any:
+        """One client per event loop and endpoint, reused across evaluations (a batch keeps its
+        connections); the loop's clients are closed when a batch ends."""
+        judge = self.judge
         if self.backend_kind == "native":
             assert providers.decision is not None
-            return make_async_decision_client(providers.decision, prices=providers.prices,
-                                              transport=self.judge._decision_transport)
-        return make_async_chat_client(providers.judge, prices=providers.prices,
-                                      transport=self.judge._chat_transport)
+            key = ("decision_native", id(judge), id(judge._decision_transport),
+                   endpoint_key(providers.decision, providers.prices))
+            return loop_client(key, lambda: make_async_decision_client(
+                providers.decision, prices=providers.prices, transport=judge._decision_transport))
+        key = ("decision_chat", id(judge), id(judge._chat_transport),
+               endpoint_key(providers.judge, providers.prices))
+        return loop_client(key, lambda: make_async_chat_client(
+            providers.judge, prices=providers.prices, transport=judge._chat_transport))
 
     def _backend(self, client: Any) -> Any:
         common = dict(model=self.model or "", ledger=self.ledger, timeout_s=self.settings.timeout_s)
