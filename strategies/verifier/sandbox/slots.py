@@ -9,6 +9,7 @@ machine (pytest workers, batch shards) never hand out the same uid at the same t
 from __future__ import annotations
 
 import fcntl
+import itertools
 import os
 import threading
 from dataclasses import dataclass
@@ -21,6 +22,7 @@ LOCK_DIR = Path("/run/oracle-sandbox/slots") if os.geteuid() == 0 else None
 
 _local_lock = threading.Lock()
 _held: set[int] = set()
+_claims = itertools.count()
 
 
 @dataclass
@@ -49,7 +51,10 @@ def claim_slot() -> Slot | None:
         return None
     assert LOCK_DIR is not None
     LOCK_DIR.mkdir(parents=True, exist_ok=True, mode=0o700)
-    start = os.getpid() % SLOT_COUNT  # spread processes over the range before probing
+    # Rotate through the range: a run's killed processes may linger as zombies until init reaps
+    # them, and they still count against RLIMIT_NPROC of their uid. Reusing the uid at once would
+    # fail the next run's clone() with EAGAIN (seen right after a fork bomb).
+    start = (os.getpid() + next(_claims)) % SLOT_COUNT
     for i in range(SLOT_COUNT):
         uid = UID_BASE + (start + i) % SLOT_COUNT
         with _local_lock:
