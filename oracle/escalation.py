@@ -292,6 +292,9 @@ def _inseparable(task: Task, result: EvaluationResult, config: EscalationConfig,
     (top, a), (second, b) = scored[0], scored[1]
     if top - second >= config.score_spread:
         return None
+    if result.evaluator == "verifier" and all(
+            (c := result.candidate(i)) is not None and c.passed is True for i in (a, b)):
+        return None  # both pass every test: verified correct, a tie the result already reports
     basis = result.details.get("mode") or result.details.get("criterion") or "its scores"
     return _make(task, "inseparable_candidates",
                  f"The {result.evaluator} scored candidates {a!r} and {b!r} of task {task.id!r} "

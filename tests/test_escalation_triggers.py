@@ -153,6 +153,17 @@ def test_inseparable_candidates_uses_the_configured_spread():
     assert check_result(item.task, _route(item), res, EscalationConfig(score_spread=0.01)) is None
 
 
+def test_verifier_tie_between_two_passing_candidates_is_not_escalated():
+    item = _item(code_task(id="two-fixes"))
+    both_pass = EvaluationResult(evaluator="verifier", status=Status.ok, candidates=[
+        CandidateResult(id="a", score=1.0, passed=True), CandidateResult(id="b", score=1.0, passed=True)])
+    assert check_result(item.task, _route(item), both_pass, CFG) is None
+    both_half = EvaluationResult(evaluator="verifier", status=Status.ok, candidates=[
+        CandidateResult(id="a", score=0.5, passed=False), CandidateResult(id="b", score=0.5, passed=False)])
+    esc = check_result(item.task, _route(item), both_half, CFG)
+    assert esc is not None and esc.reason == "inseparable_candidates"
+
+
 def test_clean_result_raises_nothing_and_ids_are_stable():
     item = _item(open_task(id="clean"))
     res = EvaluationResult(evaluator="llm_judge", status=Status.ok,
