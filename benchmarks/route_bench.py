@@ -58,13 +58,16 @@ def main() -> int:
         chain.route(item.task, item.trajectories)
 
     samples_us, cpu_us = [], []
+    by_kind: dict[str, list[float]] = {"dev suite": [], "synthetic": []}
+    n_dev = sum(1 for d in raw if not d["task"]["id"].startswith("syn-"))
     for _ in range(args.repeat):
-        for item in items:
+        for index, item in enumerate(items):
             t0, c0 = time.perf_counter_ns(), time.thread_time_ns()
             chain.route(item.task, item.trajectories)
             c1, t1 = time.thread_time_ns(), time.perf_counter_ns()
             samples_us.append((t1 - t0) / 1000)
             cpu_us.append((c1 - c0) / 1000)
+            by_kind["dev suite" if index < n_dev else "synthetic"].append((t1 - t0) / 1000)
     samples_us.sort()
     cpu_us.sort()
     p99 = samples_us[int(len(samples_us) * 0.99) - 1]
@@ -75,10 +78,13 @@ def main() -> int:
     _, peak = tracemalloc.get_traced_memory()
     tracemalloc.stop()
 
-    print(f"tasks: {len(items)} ({len(raw) - (args.n - 308 if args.n > 308 else 0)} dev suite + synthetic), "
+    print(f"tasks: {len(items)} ({n_dev} dev suite + {len(items) - n_dev} synthetic), "
           f"routes timed: {len(samples_us)}")
     print(f"median: {statistics.median(samples_us):.1f} us/route   p99: {p99:.1f} us/route   "
           f"mean: {statistics.fmean(samples_us):.1f} us/route")
+    for kind, values in by_kind.items():
+        if values:
+            print(f"  {kind}: median {statistics.median(values):.1f} us over {len(values)} routes")
     print(f"CPU time (this thread only, robust to a busy machine): median {statistics.median(cpu_us):.1f} us, "
           f"p99 {cpu_us[int(len(cpu_us) * 0.99) - 1]:.1f} us")
     print(f"peak traced memory while routing all tasks once: {peak / 1024:.0f} KiB")

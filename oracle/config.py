@@ -17,6 +17,7 @@ from pydantic import BaseModel, ConfigDict, Field, SecretStr, ValidationError, m
 
 from oracle._canonical import sha256_json
 from oracle.errors import ConfigError
+from oracle.signals import CUE_PREFIX_CHARS
 from oracle.task import EVALUATORS, EvaluatorKind
 
 _FROZEN = ConfigDict(extra="forbid", frozen=True)
@@ -52,7 +53,7 @@ class RoutingConfig(BaseModel):
     default_evaluator: EvaluatorKind = "llm_judge"
     enabled_evaluators: tuple[EvaluatorKind, ...] = EVALUATORS
     """Evaluators the router may pick; the others are gated out."""
-    cue_prefix_chars: int = Field(default=4096, ge=256)
+    cue_prefix_chars: int = Field(default=CUE_PREFIX_CHARS, ge=256)
     """Cue densities are computed on this prefix of the prompt so routing cost stays flat."""
 
 

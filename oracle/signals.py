@@ -12,10 +12,12 @@ from pydantic import BaseModel, ConfigDict
 
 from oracle._fastmodel import build
 from oracle.task import Task, Trajectory
-from oracle.text_cues import (CODE_HINTS, CODE_LINE, GRADED_HINTS, GRADED_SCALE, RATIONALE,
-                              RATIONALE_HINTS, YES_NO_CHECK, cue_counts)
+from oracle.text_cues import (YES_NO_CHECK, asks_graded_scale, asks_rationale, cue_counts,
+                              has_code_line)
 
 RUNNABLE_LANGUAGES = frozenset({"python", "javascript"})
+CUE_PREFIX_CHARS = 2048
+"""Cue densities read this many leading characters of the prompt (config: routing.cue_prefix_chars)."""
 _LANGUAGE_ALIASES = {"py": "python", "python3": "python", "js": "javascript", "node": "javascript"}
 
 
@@ -85,11 +87,11 @@ def _has_code(t: Trajectory) -> bool:
     head = t.answer[:2000]
     if "```" in head:
         return True
-    return any(h in head for h in CODE_HINTS) and CODE_LINE.search(head) is not None
+    return has_code_line(head)
 
 
 def extract_values(task: Task, trajectories: tuple[Trajectory, ...] | list[Trajectory], *,
-                   history: Mapping[str, float] | None = None, prefix_chars: int = 4096) -> dict[str, Any]:
+                   history: Mapping[str, float] | None = None, prefix_chars: int = CUE_PREFIX_CHARS) -> dict[str, Any]:
     """The signal values as a plain dict (the router's hot path and the trace both use it)."""
     prefix = task.prompt[:prefix_chars]
     if task.description:
@@ -130,9 +132,8 @@ def extract_values(task: Task, trajectories: tuple[Trajectory, ...] | list[Traje
         "difficulty": task.difficulty,
         "verifiable_cue_density": round(verifiable, 6),
         "judgment_cue_density": round(judgment, 6),
-        # Cheap substring hints gate the regexes (most prompts contain none of them).
-        "asks_graded_scale": any(h in scan for h in GRADED_HINTS) and GRADED_SCALE.search(scan) is not None,
-        "asks_rationale": any(h in scan for h in RATIONALE_HINTS) and RATIONALE.search(scan) is not None,
+        "asks_graded_scale": asks_graded_scale(scan),
+        "asks_rationale": asks_rationale(scan),
         "prompt_chars": len(task.prompt),
         "mean_answer_chars": round(sum(len(t.answer) for t in trajectories) / n, 3) if n else 0.0,
         "prior_hardness": None if history is None or task.id not in history else float(history[task.id]),
@@ -141,7 +142,7 @@ def extract_values(task: Task, trajectories: tuple[Trajectory, ...] | list[Traje
 
 
 def extract(task: Task, trajectories: tuple[Trajectory, ...] | list[Trajectory], *,
-            history: Mapping[str, float] | None = None, prefix_chars: int = 4096) -> Signals:
+            history: Mapping[str, float] | None = None, prefix_chars: int = CUE_PREFIX_CHARS) -> Signals:
     """Compute the signals. ``history`` maps task id -> prior hardness in 0..1 (optional)."""
     values = extract_values(task, trajectories, history=history, prefix_chars=prefix_chars)
     # Values are computed here with known types; skip re-validation on the hot path.

@@ -44,31 +44,21 @@ JUDGMENT_CUES = _stemmed(
 )
 
 _NON_LETTERS = str.maketrans({c: " " for c in map(chr, range(128)) if not c.isalpha()})
-_CUE_CLASS: dict[str, int] = {}
-_CUE_CACHE_MAX = 50_000
+_ENDINGS = ("",) + _SUFFIXES
+VERIFIABLE_FORMS = frozenset(stem_ + ending for stem_ in VERIFIABLE_CUES for ending in _ENDINGS)
+JUDGMENT_FORMS = frozenset(stem_ + ending for stem_ in JUDGMENT_CUES for ending in _ENDINGS)
+"""Every cue stem with each known ending: membership of a word is 'its stem is a cue'."""
 
 
 def cue_counts(lower: str) -> tuple[int, int, int]:
     """(words, verifiable cue words, judgment cue words) in lower-case text.
 
-    Words are split in C (translate + split); each distinct word is stemmed once and its class
-    memoized, so a long prompt costs a dictionary lookup per word.
+    Words are split in C (translate + split) and counted against the precomputed inflected forms
+    with C-level set lookups, so a 4 KB prefix costs a few microseconds.
     """
     words = lower.translate(_NON_LETTERS).split()
-    classes = _CUE_CLASS
-    if len(classes) > _CUE_CACHE_MAX:
-        classes.clear()
-    verifiable = judgment = 0
-    for w in words:
-        c = classes.get(w)
-        if c is None:
-            st = stem(w)
-            c = classes[w] = 1 if st in VERIFIABLE_CUES else 2 if st in JUDGMENT_CUES else 0
-        if c == 1:
-            verifiable += 1
-        elif c == 2:
-            judgment += 1
-    return len(words), verifiable, judgment
+    return (len(words), sum(map(VERIFIABLE_FORMS.__contains__, words)),
+            sum(map(JUDGMENT_FORMS.__contains__, words)))
 
 
 GRADED_HINTS = ("scale", "rate ", "score ", "out of", "likert", "grade ", "point", "star")
@@ -90,3 +80,78 @@ YES_NO_CHECK = re.compile(
 FENCE = re.compile(r"```")
 CODE_LINE = re.compile(r"(?:^|\n)[ \t]*(?:def |class |import |from \w+ import |return\b|function |const |let |#include)")
 CODE_HINTS = ("def ", "class ", "import ", "return", "function ", "const ", "let ", "#include")
+CODE_START = re.compile(r"(?:def |class |import |from \w+ import |return\b|function |const |let |#include)")
+_CODE_FIRST = ("def ", "class ", "import ", "from ", "return", "function ", "const ", "let ", "#include")
+
+
+def has_code_line(text: str) -> bool:
+    """Whether some line starts (after indentation) like code; same answer as ``CODE_LINE.search``.
+
+    Checked line by line with a C-level ``startswith`` on a tuple; the regex runs only on the few
+    lines that pass it.
+    """
+    for line in text.split("\n"):
+        stripped = line.lstrip(" \t")
+        if stripped.startswith(_CODE_FIRST) and CODE_START.match(stripped) is not None:
+            return True
+    return False
+
+
+GRADED_AT = re.compile(
+    r"(?:on a scale|scale of|rate (?:it|this|the|each|from)|score (?:from|between|of|it|each)|"
+    r"out of (?:5|10|ten|five|100)|likert|grade (?:it|the|each))"
+)
+GRADED_STARTS = ("on a scale", "scale of", "rate ", "score ", "out of ", "likert", "grade ")
+GRADED_RANGE = re.compile(r"\b\d+\s*(?:-|to)\s*\d+\s*(?:scale|points?|stars?)")
+GRADED_RANGE_HINTS = ("scale", "point", "star")
+RATIONALE_AT = re.compile(
+    r"(?:explain (?:why|your)|justify|rationale|give (?:your )?reasons?|reasoning behind|"
+    r"why (?:is|does|did|would)|with an explanation|show your (?:work|reasoning))"
+)
+RATIONALE_STARTS = ("explain ", "justify", "rationale", "give ", "reasoning behind", "why ",
+                    "with an explanation", "show your ")
+
+
+def match_at_word_starts(pattern: re.Pattern[str], text: str, starts: tuple[str, ...]) -> bool:
+    """Whether ``pattern`` matches at a word boundary where one of ``starts`` begins.
+
+    Each alternative of the pattern begins with one of the start strings, so anchoring at their
+    occurrences finds exactly what ``\\b(?:pattern)`` scanning the text would, without scanning.
+    """
+    for start in starts:
+        i = text.find(start)
+        while i != -1:
+            if (i == 0 or not (text[i - 1].isalnum() or text[i - 1] == "_")) \
+                    and pattern.match(text, i) is not None:
+                return True
+            i = text.find(start, i + 1)
+    return False
+
+
+def asks_graded_scale(text: str) -> bool:
+    """Same answer as ``GRADED_SCALE.search(text)``, in a few microseconds."""
+    return match_at_word_starts(GRADED_AT, text, GRADED_STARTS) or (
+        any(h in text for h in GRADED_RANGE_HINTS)
+        and search_near(GRADED_RANGE, text, GRADED_RANGE_HINTS, before=48, after=8))
+
+
+def asks_rationale(text: str) -> bool:
+    """Same answer as ``RATIONALE.search(text)``."""
+    return match_at_word_starts(RATIONALE_AT, text, RATIONALE_STARTS)
+
+
+def search_near(pattern: re.Pattern[str], text: str, hints: tuple[str, ...], *,
+                before: int = 64, after: int = 64) -> bool:
+    """``pattern.search(text)``, run only in windows around occurrences of its hint words.
+
+    Every match of these patterns contains one of its hints, so searching the windows finds what a
+    full scan would; a backtracking scan over a whole prefix costs tens of microseconds, the
+    windows cost one or two.
+    """
+    for hint in hints:
+        i = text.find(hint)
+        while i != -1:
+            if pattern.search(text, max(0, i - before), i + len(hint) + after) is not None:
+                return True
+            i = text.find(hint, i + 1)
+    return False

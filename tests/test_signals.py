@@ -67,3 +67,26 @@ def test_cue_density_uses_capped_prefix():
     assert s.prompt_chars == len(long_prompt)
     assert s.judgment_cue_density == 0.0  # the judgment words sit far beyond the prefix
     assert sig(open_task(prompt=long_prompt), prefix_chars=10**7).judgment_cue_density > 0
+
+
+from hypothesis import given, settings  # noqa: E402
+from hypothesis import strategies as st  # noqa: E402
+
+from oracle.text_cues import (CODE_HINTS, CODE_LINE, GRADED_HINTS, GRADED_SCALE, RATIONALE,  # noqa: E402
+                              RATIONALE_HINTS, asks_graded_scale, asks_rationale, has_code_line,
+                              search_near)
+
+_WORDS = ("rate it on a scale of 1 to 10 points 3-5 stars 7to9 scale explain why justify the reasoning behind give reasons "
+          "with an explanation show your work def return class import from out of 5 stars grade likert "
+          "foo bar").split() + ["\n", "  ", "\t"]
+
+
+@settings(max_examples=1500, deadline=None)
+@given(st.lists(st.sampled_from(_WORDS), max_size=60))
+def test_windowed_search_finds_what_a_full_scan_finds(words):
+    text = " ".join(words)
+    for pattern, hints in ((GRADED_SCALE, GRADED_HINTS), (RATIONALE, RATIONALE_HINTS), (CODE_LINE, CODE_HINTS)):
+        assert search_near(pattern, text, hints) == (pattern.search(text) is not None)
+    assert has_code_line(text) == (CODE_LINE.search(text) is not None)
+    assert asks_graded_scale(text) == (GRADED_SCALE.search(text) is not None)
+    assert asks_rationale(text) == (RATIONALE.search(text) is not None)
