@@ -62,10 +62,6 @@ def main() -> None:
     parser.add_argument("--sizes", type=int, nargs="+", default=[1000, 5000])
     parser.add_argument("--concurrency", type=int, default=64)
     parser.add_argument("--latency-ms", type=float, default=20.0)
-    parser.add_argument("--light-tls", action="store_true",
-                        help="point SSL_CERT_FILE at a one-certificate bundle: today each evaluation opens "
-                             "a new httpx client whose TLS context loads the whole CA bundle (~70 ms CPU), "
-                             "which hides the engine's own cost; this takes that out (plain http anyway)")
     parser.add_argument("--child", type=int, help=argparse.SUPPRESS)
     parser.add_argument("--base-url", help=argparse.SUPPRESS)
     parser.add_argument("--workdir", help=argparse.SUPPRESS)
@@ -78,16 +74,6 @@ def main() -> None:
         return
 
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
-    tmp_ca = None
-    if args.light_tls:
-        import certifi
-
-        pem = Path(certifi.where()).read_text()
-        end = "-----END CERTIFICATE-----"
-        tmp_ca = tempfile.NamedTemporaryFile("w", suffix=".pem", delete=False)
-        tmp_ca.write(pem[pem.index("-----BEGIN CERTIFICATE-----"): pem.index(end) + len(end)] + "\n")
-        tmp_ca.close()
-        env["SSL_CERT_FILE"] = tmp_ca.name
     server = subprocess.Popen([sys.executable, "-m", "tests.plugins.scripted_server", "--port", "0",
                                "--latency-ms", str(args.latency_ms)], cwd=ROOT, env=env,
                               stdout=subprocess.PIPE, text=True)
@@ -97,7 +83,7 @@ def main() -> None:
         base_url = line.split(" ", 1)[1]
         ideal = args.concurrency / (args.latency_ms / 1000)
         print(f"scripted server {base_url}, latency {args.latency_ms} ms, concurrency {args.concurrency}, "
-              f"ideal {ideal:.0f} tasks/s (1 call per task){', light TLS setup' if args.light_tls else ''}")
+              f"ideal {ideal:.0f} tasks/s (1 call per task)")
         print(f"{'tasks':>6} {'rows':>6} {'elapsed s':>9} {'tasks/s':>8} {'of ideal':>8} {'p50 ms':>7} "
               f"{'p95 ms':>7} {'failures':>8} {'peak RSS MB':>11}")
         with tempfile.TemporaryDirectory() as tmp:
@@ -112,8 +98,6 @@ def main() -> None:
     finally:
         server.terminate()
         server.wait(10)
-        if tmp_ca is not None:
-            os.unlink(tmp_ca.name)
 
 
 if __name__ == "__main__":
