@@ -98,6 +98,12 @@ def cmd_show(args: argparse.Namespace) -> int:
     return 0
 
 
+def _bad_input(exc: Exception) -> int:
+    """An unknown id or an answer that does not fit the request: exit 2 with the reason."""
+    print(f"error: {exc.args[0] if exc.args else exc}", file=sys.stderr)
+    return 2
+
+
 def cmd_answer(args: argparse.Namespace) -> int:
     from oracle.escalation_store import EscalationNotFound
     from oracle.human import HumanAnswer
@@ -106,12 +112,8 @@ def cmd_answer(args: argparse.Namespace) -> int:
         try:
             e = store.answer(args.id, HumanAnswer(text=args.text, choice=args.choice,
                                                   answered_by=args.answered_by))
-        except EscalationNotFound as exc:
-            print(f"error: {exc.args[0]}", file=sys.stderr)
-            return 2
-        except ValueError as exc:
-            print(f"error: {exc}", file=sys.stderr)
-            return 2
+        except (EscalationNotFound, ValueError) as exc:
+            return _bad_input(exc)
     print(f"{e.id}: answered; apply it with `oracle resume {e.id}`")
     return 0
 
@@ -126,11 +128,7 @@ def cmd_resume(args: argparse.Namespace) -> int:
     with _open(args) as store:
         try:
             final = run_sync(aresume_stored(Oracle(config), store, args.id))
-        except EscalationNotFound as exc:
-            print(f"error: {exc.args[0]}", file=sys.stderr)
-            return 2
-        except ValueError as exc:
-            print(f"error: {exc}", file=sys.stderr)
-            return 2
+        except (EscalationNotFound, ValueError) as exc:
+            return _bad_input(exc)
     print(final.to_json() if args.json else render_result(final))
     return 0

@@ -50,6 +50,14 @@ class Prepared:
     key: str
 
 
+def bearer_headers(settings: ProviderSettings, api_key: str | None) -> dict[str, str]:
+    """JSON content type, the configured extra headers, and a bearer token when a key is set."""
+    headers = {"content-type": "application/json", **settings.headers}
+    if api_key:
+        headers["authorization"] = f"Bearer {api_key}"
+    return headers
+
+
 def cost_usd(usage: Usage, model: str, prices: dict[str, Price] | None) -> float | None:
     """Tokens times the model's price; None (never 0) when the price or a token count is unknown."""
     price = (prices or {}).get(model)

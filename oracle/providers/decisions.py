@@ -50,6 +50,7 @@ from typing import Any
 from oracle._canonical import canonical_json
 from oracle.config import ProviderSettings
 from oracle.errors import ResponseParseError
+from oracle.providers._core import bearer_headers
 from oracle.providers.types import (Capabilities, DecisionAnswer, DecisionQuestion, DecisionReply,
                                     DecisionRequest, Usage)
 
@@ -73,10 +74,7 @@ class _DecisionFormat:
         return base if base.endswith(self._path) else base + self._path
 
     def headers(self, api_key: str | None) -> dict[str, str]:
-        headers = {"content-type": "application/json", **self.settings.headers}
-        if api_key:
-            headers["authorization"] = f"Bearer {api_key}"
-        return headers
+        return bearer_headers(self.settings, api_key)
 
     def capabilities(self) -> Capabilities:
         return Capabilities(logprobs=False, max_top_logprobs=0, seed=False, structured_output="none",

@@ -13,6 +13,7 @@ from typing import Any
 
 from oracle.config import ProviderSettings
 from oracle.errors import ResponseParseError
+from oracle.providers._core import bearer_headers
 from oracle.providers.types import Capabilities, ChatRequest, ChatReply, TokenLogprob, Usage
 
 LOCAL_MODEL_ALIAS = "smollm2-135m-instruct"
@@ -42,10 +43,7 @@ class OpenAIChatFormat:
         return self.settings.base_url.rstrip("/") + "/chat/completions"
 
     def headers(self, api_key: str | None) -> dict[str, str]:
-        headers = {"content-type": "application/json", **self.settings.headers}
-        if api_key:
-            headers["authorization"] = f"Bearer {api_key}"
-        return headers
+        return bearer_headers(self.settings, api_key)
 
     def capabilities(self) -> Capabilities:
         return Capabilities(logprobs=True, max_top_logprobs=MAX_TOP_LOGPROBS, seed=True,
