@@ -32,6 +32,27 @@ def render_route(route: Route, task_id: str) -> str:
     return "\n".join(parts)
 
 
+def _why(details: dict) -> str:
+    """A one-line reason per candidate: the evaluator's summary, else its answers or criteria."""
+    if details.get("summary"):
+        return str(details["summary"])
+    if isinstance(details.get("questions"), list):
+        return "  ".join(f"{q.get('question_id')}={q.get('selected')} ({q.get('confidence') or 0:.2f})"
+                         for q in details["questions"] if isinstance(q, dict))
+    criteria = details.get("criteria")
+    rows = list(criteria.values()) if isinstance(criteria, dict) else criteria
+    if isinstance(rows, list):
+        parts = []
+        for c in rows:
+            if not isinstance(c, dict):
+                continue
+            value = c.get("score", c.get("probability"))
+            shown = "-" if value is None else (f"{value:.2f}" if isinstance(value, float) else str(value))
+            parts.append(f"{str(c.get('criterion', '?'))[:28]}: {shown}")
+        return "  ".join(parts)
+    return ""
+
+
 def render_result(res: OracleResult) -> str:
     parts = [render_route(res.route, res.task_id), f"status: {res.status.value}"]
     r = res.result
@@ -40,7 +61,7 @@ def render_result(res: OracleResult) -> str:
             parts.append(f"error: {r.error.type}: {r.error.message}")
         rows = [[c.id, "-" if c.score is None else f"{c.score:.3f}",
                  "-" if c.passed is None else ("PASS" if c.passed else "FAIL"), c.status.value,
-                 str(c.details.get("summary", ""))[:100]] for c in r.candidates]
+                 _why(c.details)[:140]] for c in r.candidates]
         if rows:
             parts.append(_table(rows, ["candidate", "score", "passed", "status", "why"]))
         cost = "unknown" if r.cost_usd is None else f"${r.cost_usd:.6f}"

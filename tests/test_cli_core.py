@@ -102,3 +102,14 @@ def test_evaluate_files_blocking_request_in_store_as_pending(tmp_path):
     assert row["status"] == "pending" and row["escalation"]["blocking"]
     listed = oracle("escalations", "list", "--store", str(store))
     assert row["escalation"]["id"] in listed.stdout, listed.stdout + listed.stderr
+
+
+def test_render_gives_each_candidate_a_reason():
+    from oracle.render import _why
+
+    assert _why({"summary": "2/3 tests passed"}) == "2/3 tests passed"
+    assert _why({"questions": [{"question_id": "team", "selected": "billing", "confidence": 0.8}]}) \
+        == "team=billing (0.80)"
+    assert _why({"criteria": {"c1": {"criterion": "Has three lines", "score": 3.0}}}) == "Has three lines: 3.00"
+    assert _why({"criteria": [{"criterion": "Polite", "probability": 0.25, "met": False}]}) == "Polite: 0.25"
+    assert _why({}) == ""
