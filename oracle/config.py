@@ -8,6 +8,7 @@ compared knowing whether the same settings produced them. Each default lives her
 from __future__ import annotations
 
 import os
+from functools import cached_property
 import tomllib
 from pathlib import Path
 from typing import Any, Literal
@@ -218,7 +219,16 @@ class OracleConfig(BaseModel):
         return self
 
     def hash(self) -> str:
-        """sha256 over the canonical JSON dump with secrets removed."""
+        """sha256 over the canonical JSON dump with secrets removed (computed once: the object is frozen)."""
+        return self._hash
+
+    def model_copy(self, *, update: dict[str, Any] | None = None, deep: bool = False) -> "OracleConfig":
+        copy = super().model_copy(update=update, deep=deep)
+        copy.__dict__.pop("_hash", None)  # a changed copy must not inherit the cached hash
+        return copy
+
+    @cached_property
+    def _hash(self) -> str:
         data = self.model_dump(mode="json")
         for section in ("judge", "decision"):
             if isinstance(data["providers"].get(section), dict):

@@ -8,6 +8,7 @@ a trajectory and converted into answer + steps.
 from __future__ import annotations
 
 import json
+from functools import cached_property
 from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
@@ -82,7 +83,16 @@ class Task(BaseModel):
         return self
 
     def content_hash(self) -> str:
-        """A stable hash of the task's content (used to key resumable batch rows)."""
+        """A stable hash of the task's content (keys resumable batch rows and escalation ids)."""
+        return self._content_hash
+
+    def model_copy(self, *, update: dict[str, Any] | None = None, deep: bool = False) -> "Task":
+        copy = super().model_copy(update=update, deep=deep)
+        copy.__dict__.pop("_content_hash", None)  # a changed copy must not inherit the cached hash
+        return copy
+
+    @cached_property
+    def _content_hash(self) -> str:
         from oracle._canonical import sha256_json
 
         return sha256_json(self.model_dump(mode="json"))

@@ -53,3 +53,13 @@ def _write(text, suffix):
     f.write(text)
     f.close()
     return f.name
+
+
+def test_cached_hashes_follow_changed_copies():
+    from oracle.task import Task
+
+    cfg = OracleConfig()
+    changed = cfg.model_copy(update={"routing": cfg.routing.model_copy(update={"threshold": 0.1})})
+    assert cfg.hash() == OracleConfig().hash() and changed.hash() != cfg.hash()
+    task = Task(id="a", prompt="p")
+    assert task.content_hash() != task.model_copy(update={"prompt": "q"}).content_hash()

@@ -35,8 +35,26 @@ async def close_loop_clients() -> None:
         await client.aclose()
 
 
+_KEYS: dict[int, tuple[Any, Any, tuple[str, str, str]]] = {}
+
+
 def endpoint_key(settings: Any, prices: Any) -> tuple[str, str, str]:
-    """A cache key for an endpoint: its settings, its price table and (hashed) its key."""
+    """A cache key for an endpoint: its settings, its price table and (hashed) its key.
+
+    Memoized per (settings, prices) object pair: configs are frozen, and the objects are held in
+    the memo so an id can never be reused by a different object.
+    """
+    memo = _KEYS.get(id(settings))
+    if memo is not None and memo[0] is settings and memo[1] is prices:
+        return memo[2]
+    key = _endpoint_key(settings, prices)
+    if len(_KEYS) > 256:
+        _KEYS.clear()
+    _KEYS[id(settings)] = (settings, prices, key)
+    return key
+
+
+def _endpoint_key(settings: Any, prices: Any) -> tuple[str, str, str]:
     import hashlib
 
     secret = settings.resolved_api_key() or ""
