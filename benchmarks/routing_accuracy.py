@@ -24,6 +24,8 @@ def main() -> int:
     ap = argparse.ArgumentParser()
     ap.add_argument("--config")
     ap.add_argument("--show-misses", action="store_true")
+    ap.add_argument("--ablation", action="store_true",
+                    help="also route with each policy removed in turn (how much each one carries)")
     args = ap.parse_args()
     chain = PolicyChain(OracleConfig.load(args.config, env=False))
     confusion: Counter[tuple[str, str]] = Counter()
@@ -56,6 +58,16 @@ def main() -> int:
     confidences.sort()
     print(f"low-confidence routes: {low}/{total}; confidence min {confidences[0]:.3f}, "
           f"median {confidences[len(confidences) // 2]:.3f}")
+    if args.ablation:
+        print("\nleave-one-policy-out agreement:")
+        base = OracleConfig.load(args.config, env=False)
+        tasks = [(item["suggested_evaluator"], parse_task(data)) for item, data in suite_tasks()]
+        for name in sorted(base.routing.policies):
+            policies = {k: v.model_copy(update={"enabled": k != name}) for k, v in base.routing.policies.items()}
+            cfg = base.model_copy(update={"routing": base.routing.model_copy(update={"policies": policies})})
+            ablated = PolicyChain(cfg)
+            hits = sum(ablated.route(t.task, t.trajectories).evaluator == want for want, t in tasks)
+            print(f"  without {name:<22} {hits}/{len(tasks)} = {hits / len(tasks):.1%}")
     if args.show_misses:
         for m in misses:
             print("  miss:", *m)
