@@ -32,6 +32,9 @@ class Status(str, Enum):
     pending = "pending"
     """Waiting for a human answer stored in the escalation store."""
 
+    def __str__(self) -> str:
+        return self.value
+
 
 class ErrorInfo(BaseModel):
     """Why an evaluation failed: an error type and a human-readable message."""
