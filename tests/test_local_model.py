@@ -89,7 +89,8 @@ def test_cli_status_reports_the_running_server(local_model, monkeypatch, capsys)
     assert report["local_model"]["installed"]
 
 
-def test_cli_serve_starts_answers_and_stops_on_interrupt(local_model):
+@pytest.mark.parametrize("signame", ["SIGINT", "SIGTERM"])
+def test_cli_serve_starts_answers_and_stops_on_interrupt(local_model, signame):
     import signal
 
     from oracle.local_model import free_port, probe
@@ -103,6 +104,6 @@ def test_cli_serve_starts_answers_and_stops_on_interrupt(local_model):
         assert info["model"] == local_model.model and info["gguf"].endswith(".gguf")
         assert probe(info["base_url"]) == [local_model.model]
     finally:
-        proc.send_signal(signal.SIGINT)
+        proc.send_signal(getattr(signal, signame))
         assert proc.wait(30) == 0
     assert probe(f"http://127.0.0.1:{port}/v1", timeout_s=0.5) is None  # the server went with it

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import signal
 import sys
 import time
 from pathlib import Path
@@ -41,6 +42,10 @@ def register(sub: argparse._SubParsersAction) -> None:
     status.set_defaults(func=cmd_status)
 
 
+def _interrupt(signum: int, frame: object) -> None:
+    raise KeyboardInterrupt
+
+
 def cmd_serve(args: argparse.Namespace) -> int:
     try:
         model_path = args.model or check_available()
@@ -50,6 +55,10 @@ def cmd_serve(args: argparse.Namespace) -> int:
     if not Path(model_path).is_file():
         print(f"error: --model: no such file: {model_path}", file=sys.stderr)
         return 2
+    # Stop cleanly on Ctrl-C and on a supervisor's SIGTERM, even when started with SIGINT ignored
+    # (a background job of a non-interactive shell inherits SIG_IGN and would never see Ctrl-C).
+    for sig in (signal.SIGINT, signal.SIGTERM):
+        signal.signal(sig, _interrupt)
     server = LocalModelServer(port=args.port, host=args.host, model_path=Path(model_path), alias=args.alias,
                               n_ctx=args.ctx, n_threads=args.threads, log_path=args.log_file)
     server.start(ready_timeout_s=120)
