@@ -159,16 +159,16 @@ class _Run:
         return self._assemble(list(candidates), extra, started)
 
     def _open_client(self, providers: ProvidersConfig) -> Any:
-        """One client per event loop and endpoint, reused across evaluations (a batch keeps its
-        connections); the loop's clients are closed when a batch ends."""
+        """One client per event loop and endpoint, shared with the LLM judge when both talk to the
+        same endpoint (one concurrency limit per provider); closed when a batch's loop ends."""
         judge = self.judge
         if self.backend_kind == "native":
             assert providers.decision is not None
-            key = ("decision_native", id(judge), id(judge._decision_transport),
+            key = ("decision", id(judge._decision_transport),
                    endpoint_key(providers.decision, providers.prices))
             return loop_client(key, lambda: make_async_decision_client(
                 providers.decision, prices=providers.prices, transport=judge._decision_transport))
-        key = ("decision_chat", id(judge), id(judge._chat_transport),
+        key = ("chat", id(judge._chat_transport),
                endpoint_key(providers.judge, providers.prices))
         return loop_client(key, lambda: make_async_chat_client(
             providers.judge, prices=providers.prices, transport=judge._chat_transport))

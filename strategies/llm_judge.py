@@ -62,7 +62,9 @@ class LLMJudge:
     def _loop_client(self, ctx: EvaluationContext) -> ChatCompleter:
         """One client per event loop and endpoint: a batch reuses its connections."""
         providers = ctx.config.providers
-        key = ("llm_judge", id(self), id(self._transport), endpoint_key(providers.judge, providers.prices))
+        # Keyed by endpoint, not by judge: every strategy on this loop that talks to the same
+        # endpoint shares one client, so its concurrency limit is per provider.
+        key = ("chat", id(self._transport), endpoint_key(providers.judge, providers.prices))
         return loop_client(key, lambda: make_async_chat_client(
             providers.judge, prices=providers.prices, transport=self._transport))
 
