@@ -84,8 +84,11 @@ def format_validation_error(exc: ValidationError, *, source: str | None, line: i
         msg = err["msg"]
         if err["type"] == "extra_forbidden":
             msg = "unknown key"
-        parts.append(f"{field}: {msg}{where}")
-    return TaskValidationError("; ".join(parts), field=first_field, line=first_line, source=source)
+        parts.append((field, msg, where))
+    if len(parts) == 1:  # the line is already in the message prefix
+        parts = [(field, msg, "") for field, msg, _ in parts]
+    return TaskValidationError("; ".join(f"{f}: {m}{w}" for f, m, w in parts), field=first_field,
+                               line=first_line, source=source)
 
 
 def parse_task(data: Any, *, source: str | None = None, line: int | None = None,
@@ -154,5 +157,7 @@ def load_tasks(path: str | Path) -> list[TaskInput]:
         raise TaskValidationError(f"invalid YAML: {exc}", field="(file)",
                                   line=(mark.line + 1) if mark else None, source=str(path)) from None
     items = data if isinstance(data, list) else [data]
+    if not items:
+        raise TaskValidationError("the file holds no tasks", field="(file)", source=str(path))
     return [parse_task(item, source=str(path), text=text if len(items) == 1 else None)
             for item in items]

@@ -119,3 +119,11 @@ def test_yaml_file_loads(tmp_path):
                     "trajectories:\n  - id: a\n    answer: 'yes'\n")
     [item] = load_tasks(path)
     assert item.task.criteria[0].criterion == "Does it say yes?"
+
+
+def test_empty_files_are_bad_input(tmp_path):
+    for name, text in (("empty.jsonl", ""), ("blank.jsonl", "\n\n"), ("list.json", "[]")):
+        path = tmp_path / name
+        path.write_text(text)
+        with pytest.raises(TaskValidationError, match="holds no tasks"):
+            load_tasks(path)
