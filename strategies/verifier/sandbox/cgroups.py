@@ -12,11 +12,12 @@ say "memory limit exceeded" with evidence.
 from __future__ import annotations
 
 import os
-import signal
 import time
 import uuid
 from dataclasses import dataclass, field
 from pathlib import Path
+
+from strategies.verifier.sandbox.slots import kill_until_gone
 
 CGROUP_ROOT = Path("/sys/fs/cgroup")
 GROUP_PREFIX = "oracle-sandbox"
@@ -212,19 +213,7 @@ class RunCgroup:
                     (d / "cgroup.kill").write_text("1")
                 except OSError:
                     pass
-        while True:
-            members = self.members()
-            if not members:
-                break
-            for pid in members:
-                try:
-                    os.kill(pid, signal.SIGKILL)
-                    killed.append(pid)
-                except ProcessLookupError:
-                    pass
-            if time.monotonic() > end:
-                break
-            time.sleep(0.005)
+        killed += kill_until_gone(self.members, timeout_s=max(0.0, end - time.monotonic()))
         for d in self.dirs if self.slot_uid is None else []:
             for _ in range(200):
                 try:

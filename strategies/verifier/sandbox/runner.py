@@ -243,17 +243,7 @@ class Sandbox:
         _killpg(pid)
         killed = cgroup.kill_and_remove()
         if uid is not None:  # the slot uid is ours alone: anything still running under it is a leftover
-            for _ in range(50):
-                rest = slots.processes_of_uid(uid)
-                if not rest:
-                    break
-                for p in rest:
-                    try:
-                        os.kill(p, signal.SIGKILL)
-                        killed.append(p)
-                    except ProcessLookupError:
-                        pass
-                time.sleep(0.01)
+            killed += slots.kill_until_gone(lambda: slots.processes_of_uid(uid), timeout_s=0.5, pause_s=0.01)
         return len(set(killed))
 
 

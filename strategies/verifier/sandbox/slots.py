@@ -11,8 +11,11 @@ from __future__ import annotations
 import fcntl
 import itertools
 import os
+import signal
 import threading
+import time
 from dataclasses import dataclass
+from typing import Callable
 from pathlib import Path
 
 UID_BASE = 61000
@@ -91,3 +94,25 @@ def processes_of_uid(uid: int) -> list[int]:
         except (FileNotFoundError, ProcessLookupError, PermissionError):
             continue
     return found
+
+
+def kill_until_gone(find: Callable[[], list[int]], *, timeout_s: float, pause_s: float = 0.005) -> list[int]:
+    """SIGKILL whatever ``find`` returns until it returns nothing or ``timeout_s`` passes.
+
+    Used for a run's cgroup members and for leftovers of its slot uid; returns the pids signalled.
+    """
+    killed: list[int] = []
+    end = time.monotonic() + timeout_s
+    while True:
+        found = find()
+        if not found:
+            return killed
+        for pid in found:
+            try:
+                os.kill(pid, signal.SIGKILL)
+                killed.append(pid)
+            except ProcessLookupError:
+                pass
+        if time.monotonic() > end:
+            return killed
+        time.sleep(pause_s)
