@@ -17,6 +17,7 @@ import yaml
 from pydantic import BaseModel, ConfigDict, Field, SecretStr, ValidationError, model_validator
 
 from oracle._canonical import sha256_json
+from oracle._frozen import FrozenWithCache
 from oracle.errors import ConfigError
 from oracle.signals import CUE_PREFIX_CHARS
 from oracle.task import EVALUATORS, EvaluatorKind
@@ -195,8 +196,10 @@ class LLMJudgeConfig(BaseModel):
         return self
 
 
-class OracleConfig(BaseModel):
+class OracleConfig(FrozenWithCache):
     """Every setting of the oracle, in one frozen object."""
+
+    _cached = ("_hash",)
 
     model_config = _FROZEN
     routing: RoutingConfig = Field(default_factory=RoutingConfig)
@@ -221,11 +224,6 @@ class OracleConfig(BaseModel):
     def hash(self) -> str:
         """sha256 over the canonical JSON dump with secrets removed (computed once: the object is frozen)."""
         return self._hash
-
-    def model_copy(self, *, update: dict[str, Any] | None = None, deep: bool = False) -> "OracleConfig":
-        copy = super().model_copy(update=update, deep=deep)
-        copy.__dict__.pop("_hash", None)  # a changed copy must not inherit the cached hash
-        return copy
 
     @cached_property
     def _hash(self) -> str:

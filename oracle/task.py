@@ -13,6 +13,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
+from oracle._frozen import FrozenWithCache
 from oracle.questions import Question
 from oracle.testspec import ReferenceCheck, TestCase
 
@@ -43,8 +44,10 @@ class Step(BaseModel):
     arguments: Any = None
 
 
-class Task(BaseModel):
+class Task(FrozenWithCache):
     """What is being evaluated, plus everything an evaluator may check it against."""
+
+    _cached = ("_content_hash",)
 
     model_config = ConfigDict(extra="forbid", frozen=True)
 
@@ -85,11 +88,6 @@ class Task(BaseModel):
     def content_hash(self) -> str:
         """A stable hash of the task's content (keys resumable batch rows and escalation ids)."""
         return self._content_hash
-
-    def model_copy(self, *, update: dict[str, Any] | None = None, deep: bool = False) -> "Task":
-        copy = super().model_copy(update=update, deep=deep)
-        copy.__dict__.pop("_content_hash", None)  # a changed copy must not inherit the cached hash
-        return copy
 
     @cached_property
     def _content_hash(self) -> str:
