@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import re
 
-WORD = re.compile(r"[a-z]+")
 _SUFFIXES = ("ations", "ation", "ingly", "ings", "ing", "edly", "ness", "ment", "ies", "ied",
              "ers", "er", "ed", "ly", "es", "s", "e")
 
@@ -20,10 +19,6 @@ def stem(word: str) -> str:
         if word.endswith(suffix) and len(word) - len(suffix) >= 3:
             return word[: -len(suffix)]
     return word
-
-
-def stems(text: str) -> list[str]:
-    return [stem(w) for w in WORD.findall(text.lower())]
 
 
 def _stemmed(words: str) -> frozenset[str]:
@@ -77,7 +72,6 @@ YES_NO_CHECK = re.compile(
     r"\b(?:yes/no|yes or no|true/false)\b",
     re.IGNORECASE,
 )
-FENCE = re.compile(r"```")
 CODE_LINE = re.compile(r"(?:^|\n)[ \t]*(?:def |class |import |from \w+ import |return\b|function |const |let |#include)")
 CODE_HINTS = ("def ", "class ", "import ", "return", "function ", "const ", "let ", "#include")
 CODE_START = re.compile(r"(?:def |class |import |from \w+ import |return\b|function |const |let |#include)")
