@@ -12,12 +12,19 @@ size-capped tmpfs at ``/work`` (the only writable place, also the cwd and HOME),
 
 from __future__ import annotations
 
+import ctypes
 import os
 import resource
+import signal
 from typing import Callable, Sequence
 
 from strategies.verifier.sandbox.confine import PreparedConfinement
 from strategies.verifier.sandbox.limits import SandboxLimits
+
+_prctl = ctypes.CDLL(None, use_errno=True).prctl  # bound before any fork: the hook must not load it
+_prctl.argtypes = [ctypes.c_int, ctypes.c_ulong, ctypes.c_ulong, ctypes.c_ulong, ctypes.c_ulong]
+_prctl.restype = ctypes.c_int
+PR_SET_PDEATHSIG, SIGKILL = 1, int(signal.SIGKILL)
 
 SYSTEM_DIRS = ("/bin", "/lib", "/lib64", "/sbin", "/lib32", "/libx32")
 SANDBOX_SRC, SANDBOX_WORK = "/src", "/work"
@@ -38,8 +45,14 @@ def _system_mounts(backend: str) -> list[str]:
 
 def build_command(backend: str, exe: str, command: Sequence[str], *, src_dir: str,
                   limits: SandboxLimits, layers, extra_ro: Sequence[str],
-                  env: dict[str, str] | None = None) -> list[str]:
-    """The argv that starts ``command`` inside ``backend`` (landlock/rlimits: the command itself)."""
+                  env: dict[str, str] | None = None, pass_fds: Sequence[int] = ()) -> list[str]:
+    """The argv that starts ``command`` inside ``backend`` (landlock/rlimits: the command itself).
+
+    ``pass_fds``: inherited fds (beyond 0/1/2) the sandboxed program keeps. nsjail closes every
+    other fd, so each gets a ``--pass_fd``; bubblewrap keeps inherited fds as they are; for the
+    direct backends the caller's ``subprocess`` ``pass_fds`` is all it takes. Either way the caller
+    must also hand them to ``subprocess`` (``pass_fds=``), which closes everything else.
+    """
     env = env or {}
     if backend == "bubblewrap":
         argv = [exe, "--unshare-all", "--die-with-parent", "--new-session", "--clearenv"]
@@ -59,7 +72,9 @@ def build_command(backend: str, exe: str, command: Sequence[str], *, src_dir: st
                 "--time_limit", str(int(limits.timeout_s) + 5),
                 "--rlimit_as", memory, "--rlimit_cpu", str(int(limits.timeout_s * 2) + 1),
                 "--rlimit_fsize", str(limits.disk_mb), "--rlimit_nofile", str(limits.open_files),
-                "--rlimit_nproc", str(limits.max_pids), "--pass_fd", "3"]
+                "--rlimit_nproc", str(limits.max_pids)]
+        for fd in pass_fds:
+            argv += ["--pass_fd", str(int(fd))]
         for k, v in env.items():
             argv += ["-E", f"{k}={v}"]
         argv += _system_mounts(backend)
@@ -76,8 +91,15 @@ def build_command(backend: str, exe: str, command: Sequence[str], *, src_dir: st
 
 def make_preexec(*, uid: int | None, procs_files: Sequence[str], limits: SandboxLimits,
                  confinement: PreparedConfinement | None, set_address_limit: bool,
-                 set_nproc: bool = True) -> Callable[[], None]:
-    """The function run in the child after fork (the new session is made by subprocess)."""
+                 set_nproc: bool = True, die_with_parent: bool = True) -> Callable[[], None]:
+    """The function run in the child after fork (the new session is made by subprocess).
+
+    ``die_with_parent``: the child gets SIGKILL when the process that forked it dies, even by
+    kill -9, so nothing a run started outlives a crashed oracle (nsjail and bubblewrap pass it on
+    to the jailed program). Linux ties this to the forking *thread*: fork from a thread that
+    outlives the run (the event loop's thread does). It is set after the uid drop, because a
+    credential change clears it, and a parent that died before that is caught by getppid().
+    """
     procs = [p.encode() if isinstance(p, str) else p for p in procs_files]
     rl = [
         (resource.RLIMIT_CORE, 0),
@@ -90,7 +112,9 @@ def make_preexec(*, uid: int | None, procs_files: Sequence[str], limits: Sandbox
     if set_address_limit:
         rl.append((resource.RLIMIT_AS, limits.memory_mb * 1024 * 1024))
     setrlimit, write, open_, close, getpid = resource.setrlimit, os.write, os.open, os.close, os.getpid
+    getppid, kill = os.getppid, os.kill
     wronly = os.O_WRONLY
+    parent = getpid()  # the hook runs in a child of the process that builds it
 
     def hook() -> None:
         pid = str(getpid()).encode()
@@ -106,6 +130,9 @@ def make_preexec(*, uid: int | None, procs_files: Sequence[str], limits: Sandbox
             os.setgroups([])
             os.setresgid(uid, uid, uid)
             os.setresuid(uid, uid, uid)
+        if die_with_parent:
+            if _prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0) != 0 or getppid() != parent:
+                kill(getpid(), SIGKILL)  # cannot arm it, or the parent is already gone
         if confinement is not None:
             confinement.apply()
 
