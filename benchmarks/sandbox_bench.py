@@ -1,17 +1,21 @@
-"""Sandbox speed: per-run overhead of ``assert 1+1==2`` per backend, and HumanEval throughput.
+"""Sandbox speed: per-run overhead of ``assert 1+1==2`` per backend, and HumanEval throughput and cost.
 
-    python benchmarks/sandbox_bench.py [--runs 30] [--candidates 100]
+    python benchmarks/sandbox_bench.py [--runs 30] [--candidates 100] [--data PATH]
 
 Overhead is the median wall time of one full run (slot, temp dir, cgroup, spawn, wait, cleanup),
 so it includes the interpreter start. Throughput evaluates the first N labelled CodeT candidates of
-NON-reserved HumanEval tasks with one worker and with every core.
+NON-reserved HumanEval tasks (the sample of benchmarks/humaneval_sample.py, shared with
+humaneval_harness_bench.py) with one worker and with every core, one candidate per evaluate() call.
+Per-test cost is each test run's ``duration_ms`` (the sandbox run); per-candidate cost is each
+evaluate() call's ``latency_ms`` (sandbox setup, every test of the candidate, interpretation); both
+as mean and median ms, next to wall x workers / candidates. The data location is ``--data PATH``,
+else ``$ORACLE_DATA_DIR``, else ../shared/data next to the repository.
 """
 
 from __future__ import annotations
 
 import argparse
 import asyncio
-import gzip
 import json
 import os
 import statistics
@@ -27,7 +31,8 @@ from oracle.task import Task, Trajectory  # noqa: E402
 from strategies.verifier import VerifierStrategy  # noqa: E402
 from strategies.verifier.sandbox import RunRequest, Sandbox, probe  # noqa: E402
 
-DATA = Path("/work/shared/data")
+from benchmarks import humaneval_sample  # noqa: E402
+
 PYTHON = "/usr/bin/python3.11"
 
 
@@ -43,65 +48,63 @@ async def overhead(backend: str, runs: int) -> float:
     return statistics.median(times) * 1000
 
 
-def humaneval_items(n: int) -> list[tuple[Task, list[Trajectory]]]:
-    reserved = set(json.loads((DATA / "suite" / "reserved_keys.json").read_text())["humaneval_task_ids"])
-    problems = {p["task_id"]: p for p in map(json.loads, gzip.open(DATA / "humaneval" / "HumanEval.jsonl.gz", "rt"))}
-    rows = [json.loads(line) for line in gzip.open(DATA / "codet" / "HumanEval_codegen16B_per_sample.jsonl.gz", "rt")]
-    seen, chosen = set(), []
-    for r in sorted(rows, key=lambda r: r["hash"]):
-        if r["task_id"] in reserved or r["hash"] in seen or r["error"] == "timeout":
-            continue
-        seen.add(r["hash"])
-        chosen.append(r)
-        if len(chosen) == n:
-            break
-    by_task: dict[str, list[Trajectory]] = {}
-    for r in chosen:
-        by_task.setdefault(r["task_id"], []).append(Trajectory(id=r["hash"], code=r["completion"]))
+def humaneval_items(data: Path, n: int) -> list[tuple[Task, list[Trajectory]]]:
+    problems = humaneval_sample.problems(data)
+    by_task = humaneval_sample.by_task(humaneval_sample.codet_candidates(data, n))
     return [(Task(id=t, prompt=problems[t]["prompt"], entry_point=problems[t]["entry_point"],
-                  tests=[{"kind": "check", "code": problems[t]["test"], "timeout_s": 6}]), trs)
-            for t, trs in by_task.items()]
+                  tests=[{"kind": "check", "code": problems[t]["test"], "timeout_s": 6}]),
+             [Trajectory(id=r["hash"], code=r["completion"]) for r in rows])
+            for t, rows in by_task.items()]
 
 
-async def throughput(items, workers: int) -> float:
+def _ms(values: list[float]) -> dict:
+    return {"mean": round(statistics.fmean(values), 1), "median": round(statistics.median(values), 1)} \
+        if values else {"mean": None, "median": None}
+
+
+async def throughput(items, workers: int) -> dict:
+    """Every candidate in its own evaluate() call, at most ``workers`` calls (and runs) in flight."""
     config = OracleConfig(verifier={"workers": workers})
     strategy = VerifierStrategy(config)
-    n = sum(len(trs) for _, trs in items)
+    flat = [(t, tr) for t, trs in items for tr in trs]
+    sem = asyncio.Semaphore(workers)
+
+    async def one(task, trajectory):
+        async with sem:
+            return await strategy.evaluate(EvaluationContext(task=task, trajectories=(trajectory,), config=config))
+
     start = time.perf_counter()
-    results = await asyncio.gather(*(strategy.evaluate(EvaluationContext(task=t, trajectories=tuple(trs),
-                                                                          config=config)) for t, trs in items))
+    results = await asyncio.gather(*(one(t, tr) for t, tr in flat))
     elapsed = time.perf_counter() - start
     assert all(r.status.value == "ok" for r in results), [r.error for r in results if r.error]
-    return n / elapsed
+    per_test = [x["duration_ms"] for r in results for c in r.candidates for x in c.details.get("tests", [])]
+    per_candidate = [r.latency_ms for r in results]
+    return {"runs_per_s": round(len(flat) / elapsed, 1), "per_test_ms": _ms(per_test),
+            "per_candidate_ms": _ms(per_candidate),
+            "wall_ms_x_workers_per_candidate": round(elapsed * 1000 * workers / len(flat), 1)}
 
 
 async def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--runs", type=int, default=30)
     parser.add_argument("--candidates", type=int, default=100)
+    parser.add_argument("--data", default=None, help=f"shared data dir (else ${humaneval_sample.DATA_ENV}, "
+                                                     "else ../shared/data next to the repository)")
     args = parser.parse_args()
+    data = humaneval_sample.data_dir(args.data)
     layers = probe()
     report: dict = {"machine_cores": os.cpu_count(), "layers": layers.describe(), "overhead_ms": {}}
     for backend in ("nsjail", "bubblewrap", "landlock"):
         if backend in layers.available:
             report["overhead_ms"][backend] = round(await overhead(backend, args.runs), 1)
-    items = humaneval_items(args.candidates)
-    # Each evaluate() bounds its own runs; a shared bound across tasks needs one semaphore, so run the
-    # tasks one after another and let the strategy's workers parallelise within and across tests.
+    items = humaneval_items(data, args.candidates)
     report["humaneval_candidates"] = sum(len(trs) for _, trs in items)
+    report["humaneval_tests_per_candidate"] = 1
     for workers in (1, os.cpu_count() or 1):
-        flat = [(t, [tr]) for t, trs in items for tr in trs]
-        config_workers = workers
-        sem = asyncio.Semaphore(config_workers)
-
-        async def bounded(t, trs, w=config_workers):
-            async with sem:
-                return await throughput([(t, trs)], w)
-
-        start = time.perf_counter()
-        await asyncio.gather(*(bounded(t, trs) for t, trs in flat))
-        report[f"runs_per_s_{workers}_worker{'s' if workers > 1 else ''}"] = round(
-            len(flat) / (time.perf_counter() - start), 1)
+        key = f"{workers}_worker{'s' if workers > 1 else ''}"
+        figures = await throughput(items, workers)
+        report[f"runs_per_s_{key}"] = figures.pop("runs_per_s")
+        report[f"humaneval_cost_{key}"] = figures
     print(json.dumps(report, indent=2))
 
 
