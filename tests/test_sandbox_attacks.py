@@ -261,3 +261,82 @@ print('system', libc.system(b'touch {name}'))
     assert b"setuid -1" in out.stdout or b"setuid 0" not in out.stdout
     assert not Path(name).exists()
     _assert_no_leftovers(out)
+
+
+def test_no_connection_to_host_unix_sockets(backend):
+    token = secrets.token_hex(6)
+    folder = Path("/tmp") / f"oracle-unix-{token}"
+    folder.mkdir(mode=0o755)
+    folder.chmod(0o755)
+    path = str(folder / "host.sock")
+    listeners = []
+    for address in (path, f"\0oracle-abstract-{token}"):
+        s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        s.bind(address)
+        s.listen(5)
+        s.settimeout(0.5)
+        listeners.append(s)
+    os.chmod(path, 0o777)  # only the sandbox may keep the slot uid out, not file permissions
+    code = f"""
+import socket
+for name, address in (('path', {path!r}), ('abstract', {chr(0) + 'oracle-abstract-' + token!r})):
+    try:
+        s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        s.settimeout(2)
+        s.connect(address)
+        s.sendall(b'hello')
+        print(name, 'connected')
+    except OSError as exc:
+        print(name, 'refused', exc.errno)
+"""
+    try:
+        out = run(backend, code)
+        assert b"connected" not in out.stdout
+        assert out.stdout.count(b"refused") == 2, out.stdout + out.stderr[-2000:]
+        for s in listeners:
+            with pytest.raises(socket.timeout):
+                s.accept()
+    finally:
+        for s in listeners:
+            s.close()
+        Path(path).unlink(missing_ok=True)
+        folder.rmdir()
+
+
+KERNEL_SURFACE = """
+import ctypes, os
+libc = ctypes.CDLL(None, use_errno=True)
+libc.syscall.restype = ctypes.c_long
+CLONE_NEWUSER, SIGCHLD = 0x10000000, 17
+
+def report(name, r):
+    if r == 0 and name.startswith('clone'):
+        os._exit(0)  # the new child: say nothing
+    if r > 0 and name.startswith('clone'):
+        os.waitpid(r, 0)
+    print(name, r, ctypes.get_errno() if r < 0 else 0, flush=True)
+
+params = ctypes.create_string_buffer(120)
+report('io_uring_setup', libc.syscall(ctypes.c_long(425), ctypes.c_long(4), params))
+report('unshare_newuser', libc.unshare(CLONE_NEWUSER))
+report('unshare_all', libc.unshare(0x7E020000))
+args = (ctypes.c_uint64 * 8)(CLONE_NEWUSER, 0, 0, 0, SIGCHLD, 0, 0, 0)  # struct clone_args
+report('clone3_newuser', libc.syscall(ctypes.c_long(435), args, ctypes.c_long(64)))
+report('clone_newuser', libc.syscall(ctypes.c_long(56), ctypes.c_long(CLONE_NEWUSER | SIGCHLD),
+                                     ctypes.c_long(0), ctypes.c_long(0), ctypes.c_long(0), ctypes.c_long(0)))
+"""
+
+
+def test_io_uring_and_nested_user_namespaces_are_refused(backend):
+    if os.uname().machine != "x86_64":
+        pytest.skip("the probe uses x86_64 syscall numbers for clone")
+    out = run(backend, KERNEL_SURFACE)
+    results = {line.split()[0]: line.split()[1:] for line in out.stdout.decode().splitlines()}
+    assert set(results) == {"io_uring_setup", "unshare_newuser", "unshare_all", "clone3_newuser",
+                            "clone_newuser"}, out.stderr[-2000:]
+    assert results["io_uring_setup"] == ["-1", "1"]
+    assert results["unshare_newuser"] == ["-1", "1"]
+    assert results["unshare_all"] == ["-1", "1"]
+    assert results["clone3_newuser"] == ["-1", "38"]
+    assert results["clone_newuser"] == ["-1", "1"]
+    _assert_no_leftovers(out)

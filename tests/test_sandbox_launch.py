@@ -7,7 +7,7 @@ import subprocess
 
 import pytest
 
-from strategies.verifier.sandbox import SandboxLimits, probe, slots
+from strategies.verifier.sandbox import SandboxLimits, probe, seccomp, slots
 from strategies.verifier.sandbox.launch import build_command, make_preexec
 
 pytestmark = pytest.mark.sandbox
@@ -26,17 +26,21 @@ def test_pass_fds_reach_the_sandboxed_program_and_nothing_else_does(backend):
             f"try:\n    os.write({other_w}, b'leak')\nexcept OSError as e:\n    print('closed', e.errno)\n")
     limits = SandboxLimits(timeout_s=20)
     slot = slots.claim_slot()
+    filter_fd = seccomp.filter_fd() if backend == "bubblewrap" else None
     try:
         argv = build_command(backend, layers.available[backend], [PYTHON, "-I", "-c", code],
                              src_dir="/nonexistent", limits=limits, layers=layers, extra_ro=[],
-                             pass_fds=[kept_w])
+                             pass_fds=[kept_w], seccomp_fd=filter_fd)
         hook = make_preexec(uid=slot.uid if slot else None, procs_files=[], limits=limits,
                             confinement=None, set_address_limit=False)
         res = subprocess.run(argv, capture_output=True, timeout=30, preexec_fn=hook, cwd="/",
-                             env={"PATH": "/usr/bin:/bin"}, pass_fds=[kept_w])
+                             env={"PATH": "/usr/bin:/bin"},
+                             pass_fds=[kept_w] + ([filter_fd] if filter_fd is not None else []))
     finally:
         if slot:
             slot.release()
+        if filter_fd is not None:
+            os.close(filter_fd)
         os.close(kept_w)
         os.close(other_w)
     try:
@@ -47,3 +51,10 @@ def test_pass_fds_reach_the_sandboxed_program_and_nothing_else_does(backend):
     finally:
         os.close(kept_r)
         os.close(other_r)
+
+
+def test_bubblewrap_without_a_seccomp_fd_is_refused():
+    layers = probe()
+    with pytest.raises(ValueError, match="seccomp_fd"):
+        build_command("bubblewrap", "/usr/bin/bwrap", ["/usr/bin/true"], src_dir="/x",
+                      limits=SandboxLimits(), layers=layers, extra_ro=[])

