@@ -137,6 +137,8 @@ class VerifierConfig(BaseModel):
     """auto picks the strongest available; a named backend that is missing is an error."""
     allow_weak_isolation: bool = False
     """Run untrusted code under rlimits only; also needs ORACLE_ALLOW_WEAK_SANDBOX=1."""
+    allow_in_process: bool = False
+    """Let tasks opt in to ``execution: in_process`` (forgeable verdicts, labelled and escalated)."""
     timeout_s: float = Field(default=10.0, gt=0)
     memory_mb: int = Field(default=1024, ge=64)
     max_pids: int = Field(default=64, ge=4)

@@ -127,6 +127,14 @@ def _weak_isolation(task: Task, result: EvaluationResult, config: EscalationConf
                     ids: list[str]) -> Escalation | None:
     if result.evaluator != "verifier" or result.status == Status.failed:
         return None
+    if result.provenance.get("integrity") == "in_process":
+        return _make(task, "isolation_below_required",
+                     f"The tests of task {task.id!r} ran inside each candidate's own process "
+                     "(execution: in_process), where a candidate can forge its verdict. Accept this "
+                     "verdict ('accept') or re-run the tests isolated ('rerun')?",
+                     options=["accept", "rerun"], blocking=True,
+                     evidence={"integrity": "in_process", "isolation_level": isolation_level(result),
+                               "candidate_ids": ids, "scores": _scores(result)})
     level = isolation_level(result)
     if level is None:
         return None

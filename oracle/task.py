@@ -67,6 +67,11 @@ class Task(FrozenWithCache):
     metadata: dict[str, Any] = Field(default_factory=dict)
     evaluator: EvaluatorKind | None = None
     """Explicit override: this evaluator runs, and the trace records that it was forced."""
+    execution: Literal["isolated", "in_process"] = "isolated"
+    """How the verifier runs tests: ``isolated`` (the test in its own process, the candidate reached
+    through a channel of plain data) or ``in_process`` (the test inside the candidate's process, for
+    tests that need in-process access; a candidate can forge that verdict, so it also needs
+    ``verifier.allow_in_process`` and its results carry ``integrity: in_process``)."""
 
     @field_validator("criteria", mode="before")
     @classmethod

@@ -88,7 +88,7 @@ async def test_exit_zero_before_the_tests_is_not_a_pass():
                                          "os._exit(0)\n")
     result = await evaluate(task, cheat)
     assert outcomes(result, "cheat") == ["error"]
-    assert "before the test finished" in result.candidate("cheat").details["tests"][0]["message"]
+    assert "ended before it finished loading" in result.candidate("cheat").details["tests"][0]["message"]
 
 
 async def test_memory_hog_is_an_error_with_reason():
@@ -126,7 +126,7 @@ async def test_harness_that_cannot_start_is_a_failed_result_not_a_zero():
     result = await evaluate(task, Trajectory(id="x", code="pass"), python_executable="/usr/bin/false")
     assert result.status is Status.failed
     assert result.error.type == "SandboxError"
-    assert "never started" in result.error.message
+    assert "did not start" in result.error.message
 
 
 async def test_identical_errors_everywhere_point_at_the_environment():

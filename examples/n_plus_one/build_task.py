@@ -31,8 +31,41 @@ def get_orders_with_items(user_id):
 '''
 
 # Shared by every test: an in-memory database, a query counter, and the slow original as the oracle.
+# The tests run in their own process and keep the real connection; the candidate's CONN is a narrow
+# handle to it (execute, executemany, cursor, fetch*, iteration), so its queries are counted here and
+# it cannot reach the counter (set_trace_callback) or the connection behind the handle.
 SETUP = '''
 import sqlite3
+
+class AppCursor:
+    """What the candidate sees of a cursor: run a statement, read rows."""
+    def __init__(self, cursor):
+        self._cursor = cursor
+    def execute(self, sql, params=()):
+        self._cursor.execute(sql, params)
+        return self
+    def executemany(self, sql, rows):
+        self._cursor.executemany(sql, rows)
+        return self
+    def fetchall(self):
+        return self._cursor.fetchall()
+    def fetchone(self):
+        return self._cursor.fetchone()
+    def fetchmany(self, size=100):
+        return self._cursor.fetchmany(size)
+    def __iter__(self):
+        return iter(self._cursor)
+
+class AppConnection:
+    """The application's connection as the candidate's code uses it."""
+    def __init__(self, conn):
+        self._conn = conn
+    def execute(self, sql, params=()):
+        return AppCursor(self._conn.cursor()).execute(sql, params)
+    def executemany(self, sql, rows):
+        return AppCursor(self._conn.cursor()).executemany(sql, rows)
+    def cursor(self):
+        return AppCursor(self._conn.cursor())
 
 def build_db(n_orders, user_id=7):
     conn = sqlite3.connect(":memory:")
@@ -70,11 +103,12 @@ class QueryCounter:
 
 def check_constant_queries(n_orders, limit=3):
     global CONN
-    CONN = build_db(n_orders)
-    want = expected_for(CONN)
-    counter = QueryCounter(CONN)  # counting starts on a cold cache: a fresh process, a fresh database
+    db = build_db(n_orders)
+    CONN = AppConnection(db)
+    want = expected_for(db)
+    counter = QueryCounter(db)  # counting starts on a cold cache: a fresh process, a fresh database
     got = get_orders_with_items(7)
-    CONN.set_trace_callback(None)
+    db.set_trace_callback(None)
     n = counter.selects
     assert n <= limit, (f"expected a constant number of queries (at most {limit}), got {n} for "
                         f"{n_orders} orders" + (" = 1 + N" if n == n_orders + 1 else ""))
@@ -83,9 +117,10 @@ def check_constant_queries(n_orders, limit=3):
 
 TESTS = [
     {"kind": "assert", "name": "same_result_50_orders", "timeout_s": 20, "code": SETUP + '''
-CONN = build_db(50)
+db = build_db(50)
+CONN = AppConnection(db)
 got = get_orders_with_items(7)
-want = expected_for(CONN)
+want = expected_for(db)
 assert len(got) == 50, f"expected 50 orders, got {len(got)}"
 assert got == want, "result differs from the original function"
 assert get_orders_with_items(12345) == [], "a user without orders must get []"
@@ -95,12 +130,13 @@ assert get_orders_with_items(12345) == [], "a user without orders must get []"
     {"kind": "assert", "name": "constant_queries_5000_orders", "timeout_s": 30,
      "code": SETUP + "\ncheck_constant_queries(5000)\n"},
     {"kind": "assert", "name": "sees_new_items_between_calls", "timeout_s": 20, "code": SETUP + '''
-CONN = build_db(10)
+db = build_db(10)
+CONN = AppConnection(db)
 first = get_orders_with_items(7)
-CONN.execute("INSERT INTO items (order_id, sku, qty) VALUES (1000, 'NEW', 5)")
-CONN.commit()
+db.execute("INSERT INTO items (order_id, sku, qty) VALUES (1000, 'NEW', 5)")
+db.commit()
 second = get_orders_with_items(7)
-assert second == expected_for(CONN), "a second call returned stale items after an insert"
+assert second == expected_for(db), "a second call returned stale items after an insert"
 '''},
 ]
 

@@ -1,27 +1,30 @@
-"""Turn one (candidate code, test) pair into a sandbox run, and the run's outcome into a verdict.
+"""Turn one (candidate code, test) pair into a run plan, and the run's result into a verdict.
+
+The verdict comes from evidence the candidate cannot forge: the test process's report (``pass``,
+``fail``, ``error``, or a ``value`` the host compares with ``expected``) for call/assert/check
+tests, and the candidate's stdout compared here for io tests. No line of the candidate's output is
+ever parsed for a verdict.
 
 Outcomes: ``pass``; ``fail`` (the test ran and said no: assertion, wrong value, wrong output);
-``error`` (the candidate crashed, could not load, exceeded memory or output, or exited early);
-``timeout`` (wall clock). When the harness never reported ``started``, the sandbox itself failed:
-that raises ``SandboxError`` (our fault), it is never scored against the candidate.
+``error`` (the candidate crashed, could not load, exited, exceeded memory or output, broke the
+channel, returned what may not cross); ``timeout`` (wall clock).
 """
 
 from __future__ import annotations
 
+import ast
 import json
 import math
-import re
-import secrets
 from dataclasses import dataclass
 from typing import Any
 
-from oracle.errors import SandboxError
 from oracle.testspec import AssertTest, CallTest, CheckTest, IoTest
-from strategies.verifier._templates import JAVASCRIPT_HARNESS, PYTHON_HARNESS
-from strategies.verifier.sandbox import RunOutcome, RunRequest
+from strategies.verifier.runs import RunPlan, RunResult
+from strategies.verifier.runtime import wire
 
 Test = AssertTest | CallTest | CheckTest | IoTest
-_MARKER = re.compile(rb"@@ORACLE (\S+) (\{.*\})\s*$", re.MULTILINE)
+_PROMPT_NODES = (ast.Import, ast.ImportFrom, ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Assign,
+                 ast.AnnAssign)
 
 
 @dataclass(frozen=True)
@@ -34,34 +37,53 @@ class TestOutcome:
     message: str
     duration_ms: float
     weight: float
+    integrity: str = "isolated"
 
     def as_dict(self) -> dict[str, Any]:
         return {"name": self.name, "kind": self.kind, "outcome": self.outcome, "message": self.message,
-                "duration_ms": round(self.duration_ms, 1), "weight": self.weight}
+                "duration_ms": round(self.duration_ms, 1), "weight": self.weight, "integrity": self.integrity}
 
 
 def test_name(test: Test, index: int) -> str:
     return test.name or f"{test.kind}[{index}]"
 
 
-def build_request(test: Test, code: str, *, language: str, interpreter: str, entry_point: str | None,
-                  timeout_s: float) -> tuple[RunRequest, str]:
-    """The run for one test, and the nonce its harness will report with."""
-    nonce = secrets.token_hex(16)
-    spec: dict[str, Any] = {"kind": test.kind, "entry_point": entry_point}
+def prompt_definitions(prompt: str | None) -> str | None:
+    """The definitions a Python task prompt makes (imports, functions, classes, assignments), as
+    source, so the test side can define helpers such as HumanEval's ``poly`` from the prompt itself;
+    None when the prompt is not Python."""
+    if not prompt:
+        return None
+    try:
+        tree = ast.parse(prompt)
+    except (SyntaxError, ValueError):
+        return None
+    lines = prompt.splitlines()
+    parts = []
+    for node in tree.body:
+        if isinstance(node, _PROMPT_NODES):
+            first = min([node.lineno] + [d.lineno for d in getattr(node, "decorator_list", [])])
+            parts.append("\n".join(lines[first - 1:node.end_lineno]))
+    return "\n".join(parts) + "\n" if parts else None
+
+
+def build_plan(test: Test, code: str, *, language: str, entry_point: str | None, prompt_code: str | None,
+               timeout_s: float, output_limit: int, node: str | None, in_process: bool) -> RunPlan:
+    """The run for one test (see runs.py for the three modes)."""
+    candidate = {"code": code, "entry_point": entry_point}
+    if isinstance(test, IoTest):
+        return RunPlan(mode="script", language=language, candidate_spec=candidate, stdin=test.stdin.encode(),
+                       timeout_s=timeout_s, output_limit=output_limit, node=node)
+    spec: dict[str, Any] = {"kind": test.kind, "entry_point": entry_point,
+                            "prompt_code": prompt_code if language == "python" else None}
     if isinstance(test, (AssertTest, CheckTest)):
         spec["code"] = test.code
-    elif isinstance(test, CallTest):
-        spec["call"] = test.call
-    stdin = nonce.encode() + b"\n" + (test.stdin.encode() if isinstance(test, IoTest) else b"")
-    if language == "python":
-        files = {"harness.py": PYTHON_HARNESS, "candidate.py": code, "spec.json": json.dumps(spec)}
-        command = [interpreter, "-I", "{src}/harness.py"]
     else:
-        files = {"harness.js": JAVASCRIPT_HARNESS, "candidate.js": code, "spec.json": json.dumps(spec)}
-        command = [interpreter, "{src}/harness.js"]
-    return RunRequest(command=command, files=files, stdin=stdin, timeout_s=timeout_s,
-                      address_limit=language == "python"), nonce
+        spec["call"] = test.call
+    if in_process:
+        spec = {**spec, "test_code": spec.pop("code", None)}
+    return RunPlan(mode="in_process" if in_process else "isolated", language=language, candidate_spec=candidate,
+                   test_spec=spec, timeout_s=timeout_s, output_limit=output_limit, node=node)
 
 
 def _plain(value: Any) -> Any:
@@ -102,54 +124,64 @@ def _short(text: str, limit: int = 200) -> str:
     return text if len(text) <= limit else text[:limit] + "..."
 
 
-def interpret(test: Test, index: int, run: RunOutcome, nonce: str, *, tolerance: float,
-              memory_mb: int) -> TestOutcome:
+def _last_line(data: bytes) -> str:
+    lines = data.decode(errors="replace").strip().splitlines()
+    return lines[-1] if lines else ""
+
+
+def _json(value: Any) -> str:
+    return json.dumps(value, default=repr)
+
+
+def interpret(test: Test, index: int, run: RunResult, *, tolerance: float, memory_mb: int,
+              integrity: str = "isolated") -> TestOutcome:
     """Read the verdict of one run (see module docstring for the outcome rules)."""
     name, kind, weight = test_name(test, index), test.kind, test.weight
-    records = [json.loads(m.group(2)) for m in _MARKER.finditer(run.stderr) if m.group(1).decode() == nonce]
-    started = any(r.get("kind") == "started" for r in records)
-    verdicts = [r for r in records if r.get("kind") != "started"]
-    stderr_text = _MARKER.sub(b"", run.stderr).decode(errors="replace")
 
     def out(outcome: str, message: str) -> TestOutcome:
-        return TestOutcome(name, kind, outcome, message, run.duration_ms, weight)
+        return TestOutcome(name, kind, outcome, _short(message) if message else outcome, run.duration_ms, weight,
+                           integrity)
 
     if run.timed_out:
-        return out("timeout", f"no result within {test.timeout_s or 'the default'} s limit"
-                   if test.timeout_s else "no result within the time limit")
-    if not started:
-        if run.memory_limit_hit or run.output_truncated:
-            return out("error", "killed by the sandbox limits before the harness started")
-        raise SandboxError(f"{run.backend}: the harness never started (exit {run.exit_code}, "
-                           f"signal {run.signal}): {_short(stderr_text, 400) or 'no output'}")
+        return out("timeout", f"no result within the {test.timeout_s} s limit" if test.timeout_s
+                   else "no result within the time limit")
     if run.output_truncated:
         return out("error", "output limit exceeded (the run was stopped)")
-    if not verdicts:
-        if run.memory_limit_hit or run.signal == 9:
-            return out("error", f"killed: memory limit ({memory_mb} MiB) exceeded" if run.memory_limit_hit
-                       else "killed by SIGKILL (a sandbox limit)")
-        last = stderr_text.strip().splitlines()[-1:] or [""]
-        what = f"signal {run.signal}" if run.signal else f"exit code {run.exit_code}"
-        return out("error", _short(f"the program ended ({what}) before the test finished"
-                                   + (f": {last[0]}" if last[0] else "")))
-    verdict = verdicts[-1]
-    vkind = verdict.get("kind")
+    memory = f"memory limit ({memory_mb} MiB) exceeded" if run.memory_limit_hit else ""
+    if isinstance(test, IoTest):
+        ex = run.candidate_exit or {}
+        if ex.get("lost"):
+            return out("error", "the candidate's sandbox ended unexpectedly" + (f": {memory}" if memory else ""))
+        if ex.get("exit_code") == 0:
+            got = run.stdout.decode(errors="replace")
+            if compare_stdout(got, test.stdout, test.whitespace):
+                return out("pass", f"stdout matches ({test.whitespace})")
+            return out("fail", f"stdout differs ({test.whitespace}): expected {test.stdout[:80]!r}, got {got[:80]!r}")
+        if memory or ex.get("signal") == 9:
+            return out("error", f"killed: {memory}" if memory else "killed by SIGKILL (a sandbox limit)")
+        what = f"signal {ex.get('signal')}" if ex.get("signal") else f"exit code {ex.get('exit_code')}"
+        last = _last_line(run.stderr)
+        return out("error", f"the program ended ({what})" + (f": {last}" if last else ""))
+    verdict = run.verdict
+    if verdict is None:
+        if run.report_error:
+            return out("error", run.report_error)
+        why = "; ".join(run.broken) if run.broken else "the test process ended without a verdict"
+        tail = _last_line(run.test_output)
+        return out("error", why + (f" ({memory})" if memory else "") + (f": {tail}" if tail else ""))
+    vkind = verdict.get("outcome")
     message = str(verdict.get("message", ""))
     if vkind in ("pass", "fail", "error"):
-        if vkind == "error" and run.memory_limit_hit:
-            message = f"memory limit ({memory_mb} MiB) exceeded: {message}"
-        return out(vkind, _short(message) if message else ("all assertions held" if vkind == "pass" else vkind))
+        if vkind == "error" and memory:
+            message = f"{memory}: {message}"
+        return out(vkind, message or vkind)
     if vkind == "value" and isinstance(test, CallTest):
-        got = _plain(verdict.get("value"))
+        try:
+            got = _plain(wire.decode(verdict.get("value")))
+        except wire.ChannelError as exc:
+            return out("error", f"the call's value is unreadable: {exc}")
         tol = test.tolerance if test.tolerance is not None else tolerance
         if values_equal(got, _plain(test.expected), tol):
-            return out("pass", f"{test.call} == {json.dumps(test.expected)[:80]}")
-        return out("fail", _short(f"{test.call}: expected {json.dumps(test.expected)[:90]}, "
-                                  f"got {json.dumps(got, default=repr)[:90]}"))
-    if vkind == "done" and isinstance(test, IoTest):
-        got = run.stdout.decode(errors="replace")
-        if compare_stdout(got, test.stdout, test.whitespace):
-            return out("pass", f"stdout matches ({test.whitespace})")
-        return out("fail", _short(f"stdout differs ({test.whitespace}): expected {test.stdout[:80]!r}, "
-                                  f"got {got[:80]!r}"))
-    raise SandboxError(f"harness protocol error: unexpected verdict {vkind!r} for a {kind} test")
+            return out("pass", f"{test.call} == {_json(test.expected)[:80]}")
+        return out("fail", f"{test.call}: expected {_json(test.expected)[:90]}, got {_json(got)[:90]}")
+    return out("error", f"the test process reported {vkind!r} for a {kind} test")

@@ -13,7 +13,9 @@ import os
 import re
 import shutil
 import sys
+import threading
 import time
+import weakref
 from pathlib import Path
 from typing import Any
 
@@ -27,6 +29,8 @@ from strategies.verifier.extract import SUPPORTED_LANGUAGES, ExtractedCode, extr
 from strategies.verifier.sandbox import Sandbox, SandboxLimits
 from strategies.verifier.sandbox.layers import _world_readable_chain
 from strategies.verifier.sandbox.slots import can_drop_privileges
+from strategies.verifier.runs import run_in_pool
+from strategies.verifier.workers import WorkerPool
 
 VERSION = "1.0"
 PYTHON_CANDIDATES = ("/usr/bin/python3.11", "/usr/bin/python3", "/usr/local/bin/python3")
@@ -65,6 +69,31 @@ class VerifierStrategy:
 
     def __init__(self, config: OracleConfig | None = None) -> None:
         self.config = (config or OracleConfig()).verifier
+        self._pools: dict[tuple, WorkerPool] = {}
+        self._lock = threading.Lock()
+        self._finalizer = weakref.finalize(self, _close_pools, self._pools)
+
+    def _pool(self, cfg: VerifierConfig, interpreters: dict[str, str]) -> WorkerPool:
+        """The warm worker pool for these sandbox settings (made once, reused across tasks)."""
+        python = interpreters.get("python") or find_interpreter("python", cfg)
+        if python is None:
+            raise SandboxError("the verifier needs a Python interpreter the sandbox uid can run")
+        extra = tuple(sorted({p for p in (_prefix_outside_usr(e) for e in (python, *interpreters.values())) if p}))
+        key = (cfg.backend, cfg.allow_weak_isolation, cfg.memory_mb, cfg.max_pids, cfg.output_limit_bytes,
+               cfg.disk_mb, cfg.workers, python, extra)
+        with self._lock:
+            pool = self._pools.get(key)
+            if pool is None or pool.closed:
+                limits = SandboxLimits(timeout_s=cfg.timeout_s, memory_mb=cfg.memory_mb, max_pids=cfg.max_pids,
+                                       output_limit_bytes=cfg.output_limit_bytes, disk_mb=cfg.disk_mb)
+                sandbox = Sandbox(backend=cfg.backend, limits=limits, allow_weak_isolation=cfg.allow_weak_isolation,
+                                  extra_ro_paths=extra)
+                pool = self._pools[key] = WorkerPool(sandbox, python, cfg.workers or os.cpu_count() or 1)
+            return pool
+
+    def close(self) -> None:
+        """Stop the warm sandbox workers (they also die with this process)."""
+        _close_pools(self._pools)
 
     def spec(self) -> dict[str, Any]:
         defaults = VerifierConfig().model_dump()
@@ -111,7 +140,8 @@ class VerifierStrategy:
             details={"mode": "reference", "reference_check": check.model_dump(), "ties": ties,
                      "tie_break": "input order"},
             explanation=_explain(candidates, best, ties),
-            provenance={"isolation_level": None, "backend": None, "code_run": False})
+            provenance={"isolation_level": None, "backend": None, "code_run": False,
+                        "integrity": "reference"})
 
     # -- tests ---------------------------------------------------------------------------------
     async def _run_tests(self, ctx: EvaluationContext, cfg: VerifierConfig) -> EvaluationResult:
@@ -132,24 +162,31 @@ class VerifierStrategy:
                     error_type="UnsupportedLanguage",
                     provenance={"languages_supported": supported_here})
             interpreters[lang] = exe
-        limits = SandboxLimits(timeout_s=cfg.timeout_s, memory_mb=cfg.memory_mb, max_pids=cfg.max_pids,
-                               output_limit_bytes=cfg.output_limit_bytes, disk_mb=cfg.disk_mb)
-        extra = tuple(p for p in (_prefix_outside_usr(e) for e in interpreters.values()) if p)
-        sandbox = await asyncio.to_thread(Sandbox, backend=cfg.backend, limits=limits,
-                                          allow_weak_isolation=cfg.allow_weak_isolation, extra_ro_paths=extra)
-        provenance = {**sandbox.provenance(), "interpreters": interpreters,
-                      "languages_supported": supported_here, "code_run": True}
-        semaphore = asyncio.Semaphore(cfg.workers or os.cpu_count() or 1)
+        in_process = task.execution == "in_process"
+        if in_process and not cfg.allow_in_process:
+            return EvaluationResult.failure(
+                "verifier", "task.execution: 'in_process' runs the tests inside the candidate's own process, "
+                            "where a candidate can forge its verdict; it also needs verifier.allow_in_process: true",
+                error_type="TaskValidationError")
+        if in_process and languages and languages != ["python"]:
+            return EvaluationResult.failure("verifier", "task.execution: 'in_process' is available for Python only",
+                                            error_type="TaskValidationError")
+        pool = await asyncio.to_thread(self._pool, cfg, interpreters)
+        integrity = "in_process" if in_process else "isolated"
+        provenance = {**pool.sandbox.provenance(), "interpreters": interpreters,
+                      "languages_supported": supported_here, "code_run": True, "integrity": integrity}
+        prompt_code = harness.prompt_definitions(task.prompt) if task.language in (None, "python") else None
+        loop = asyncio.get_running_loop()
 
         async def run_one(code: ExtractedCode, index: int) -> harness.TestOutcome:
             test = task.tests[index]
-            request, nonce = harness.build_request(
-                test, code.code or "", language=code.language, interpreter=interpreters[code.language],
-                entry_point=task.entry_point, timeout_s=test.timeout_s or cfg.timeout_s)
-            async with semaphore:
-                run = await sandbox.run(request)
-            return harness.interpret(test, index, run, nonce, tolerance=cfg.float_tolerance,
-                                     memory_mb=cfg.memory_mb)
+            plan = harness.build_plan(
+                test, code.code or "", language=code.language, entry_point=task.entry_point,
+                prompt_code=prompt_code, timeout_s=test.timeout_s or cfg.timeout_s,
+                output_limit=cfg.output_limit_bytes, node=interpreters.get("javascript"), in_process=in_process)
+            run = await loop.run_in_executor(pool.executor, run_in_pool, pool, plan)
+            return harness.interpret(test, index, run, tolerance=cfg.float_tolerance, memory_mb=cfg.memory_mb,
+                                     integrity=integrity)
 
         jobs = [(t.id, i) for t in ctx.trajectories if extracted[t.id].code is not None
                 for i in range(len(task.tests))]
@@ -199,6 +236,12 @@ class VerifierStrategy:
         if failing:
             details["summary"] = "; ".join(f"{o.name}: {o.outcome}: {o.message}" for o in failing[:3])
         return CandidateResult(id=cid, score=score, passed=passed, details=details)
+
+
+def _close_pools(pools: dict) -> None:
+    for pool in list(pools.values()):
+        pool.close()
+    pools.clear()
 
 
 _ENVIRONMENT_ERROR = re.compile(r"ModuleNotFoundError|ImportError|PermissionError|FileNotFoundError|OSError|"

@@ -1,0 +1,159 @@
+"""The test process: run one test with the candidate reachable only through the channel.
+
+This process holds no candidate code. Its namespace has the real builtins, the names the task
+prompt defines (run here, from the prompt, never from the candidate), and proxies for the
+candidate's own top-level names (the entry point always; other names unless they shadow a builtin
+or a prompt name). When the test rebinds a candidate's global (``CONN = build_db(50)``, also inside
+a function with ``global CONN``), the new value is sent to the candidate before the next call:
+plain data by value, anything else as a handle the candidate can call back.
+
+The verdict goes to the host on its own file descriptor: ``pass``, ``fail`` (an assertion of the
+test), ``error`` (the candidate raised, could not load, exited, broke the channel, or returned a
+value that may not cross) or, for ``call`` tests, ``value`` (the host compares it).
+"""
+
+from __future__ import annotations
+
+import builtins
+import sys
+import types
+
+import rpc
+import wire
+
+_MISSING = object()
+_BUILTIN_NAMES = frozenset(dir(builtins))
+
+
+def _test_line(exc: BaseException) -> int | None:
+    line, tb = None, exc.__traceback__
+    while tb is not None:
+        if tb.tb_frame.f_code.co_filename == "<test>":
+            line = tb.tb_lineno
+        tb = tb.tb_next
+    return line
+
+
+def _verdict(outcome: str, message: str = "", **extra) -> dict:
+    return {"op": "verdict", "outcome": outcome, "message": str(message)[:2000], **extra}
+
+
+def _fresh_module() -> dict:
+    module = types.ModuleType("__main__")
+    module.__dict__["__builtins__"] = builtins
+    sys.modules["__main__"] = module
+    return module.__dict__
+
+
+def _exercise(spec: dict, ns: dict, entry) -> dict:
+    """Run the test body in ``ns``; ``entry`` is the candidate's entry point (or _MISSING)."""
+    kind = spec["kind"]
+    phase = "running the test"
+    try:
+        if kind == "call":
+            value = eval(compile(spec["call"], "<test>", "eval"), ns)
+            if isinstance(value, rpc.Remote):
+                return _verdict("error", f"{spec['call']} returned a candidate {value._handle.kind} "
+                                         "(a handle), not plain data")
+            try:
+                return _verdict("value", value=wire.encode(value))
+            except (wire.NotPlain, ValueError) as exc:
+                return _verdict("error", f"{spec['call']}: {exc}")
+        exec(compile(spec["code"], "<test>", "exec"), ns)
+        if kind == "check":
+            if entry is _MISSING:
+                return _verdict("fail", f"entry point {spec.get('entry_point')!r} is not defined")
+            ns["check"](entry)
+    except AssertionError as exc:
+        where = _test_line(exc)
+        detail = rpc._message(exc) or "assertion failed"
+        return _verdict("fail", detail + (f" (test line {where})" if where else ""))
+    except rpc.BoundaryError as exc:
+        return _verdict("error", f"{exc} while {phase}")
+    except SystemExit as exc:
+        return _verdict("error", f"the test exited (SystemExit {exc.code!r}) while {phase}")
+    except BaseException as exc:  # noqa: BLE001 - any other exception is an error of this test
+        return _verdict("error", f"{type(exc).__name__} while {phase}: {rpc._message(exc)}")
+    return _verdict("pass", "all assertions held")
+
+
+def run_isolated(spec: dict) -> dict:
+    """The test against a candidate in another process (the default, ``integrity: isolated``)."""
+    ns = _fresh_module()
+    prompt_names: set[str] = set()
+    if spec.get("prompt_code"):
+        try:
+            exec(compile(spec["prompt_code"], "<prompt>", "exec"), ns)
+        except BaseException as exc:  # noqa: BLE001
+            return _verdict("error", f"the task prompt's own code failed on the test side: "
+                                     f"{type(exc).__name__}: {rpc._message(exc)}")
+        prompt_names = {n for n in ns if not n.startswith("__")}
+    channel = wire.Channel(spec["channel_fd"])
+    try:
+        first = channel.recv()
+    except EOFError:
+        return _verdict("error", "the candidate process ended before it finished loading")
+    except wire.ChannelError as exc:
+        return _verdict("error", f"the candidate sent garbage instead of loading: {exc}")
+    if first.get("op") == "load_error":
+        return _verdict("error", str(first.get("msg", "the candidate failed to load"))[:2000])
+    if first.get("op") != "ready" or not isinstance(first.get("exports"), list):
+        return _verdict("error", f"the candidate sent {first.get('op')!r} instead of loading")
+    peer = rpc.Peer(channel, "t")
+    exported: dict[str, object] = {}
+    try:
+        for pair in first["exports"]:
+            if not (isinstance(pair, list) and len(pair) == 2 and isinstance(pair[0], str)
+                    and pair[0].isidentifier()):
+                raise wire.ChannelError("malformed export list")
+            exported[pair[0]] = peer.decode(pair[1])
+    except wire.ChannelError as exc:
+        return _verdict("error", f"the candidate sent garbage while loading: {exc}")
+    entry_point = spec.get("entry_point")
+    for name, value in exported.items():
+        if name == entry_point or not (name in prompt_names or name in _BUILTIN_NAMES or name.startswith("__")):
+            ns[name] = value
+    synced = {name: ns.get(name, _MISSING) for name in exported}
+
+    def push_rebound_globals() -> None:
+        for name, last in synced.items():
+            current = ns.get(name, _MISSING)
+            if current is not last:
+                synced[name] = current
+                if current is not _MISSING:
+                    peer.request({"op": "setglobal", "name": name, "value": peer.encode(current)})
+
+    peer.before_request = push_rebound_globals
+    entry = exported.get(entry_point, _MISSING) if entry_point else _MISSING
+    verdict = _exercise(spec, ns, entry)
+    if peer.broken or peer.violations:  # even when the test caught the BoundaryError
+        verdict = _verdict("error", f"{peer.broken or peer.violations[0]} while running the test")
+    try:
+        channel.send({"op": "close"})
+    except (wire.ChannelError, wire.NotPlain):
+        pass
+    return verdict
+
+
+def run_in_process(spec: dict) -> dict:
+    """The opt-in weak mode: the test runs in the candidate's own process (``integrity: in_process``).
+    The candidate can forge this verdict; results say so and raise the weak-isolation escalation."""
+    import candidate_side
+
+    try:
+        module = candidate_side.load(spec["code"])
+    except BaseException as exc:  # noqa: BLE001
+        return _verdict("error", candidate_side.describe_load_error(exc)["msg"])
+    ns = module.__dict__
+    entry = ns.get(spec.get("entry_point") or "", _MISSING)
+    return _exercise({**spec, "code": spec.get("test_code")}, ns, entry)
+
+
+def main(spec: dict) -> int:
+    report = wire.Channel(spec["report_fd"])
+    verdict = run_in_process(spec) if spec.get("in_process") else run_isolated(spec)
+    try:
+        report.send(verdict)
+    except wire.NotPlain as exc:
+        report.send(_verdict("error", f"the test's result cannot be reported: {exc}"))
+    return 0

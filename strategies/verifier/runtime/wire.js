@@ -1,0 +1,178 @@
+'use strict';
+// The channel codec and framing for JavaScript (same wire format as wire.py: see its docstring).
+// Only plain data crosses by value; other values cross as handles or not at all.
+const fs = require('fs');
+
+const MAX_FRAME = 32 * 1024 * 1024;
+const MAX_DEPTH = 200;
+const IMPLICIT_KEYS = new Set(['valueOf', 'toString', 'toLocaleString', 'toJSON', 'then', 'constructor', 'inspect', '__proto__']);
+
+class ChannelError extends Error {}
+class NotPlain extends Error {}
+class Handle {
+  constructor(id, owner, kind) { this.id = id; this.owner = owner; this.kind = kind || 'object'; }
+}
+
+function isPlainObject(v) {
+  const proto = Object.getPrototypeOf(v);
+  return proto === Object.prototype || proto === null;
+}
+
+function encode(value, toHandle, depth) {
+  depth = depth || 0;
+  if (depth > MAX_DEPTH) throw new NotPlain('nesting deeper than ' + MAX_DEPTH);
+  if (value === null) return null;
+  if (value === undefined) return { u: 1 };
+  const t = typeof value;
+  if (t === 'boolean' || t === 'string') return value;
+  if (t === 'number') {
+    if (Number.isNaN(value)) return { f: 'nan' };
+    if (value === Infinity) return { f: 'inf' };
+    if (value === -Infinity) return { f: '-inf' };
+    if (Number.isInteger(value) && Math.abs(value) <= Number.MAX_SAFE_INTEGER) return value;
+    if (Number.isInteger(value)) return { bi: BigInt(value).toString() };
+    return value;
+  }
+  if (t === 'bigint') return { bi: value.toString() };
+  const d = depth + 1;
+  if (value instanceof Handle) return { h: value.id, o: value.owner, k: value.kind };
+  if (toHandle && toHandle.isRemote && toHandle.isRemote(value)) {
+    const h = toHandle(value);
+    return { h: h.id, o: h.owner, k: h.kind };
+  }
+  if (t === 'object') {
+    if (Array.isArray(value)) {
+      const out = new Array(value.length);
+      for (let i = 0; i < value.length; i++) out[i] = encode(value[i], toHandle, d);
+      return out;
+    }
+    if (value instanceof Uint8Array) return { b: Buffer.from(value).toString('base64') };
+    if (value instanceof Set) return { s: Array.from(value, (v) => encode(v, toHandle, d)) };
+    if (value instanceof Map) return { d: Array.from(value, ([k, v]) => [encode(k, toHandle, d), encode(v, toHandle, d)]) };
+    if (isPlainObject(value)) {
+      return { d: Object.keys(value).map((k) => [k, encode(value[k], toHandle, d)]) };
+    }
+  }
+  if (toHandle) {
+    const h = toHandle(value);
+    return { h: h.id, o: h.owner, k: h.kind };
+  }
+  throw new NotPlain('a value of type ' + describe(value) + ' cannot cross the boundary (plain data only)');
+}
+
+function describe(value) {
+  if (value === null) return 'null';
+  if (typeof value === 'function') return 'function';
+  if (typeof value !== 'object') return typeof value;
+  const c = value.constructor;
+  return (c && typeof c.name === 'string' && c.name) || 'object';
+}
+
+function decode(data, fromHandle, depth) {
+  depth = depth || 0;
+  if (depth > MAX_DEPTH) throw new ChannelError('nesting deeper than ' + MAX_DEPTH);
+  if (data === null || typeof data === 'boolean' || typeof data === 'string' || typeof data === 'number') return data;
+  const d = depth + 1;
+  if (Array.isArray(data)) return data.map((v) => decode(v, fromHandle, d));
+  if (typeof data !== 'object') throw new ChannelError('unexpected value in a message');
+  const keys = Object.keys(data);
+  if ('h' in data) {
+    if (!Number.isInteger(data.h) || (data.o !== 'c' && data.o !== 't') || keys.length > 3) throw new ChannelError('malformed handle');
+    if (!fromHandle) throw new ChannelError('a handle where only plain data may cross');
+    return fromHandle(new Handle(data.h, data.o, String(data.k || 'object')));
+  }
+  if (keys.length !== 1) throw new ChannelError('unknown tag');
+  const tag = keys[0];
+  const body = data[tag];
+  if (tag === 'f') {
+    if (body === 'nan') return NaN;
+    if (body === 'inf') return Infinity;
+    if (body === '-inf') return -Infinity;
+    throw new ChannelError('bad float tag');
+  }
+  if (tag === 'u') return undefined;
+  if (tag === 'bi') {
+    if (typeof body !== 'string' || !/^-?\d{1,100000}$/.test(body)) throw new ChannelError('bad bigint tag');
+    const big = BigInt(body);
+    return (big >= BigInt(Number.MIN_SAFE_INTEGER) && big <= BigInt(Number.MAX_SAFE_INTEGER)) ? Number(big) : big;
+  }
+  if (tag === 'b') {
+    if (typeof body !== 'string') throw new ChannelError('bytes tag must hold base64 text');
+    return Buffer.from(body, 'base64');
+  }
+  if (!Array.isArray(body)) throw new ChannelError('tag must hold a list');
+  if (tag === 't') return body.map((v) => decode(v, fromHandle, d));
+  if (tag === 's' || tag === 'fs') return new Set(body.map((v) => decode(v, fromHandle, d)));
+  if (tag === 'c') throw new ChannelError('complex numbers do not exist in JavaScript');
+  if (tag === 'd') {
+    const pairs = body.map((p) => {
+      if (!Array.isArray(p) || p.length !== 2) throw new ChannelError('dict tag must hold [key, value] pairs');
+      // JavaScript calls these implicitly (==, String(), JSON, await): a handle there would let the
+      // sender run code inside a comparison. Only plain data may sit under them.
+      if (IMPLICIT_KEYS.has(p[0]) && p[1] !== null && typeof p[1] === 'object' && 'h' in p[1]) {
+        throw new ChannelError('a handle under the key ' + JSON.stringify(p[0]) + ', which JavaScript calls implicitly');
+      }
+      return [decode(p[0], fromHandle, d), decode(p[1], fromHandle, d)];
+    });
+    if (pairs.every(([k]) => typeof k === 'string')) {
+      const obj = {};
+      for (const [k, v] of pairs) Object.defineProperty(obj, k, { value: v, enumerable: true, writable: true, configurable: true });
+      return obj;
+    }
+    return new Map(pairs);
+  }
+  throw new ChannelError('unknown tag ' + tag);
+}
+
+function sleepMs(ms) { Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, ms); }
+
+class Channel {
+  constructor(rfd, wfd) { this.rfd = rfd; this.wfd = wfd === undefined ? rfd : wfd; this.buf = Buffer.alloc(0); }
+
+  send(message) {
+    const body = Buffer.from(JSON.stringify(message), 'utf8');
+    if (body.length > MAX_FRAME) throw new NotPlain('message exceeds the frame limit');
+    const frame = Buffer.alloc(4 + body.length);
+    frame.writeUInt32BE(body.length, 0);
+    body.copy(frame, 4);
+    let off = 0;
+    while (off < frame.length) {
+      try { off += fs.writeSync(this.wfd, frame, off, frame.length - off); } catch (e) {
+        if (e.code === 'EAGAIN') { sleepMs(1); continue; }
+        throw new ChannelError('cannot write to the channel: ' + e.code);
+      }
+    }
+  }
+
+  fill(want) {
+    while (this.buf.length < want) {
+      const chunk = Buffer.alloc(Math.max(65536, want - this.buf.length));
+      let n;
+      try { n = fs.readSync(this.rfd, chunk, 0, chunk.length, null); } catch (e) {
+        if (e.code === 'EAGAIN') { sleepMs(1); continue; }
+        if (e.code === 'ECONNRESET' || e.code === 'EOF') n = 0; else throw new ChannelError('cannot read from the channel: ' + e.code);
+      }
+      if (n === 0) { const err = new Error('EOF'); err.eof = true; throw err; }
+      this.buf = Buffer.concat([this.buf, chunk.subarray(0, n)]);
+    }
+  }
+
+  recv() {
+    this.fill(4);
+    const size = this.buf.readUInt32BE(0);
+    if (size > MAX_FRAME) throw new ChannelError('a message exceeds the frame limit');
+    try { this.fill(4 + size); } catch (e) { if (e.eof) throw new ChannelError('the channel closed in the middle of a message'); throw e; }
+    const body = this.buf.subarray(4, 4 + size);
+    this.buf = this.buf.subarray(4 + size);
+    let text;
+    try { text = new TextDecoder('utf-8', { fatal: true }).decode(body); } catch (e) { throw new ChannelError('a message that is not valid UTF-8'); }
+    let message;
+    try { message = JSON.parse(text); } catch (e) { throw new ChannelError('a message that is not valid JSON'); }
+    if (message === null || typeof message !== 'object' || typeof message.op !== 'string') throw new ChannelError('a message without an op');
+    return message;
+  }
+}
+
+const BUILTIN_ERRORS = ['Error', 'TypeError', 'RangeError', 'SyntaxError', 'ReferenceError', 'EvalError', 'URIError'];
+
+module.exports = { MAX_FRAME, ChannelError, NotPlain, Handle, encode, decode, describe, Channel, BUILTIN_ERRORS, isPlainObject };

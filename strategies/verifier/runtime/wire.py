@@ -1,0 +1,289 @@
+"""The restricted codec and framing of the candidate/test channel (standard library only).
+
+Why a codec of our own: the verdict is decided in the test process, so nothing that crosses from
+the candidate may carry behaviour. Only plain data crosses, by value, with its type preserved:
+None, bool, int (any size), float (nan and inf included), complex, str, bytes, and tuples, lists,
+dicts, sets and frozensets of these. Everything else crosses as a handle (an id the owner resolves)
+or not at all. Never pickle: unpickling runs code chosen by the sender.
+
+Encoding: JSON where JSON is exact (null, booleans, strings, integers, finite floats written with a
+'.' or an exponent, lists); every JSON object is a tag, so a tag can never be confused with data:
+``{"t": [...]}`` tuple, ``{"d": [[k, v], ...]}`` dict, ``{"s": [...]}`` set, ``{"fs": [...]}``
+frozenset, ``{"b": "<base64>"}`` bytes, ``{"c": [re, im]}`` complex, ``{"f": "nan"|"inf"|"-inf"}``
+a non-finite float, ``{"h": id, "o": owner, "k": kind}`` a handle, ``{"u": 1}`` JavaScript's
+undefined, ``{"bi": "123"}`` a JavaScript BigInt.
+
+Framing: a 4-byte big-endian length, then that many bytes of UTF-8 JSON. Frames above
+``MAX_FRAME`` bytes, invalid UTF-8, invalid JSON, unknown tags and nesting deeper than
+``MAX_DEPTH`` are a ``ChannelError``: the receiver fails the current test, nothing else.
+"""
+
+from __future__ import annotations
+
+import base64
+import builtins
+import json
+import math
+import os
+import struct
+import sys
+
+MAX_FRAME = 32 * 1024 * 1024
+MAX_DEPTH = 200
+MAX_INT_DIGITS = 100_000
+_HEADER = struct.Struct(">I")
+
+if hasattr(sys, "set_int_max_str_digits"):
+    sys.set_int_max_str_digits(MAX_INT_DIGITS + 10)
+
+
+class ChannelError(Exception):
+    """The peer sent something that is not a well-formed message, or the channel broke."""
+
+
+class NotPlain(Exception):
+    """A value of a type that may not cross by value (its type is named in the message)."""
+
+
+class Handle:
+    """A reference to an object that stays with its owner ("c" candidate side, "t" test side)."""
+
+    __slots__ = ("id", "owner", "kind")
+
+    def __init__(self, hid: int, owner: str, kind: str = "object") -> None:
+        self.id, self.owner, self.kind = hid, owner, kind
+
+    def __repr__(self) -> str:
+        return f"Handle({self.id}, {self.owner!r}, {self.kind!r})"
+
+
+_PLAIN_SCALARS = (type(None), bool, int, float, complex, str, bytes)
+_BASES = (bool, int, float, complex, str, bytes, tuple, list, dict, frozenset, set)
+
+
+def plain_base(value: object) -> type | None:
+    """The plain type ``value`` crosses as (a subclass crosses as its base), or None."""
+    t = type(value)
+    if t in _BASES or value is None:
+        return t
+    for base in _BASES:
+        if isinstance(value, base):
+            return base
+    return None
+
+
+def encode(value: object, to_handle=None, _depth: int = 0) -> object:
+    """``value`` as a JSON-ready structure. ``to_handle(obj) -> Handle`` takes non-plain values;
+    without it they raise ``NotPlain`` naming the type."""
+    if _depth > MAX_DEPTH:
+        raise NotPlain(f"nesting deeper than {MAX_DEPTH}")
+    if value is None or value is True or value is False:
+        return value
+    base = plain_base(value)
+    if base is bool:
+        return bool(value)
+    if base is int:
+        return int.__index__(value)
+    if base is float:
+        f = float.__float__(value)
+        if math.isfinite(f):
+            return f
+        return {"f": "nan" if math.isnan(f) else ("inf" if f > 0 else "-inf")}
+    if base is str:
+        return str.__str__(value)
+    if base is bytes:
+        return {"b": base64.b64encode(bytes(value)).decode("ascii")}
+    if base is complex:
+        c = complex(value)
+        return {"c": [encode(c.real), encode(c.imag)]}
+    d = _depth + 1
+    if base is list:
+        return [encode(v, to_handle, d) for v in list.__iter__(value)]
+    if base is tuple:
+        return {"t": [encode(v, to_handle, d) for v in tuple.__iter__(value)]}
+    if base is dict:
+        return {"d": [[encode(k, to_handle, d), encode(v, to_handle, d)] for k, v in dict.items(value)]}
+    if base is set:
+        return {"s": [encode(v, to_handle, d) for v in set.__iter__(value)]}
+    if base is frozenset:
+        return {"fs": [encode(v, to_handle, d) for v in frozenset.__iter__(value)]}
+    if isinstance(value, Handle):
+        return {"h": value.id, "o": value.owner, "k": value.kind}
+    if to_handle is not None:
+        h = to_handle(value)
+        return {"h": h.id, "o": h.owner, "k": h.kind}
+    raise NotPlain(f"a value of type {type(value).__module__}.{type(value).__qualname__} cannot cross "
+                   "the boundary (plain data only)")
+
+
+def _float_tag(text: object) -> float:
+    if text == "nan":
+        return math.nan
+    if text == "inf":
+        return math.inf
+    if text == "-inf":
+        return -math.inf
+    raise ChannelError(f"bad float tag {text!r}")
+
+
+def _hashable(value: object, what: str) -> object:
+    try:
+        hash(value)
+    except TypeError:
+        raise ChannelError(f"unhashable {type(value).__name__} as a {what}") from None
+    return value
+
+
+def decode(data: object, from_handle=None, _depth: int = 0) -> object:
+    """The plain value a JSON structure stands for; handles go through ``from_handle(Handle)``."""
+    if _depth > MAX_DEPTH:
+        raise ChannelError(f"nesting deeper than {MAX_DEPTH}")
+    if data is None or isinstance(data, (bool, int, float, str)):
+        return data
+    d = _depth + 1
+    if isinstance(data, list):
+        return [decode(v, from_handle, d) for v in data]
+    if not isinstance(data, dict) or len(data) == 0:
+        raise ChannelError(f"unexpected {type(data).__name__} in a message")
+    if "h" in data:
+        if not (isinstance(data.get("h"), int) and data.get("o") in ("c", "t") and len(data) <= 3):
+            raise ChannelError("malformed handle")
+        handle = Handle(data["h"], data["o"], str(data.get("k", "object")))
+        if from_handle is None:
+            raise ChannelError("a handle where only plain data may cross")
+        return from_handle(handle)
+    if len(data) != 1:
+        raise ChannelError(f"unknown tag {sorted(data)[:3]}")
+    (tag, body), = data.items()
+    if tag == "f":
+        return _float_tag(body)
+    if tag == "b":
+        if not isinstance(body, str):
+            raise ChannelError("bytes tag must hold base64 text")
+        try:
+            return base64.b64decode(body.encode("ascii"), validate=True)
+        except (ValueError, UnicodeEncodeError):
+            raise ChannelError("bytes tag is not valid base64") from None
+    if tag == "u":
+        return None
+    if tag == "bi":
+        if not isinstance(body, str) or not body.lstrip("-").isdigit() or len(body) > MAX_INT_DIGITS:
+            raise ChannelError("bad bigint tag")
+        return int(body)
+    if not isinstance(body, list):
+        raise ChannelError(f"tag {tag!r} must hold a list")
+    if tag == "t":
+        return tuple(decode(v, from_handle, d) for v in body)
+    if tag == "c":
+        if len(body) != 2:
+            raise ChannelError("complex tag must hold [re, im]")
+        re_, im = (decode(v, None, d) for v in body)
+        if not all(isinstance(x, (int, float)) and not isinstance(x, bool) for x in (re_, im)):
+            raise ChannelError("complex parts must be numbers")
+        return complex(re_, im)
+    if tag == "s" or tag == "fs":
+        items = [_hashable(decode(v, from_handle, d), "set item") for v in body]
+        return set(items) if tag == "s" else frozenset(items)
+    if tag == "d":
+        out = {}
+        for pair in body:
+            if not isinstance(pair, list) or len(pair) != 2:
+                raise ChannelError("dict tag must hold [key, value] pairs")
+            out[_hashable(decode(pair[0], from_handle, d), "dict key")] = decode(pair[1], from_handle, d)
+        return out
+    raise ChannelError(f"unknown tag {tag!r}")
+
+
+def _parse_int(text: str) -> int:
+    if len(text) > MAX_INT_DIGITS:
+        raise ChannelError(f"an integer of more than {MAX_INT_DIGITS} digits")
+    return int(text)
+
+
+def _no_constant(name: str) -> None:
+    raise ChannelError(f"bare {name} in a message (non-finite floats travel as tags)")
+
+
+def dumps(message: dict) -> bytes:
+    """A message (already encoded) as one frame."""
+    body = json.dumps(message, allow_nan=False, separators=(",", ":"), ensure_ascii=False).encode("utf-8",
+                                                                                                "surrogatepass")
+    if len(body) > MAX_FRAME:
+        raise NotPlain(f"message of {len(body)} bytes exceeds the {MAX_FRAME}-byte limit")
+    return _HEADER.pack(len(body)) + body
+
+
+def loads(body: bytes) -> dict:
+    """One frame's body as a message dict; anything malformed is a ChannelError."""
+    try:
+        text = body.decode("utf-8")
+    except UnicodeDecodeError:
+        raise ChannelError("a message that is not valid UTF-8") from None
+    try:
+        message = json.loads(text, parse_int=_parse_int, parse_constant=_no_constant)
+    except ChannelError:
+        raise
+    except (ValueError, RecursionError) as exc:
+        raise ChannelError(f"a message that is not valid JSON: {str(exc)[:120]}") from None
+    if not isinstance(message, dict) or not isinstance(message.get("op"), str):
+        raise ChannelError("a message without an op")
+    return message
+
+
+class Channel:
+    """Blocking frame I/O on one file descriptor (a connected socket or a pipe pair)."""
+
+    def __init__(self, rfd: int, wfd: int | None = None) -> None:
+        self.rfd = rfd
+        self.wfd = rfd if wfd is None else wfd
+        self._buf = bytearray()
+
+    def send(self, message: dict) -> None:
+        frame = dumps(message)
+        view = memoryview(frame)
+        while view:
+            try:
+                n = os.write(self.wfd, view)
+            except BrokenPipeError:
+                raise ChannelError("the peer closed the channel") from None
+            except OSError as exc:
+                raise ChannelError(f"cannot write to the channel: {exc}") from None
+            view = view[n:]
+
+    def _fill(self, want: int) -> None:
+        while len(self._buf) < want:
+            try:
+                chunk = os.read(self.rfd, max(65536, want - len(self._buf)))
+            except OSError as exc:
+                raise ChannelError(f"cannot read from the channel: {exc}") from None
+            if not chunk:
+                raise EOFError("the peer closed the channel")
+            self._buf += chunk
+
+    def recv(self) -> dict:
+        """The next message; EOFError when the peer closed the channel cleanly between messages."""
+        self._fill(4)
+        (size,) = _HEADER.unpack(bytes(self._buf[:4]))
+        if size > MAX_FRAME:
+            raise ChannelError(f"a message of {size} bytes exceeds the {MAX_FRAME}-byte limit")
+        try:
+            self._fill(4 + size)
+        except EOFError:
+            raise ChannelError("the channel closed in the middle of a message") from None
+        body = bytes(self._buf[4:4 + size])
+        del self._buf[:4 + size]
+        return loads(body)
+
+
+# Built-in exception types a candidate's exception may be re-raised as on the test side.
+BUILTIN_EXCEPTIONS = {name: obj for name, obj in vars(builtins).items()
+                      if isinstance(obj, type) and issubclass(obj, BaseException)}
+EXIT_EXCEPTIONS = ("SystemExit", "KeyboardInterrupt", "GeneratorExit")
+
+
+def builtin_exception_name(exc: BaseException) -> str:
+    """The nearest built-in exception type of ``exc`` (a candidate's own class maps to its base)."""
+    for klass in type(exc).__mro__:
+        if klass.__module__ == "builtins" and klass.__name__ in BUILTIN_EXCEPTIONS:
+            return klass.__name__
+    return "Exception"

@@ -1,0 +1,314 @@
+"""The warm worker inside a sandbox: it forks one fresh process per run and never runs candidate code.
+
+Why: starting a sandbox and an interpreter per test costs tens of milliseconds; forking a warm,
+clean interpreter costs about one. Each run's process is forked from this process, which has run
+no candidate or test code, so every run starts clean. After each run this process kills every
+process the run left behind (it is their subreaper, so daemons that double-fork still come back to
+it), reaps them, and empties the work directory, so no file, thread or daemon reaches the next run.
+This process is not dumpable: a run's process, though it has the same uid, cannot ptrace it or read
+its memory.
+
+Control protocol with the host (one stream socket, frames as in wire.py): the host sends ``run``
+with the run's file descriptors attached (SCM_RIGHTS) and may send ``kill``; this process answers
+``ready`` once, ``started`` and ``exited`` per run.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import fcntl
+import json
+import os
+import resource
+import select
+import shutil
+import signal
+import socket
+import stat
+import struct
+import sys
+import time
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, HERE)
+
+import candidate_side  # noqa: E402
+import rpc  # noqa: E402,F401
+import test_side  # noqa: E402
+import wire  # noqa: E402
+
+PRELOAD = ("math", "re", "collections", "itertools", "functools", "typing", "string", "heapq", "bisect",
+           "hashlib", "random", "statistics", "fractions", "decimal", "json", "copy", "operator",
+           "datetime", "sqlite3", "traceback", "unittest", "dataclasses", "textwrap", "array")
+PR_SET_PDEATHSIG, PR_SET_DUMPABLE, PR_SET_CHILD_SUBREAPER = 1, 4, 36
+_libc = ctypes.CDLL(None, use_errno=True)
+_HEADER = struct.Struct(">I")
+# Run file descriptors land at these numbers in the run's process.
+FD_CHANNEL, FD_REPORT = 3, 4
+
+
+def _send(sock: socket.socket, message: dict) -> None:
+    sock.sendall(wire.dumps(message))
+
+
+def _recv_exact(sock: socket.socket, n: int, fds: list[int]) -> bytes | None:
+    buf = b""
+    while len(buf) < n:
+        data, got, _flags, _addr = socket.recv_fds(sock, n - len(buf), 16)
+        fds.extend(got)
+        if not data:
+            return None
+        buf += data
+    return buf
+
+
+def _recv(sock: socket.socket) -> tuple[dict | None, list[int]]:
+    fds: list[int] = []
+    head = _recv_exact(sock, 4, fds)
+    if head is None:
+        return None, fds
+    body = _recv_exact(sock, _HEADER.unpack(head)[0], fds)
+    if body is None:
+        return None, fds
+    return wire.loads(body), fds
+
+
+def _children_of(pid: int) -> list[int]:
+    try:
+        out: list[int] = []
+        for tid in os.listdir(f"/proc/{pid}/task"):
+            with open(f"/proc/{pid}/task/{tid}/children") as fh:
+                out.extend(int(p) for p in fh.read().split())
+        return out
+    except (OSError, ValueError):
+        return []
+
+
+def descendants() -> list[int]:
+    """Every process below this one (children are re-parented here: we are their subreaper)."""
+    me = os.getpid()
+    if os.path.exists(f"/proc/{me}/task/{me}/children"):
+        found, todo = [], [me]
+        while todo:
+            kids = _children_of(todo.pop())
+            found.extend(kids)
+            todo.extend(kids)
+        return found
+    parent: dict[int, list[int]] = {}
+    for entry in os.listdir("/proc"):
+        if entry.isdigit():
+            try:
+                with open(f"/proc/{entry}/stat", "rb") as fh:
+                    ppid = int(fh.read().rsplit(b")", 1)[1].split()[1])
+            except (OSError, ValueError, IndexError):
+                continue
+            parent.setdefault(ppid, []).append(int(entry))
+    found, todo = [], [me]
+    while todo:
+        kids = parent.get(todo.pop(), [])
+        found.extend(kids)
+        todo.extend(kids)
+    return found
+
+
+def _reap() -> None:
+    while True:
+        try:
+            pid, _ = os.waitpid(-1, os.WNOHANG)
+        except ChildProcessError:
+            return
+        if pid == 0:
+            return
+
+
+def sweep() -> int:
+    """Kill and reap everything the run left behind; the number of processes killed."""
+    killed: set[int] = set()
+    for _ in range(2000):
+        pids = descendants()
+        if not pids:
+            break
+        for pid in pids:
+            try:
+                os.kill(pid, signal.SIGKILL)
+                killed.add(pid)
+            except ProcessLookupError:
+                pass
+        _reap()
+        time.sleep(0.0005)
+    _reap()
+    return len(killed)
+
+
+def _make_writable(path: str) -> None:
+    for root, dirs, _files in os.walk(path):
+        for d in dirs:
+            try:
+                os.chmod(os.path.join(root, d), stat.S_IRWXU)
+            except OSError:
+                pass
+
+
+def wipe(path: str) -> bool:
+    """Empty ``path`` (the run's files, whatever their modes); True when it is empty afterwards."""
+    try:
+        if os.stat(path).st_uid == os.getuid():
+            os.chmod(path, stat.S_IRWXU)
+        entries = os.listdir(path)
+    except OSError:
+        return not os.path.exists(path)
+    for name in entries:
+        full = os.path.join(path, name)
+        try:
+            if os.path.isdir(full) and not os.path.islink(full):
+                _make_writable(full)
+                os.chmod(full, stat.S_IRWXU)
+                shutil.rmtree(full, ignore_errors=True)
+            else:
+                os.unlink(full)
+        except OSError:
+            pass
+    try:
+        return not os.listdir(path)
+    except OSError:
+        return False
+
+
+def _place_fds(fds: list[int], roles: list[str]) -> None:
+    """Move the run's descriptors to their fixed numbers and close everything else."""
+    high = [fcntl.fcntl(fd, fcntl.F_DUPFD_CLOEXEC, 100) for fd in fds]  # above every target number
+    for fd in fds:
+        os.close(fd)
+    target = {"stdin": 0, "stdout": 1, "stderr": 2, "channel": FD_CHANNEL, "report": FD_REPORT}
+    placed = set()
+    for fd, role in zip(high, roles):
+        os.dup2(fd, target[role], inheritable=True)
+        placed.add(target[role])
+    if 0 not in placed:
+        null = os.open(os.devnull, os.O_RDONLY)
+        os.dup2(null, 0)
+        os.close(null)
+    keep = sorted(placed | {0, 1, 2})
+    os.closerange(max(keep) + 1, 65536)
+    for fd in range(3, max(keep)):
+        if fd not in placed:
+            try:
+                os.close(fd)
+            except OSError:
+                pass
+
+
+def _child(message: dict, fds: list[int], run_dir: str, zygote_pid: int) -> int:
+    _libc.prctl(PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
+    if os.getppid() != zygote_pid:
+        return 122
+    _place_fds(fds, message["fd_roles"])
+    for sig in (signal.SIGTERM, signal.SIGCHLD):
+        signal.signal(sig, signal.SIG_DFL)
+    os.chdir(run_dir)
+    os.environ["HOME"] = os.environ["TMPDIR"] = run_dir
+    cpu = int(message.get("cpu_s") or 0)
+    if cpu > 0:
+        resource.setrlimit(resource.RLIMIT_CPU, (cpu, cpu + 1))
+    spec = dict(message["spec"], channel_fd=FD_CHANNEL, report_fd=FD_REPORT)
+    runtime = message["runtime"]
+    if runtime == "python-candidate":
+        return candidate_side.main(spec)
+    if runtime == "python-test":
+        return test_side.main(spec)
+    if runtime in ("node-candidate", "node-test"):
+        path = os.path.join(run_dir, ".spec.json")
+        with open(path, "w") as fh:
+            json.dump(spec, fh)
+        script = os.path.join(HERE, "candidate_side.js" if runtime == "node-candidate" else "test_side.js")
+        node = message["node"]
+        os.execv(node, [node, "--stack-size=4000", script, path])
+    return 123
+
+
+def _run(sock: socket.socket, message: dict, fds: list[int], work: str, scratch: list[str]) -> None:
+    run_dir = os.path.join(work, "run")
+    os.mkdir(run_dir, 0o700)
+    me = os.getpid()
+    pid = os.fork()
+    if pid == 0:
+        code = 124
+        try:
+            code = _child(message, fds, run_dir, me)
+        except SystemExit as exc:
+            code = exc.code if isinstance(exc.code, int) else 1
+        except BaseException:  # noqa: BLE001 - a crash of the runtime itself
+            import traceback
+            traceback.print_exc()
+            code = 125
+        finally:
+            try:
+                sys.stdout.flush()
+                sys.stderr.flush()
+            except BaseException:  # noqa: BLE001
+                pass
+            os._exit(code)
+    for fd in fds:
+        os.close(fd)
+    pidfd = os.pidfd_open(pid)
+    _send(sock, {"op": "started", "pid": pid})
+    poller = select.poll()
+    poller.register(sock.fileno(), select.POLLIN)
+    poller.register(pidfd, select.POLLIN)
+    status = rusage = None
+    requested_kill = False
+    while status is None:
+        for fd, _event in poller.poll():
+            if fd == pidfd:
+                _, status, rusage = os.wait4(pid, 0)
+                break
+            incoming, extra = _recv(sock)
+            for f in extra:
+                os.close(f)
+            if incoming is None:  # the host is gone: kill the run, leave nothing behind
+                os.kill(pid, signal.SIGKILL)
+                sweep()
+                for place in scratch:
+                    wipe(place)
+                os._exit(0)
+            if incoming.get("op") == "kill":
+                requested_kill = True
+                os.kill(pid, signal.SIGKILL)
+    os.close(pidfd)
+    swept = sweep()
+    clean = all([wipe(place) for place in scratch])
+    code = os.waitstatus_to_exitcode(status)
+    _send(sock, {"op": "exited", "exit_code": code if code >= 0 else None, "signal": -code if code < 0 else None,
+                 "swept": swept, "clean": clean, "requested_kill": requested_kill,
+                 "cpu_s": round(rusage.ru_utime + rusage.ru_stime, 4), "maxrss_kb": rusage.ru_maxrss})
+
+
+def main() -> int:
+    fd, scratch = int(sys.argv[1]), [p for p in sys.argv[2].split(":") if p]
+    work = scratch[0]
+    _libc.prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0)
+    _libc.prctl(PR_SET_DUMPABLE, 0, 0, 0, 0)
+    sock = socket.socket(fileno=fd)
+    for name in PRELOAD:
+        try:
+            __import__(name)
+        except Exception:  # noqa: BLE001 - a missing optional module only costs speed
+            pass
+    os.chdir(work)
+    scratch = [p for p in scratch if os.path.isdir(p) and os.access(p, os.W_OK)]
+    for place in scratch:
+        wipe(place)
+    _send(sock, {"op": "ready", "pid": os.getpid(), "python": sys.version.split()[0]})
+    while True:
+        message, fds = _recv(sock)
+        if message is None:
+            return 0
+        if message.get("op") == "run":
+            _run(sock, message, fds, work, scratch)
+        else:
+            for f in fds:
+                os.close(f)
+
+
+if __name__ == "__main__":
+    sys.exit(main())
