@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import asyncio
 import shutil
+from pathlib import Path
 
 import pytest
 
@@ -323,3 +324,98 @@ def test_in_process_mode_needs_both_opt_ins_and_is_labelled():
     assert allowed.status is Status.ok and allowed.candidate("honest").passed is True
     assert allowed.provenance["integrity"] == "in_process"
     assert {t["integrity"] for t in allowed.candidate("honest").details["tests"]} == {"in_process"}
+
+
+POLY_PROMPT = '''import math
+
+
+def poly(xs: list, x: float):
+    """Evaluates the polynomial with coefficients xs at x."""
+    return sum(coeff * math.pow(x, i) for i, coeff in enumerate(xs))
+
+
+def find_zero(xs: list):
+    """Return an x with poly(xs, x) == 0."""
+'''
+
+
+def test_prompt_helpers_are_defined_from_the_prompt_not_the_candidate():
+    """HumanEval-style: the test uses ``poly`` from the prompt; a candidate that redefines it to
+    make any answer look right must not pass."""
+    task = Task(id="zero", prompt=POLY_PROMPT, entry_point="find_zero", language="python", tests=[
+        {"kind": "check", "code": "def check(candidate):\n    for xs in ([1, 2], [-6, 11, -6, 1]):\n"
+                                  "        assert abs(poly(xs, candidate(xs))) < 1e-4\n"}])
+    honest = ("    lo, hi = -100.0, 100.0\n    for _ in range(200):\n        mid = (lo + hi) / 2\n"
+              "        if poly(xs, lo) * poly(xs, mid) <= 0:\n            hi = mid\n        else:\n            lo = mid\n"
+              "    return lo\n")
+    cheat = "    return 0.0\n\n\ndef poly(xs, x):\n    return 0.0\n"
+    result = _evaluate(BACKENDS[0], task, [Trajectory(id="honest", answer=honest),
+                                           Trajectory(id="cheat", answer=cheat)])
+    assert result.candidate("honest").passed is True, result.candidate("honest").details
+    assert result.candidate("cheat").passed is False
+
+
+def test_candidate_objects_exceptions_and_callbacks_cross_the_boundary():
+    code = ("class Stack:\n    def __init__(self):\n        self.items = []\n"
+            "    def push(self, x):\n        self.items.append(x)\n        return self\n"
+            "    def pop(self):\n        if not self.items:\n            raise IndexError('pop from empty stack')\n"
+            "        return self.items.pop()\n    def __len__(self):\n        return len(self.items)\n"
+            "def apply_all(fn, xs):\n    return [fn(x) for x in xs]\n")
+    task = Task(id="objects", prompt="", language="python", entry_point="Stack", tests=[
+        {"kind": "assert", "name": "methods", "code": "s = Stack()\ns.push(1).push((2, 3))\nassert len(s) == 2\n"
+                                                      "assert s.pop() == (2, 3) and s.pop() == 1\n"},
+        {"kind": "assert", "name": "exception_type", "code": "try:\n    Stack().pop()\nexcept IndexError as e:\n"
+                                                             "    assert 'empty' in str(e)\nelse:\n    raise AssertionError('no IndexError')\n"},
+        {"kind": "assert", "name": "callback", "code": "seen = []\ndef f(x):\n    seen.append(x)\n    return x * x\n"
+                                                       "assert apply_all(f, [1, 2, 3]) == [1, 4, 9]\nassert seen == [1, 2, 3]\n"},
+        {"kind": "assert", "name": "in_process_only", "code": "assert apply_all.__code__.co_argcount == 2\n"}])
+    result = _evaluate(BACKENDS[0], task, [Trajectory(id="s", code=code)])
+    tests = {t["name"]: t for t in result.candidate("s").details["tests"]}
+    assert [tests[n]["outcome"] for n in ("methods", "exception_type", "callback")] == ["pass"] * 3, tests
+    assert tests["in_process_only"]["outcome"] == "error"
+    assert "needs in-process access" in tests["in_process_only"]["message"]
+
+
+def test_killing_the_oracle_kills_its_warm_workers(tmp_path):
+    """kill -9 of the oracle process: the sandboxed workers and their runs die with it."""
+    import os
+    import signal
+    import subprocess
+    import sys
+    import time
+
+    script = tmp_path / "hold.py"
+    script.write_text(
+        "import asyncio, sys\n"
+        "from oracle.config import OracleConfig\nfrom oracle.strategy import EvaluationContext\n"
+        "from oracle.task import Task, Trajectory\nfrom strategies.verifier import VerifierStrategy\n"
+        "config = OracleConfig(verifier={'timeout_s': 60, 'workers': 1})\n"
+        "task = Task(id='t', prompt='', entry_point='f', tests=[{'kind': 'call', 'call': 'f()', 'expected': 1}])\n"
+        "code = 'import time\\ndef f():\\n    print(\"running\", flush=True)\\n    time.sleep(300)\\n'\n"
+        "asyncio.run(VerifierStrategy(config).evaluate(EvaluationContext(task=task, "
+        "trajectories=(Trajectory(id='a', code=code),), config=config)))\n")
+    proc = subprocess.Popen([sys.executable, str(script)], cwd=str(Path(__file__).resolve().parents[1]))
+    try:
+        deadline = time.monotonic() + 30
+        sleepers: list[int] = []
+        while time.monotonic() < deadline and not sleepers:
+            time.sleep(0.2)
+            for pid in os.listdir("/proc"):
+                try:
+                    cmd = Path(f"/proc/{pid}/cmdline").read_bytes()
+                except OSError:
+                    continue
+                if b"zygote.py" in cmd and int(pid) != proc.pid:
+                    sleepers.append(int(pid))
+        assert sleepers, "no sandbox worker appeared"
+        time.sleep(1.0)  # the run is in progress
+    finally:
+        proc.send_signal(signal.SIGKILL)
+        proc.wait()
+    deadline = time.monotonic() + 10
+    alive = sleepers
+    while time.monotonic() < deadline and alive:
+        time.sleep(0.2)
+        alive = [p for p in sleepers if Path(f"/proc/{p}").exists()
+                 and b"zygote.py" in Path(f"/proc/{p}/cmdline").read_bytes()]
+    assert alive == [], f"workers outlived the oracle: {alive}"

@@ -22,6 +22,10 @@ import types
 
 import wire
 
+_PROBED = frozenset({"__length_hint__", "__array__", "__array_interface__", "__array_struct__", "__deepcopy__",
+                     "__copy__", "__reduce_ex__", "__reduce__", "__getstate__", "__setstate__", "__fspath__",
+                     "__index__", "__int__", "__float__", "__complex__", "__round__", "__trunc__", "__floor__",
+                     "__ceil__", "__bytes__", "__format__", "__class_getitem__", "__origin__", "__args__"})
 REQUEST_OPS = ("call", "getattr", "setattr", "dunder", "iter", "next", "setglobal")
 TEST_DUNDERS = ("__len__", "__getitem__", "__contains__")
 CANDIDATE_DUNDERS = ("__len__", "__getitem__", "__setitem__", "__delitem__", "__contains__")
@@ -30,6 +34,11 @@ BATCH = 256
 
 class BoundaryError(BaseException):
     """The candidate left the protocol: it exited, broke the channel or sent what may not cross."""
+
+
+class NeedsInProcess(BoundaryError):
+    """The test reached for something a handle does not carry (a function's ``__code__``, a class's
+    internals): it needs the labelled ``execution: in_process`` mode, never a silent fallback."""
 
 
 class _Refused(Exception):
@@ -51,7 +60,11 @@ class Remote:
 
     def __getattr__(self, name: str):
         if name.startswith("__") and name.endswith("__"):
-            raise AttributeError(name)
+            if name in _PROBED:  # looked up by copy, pickle, numpy... on any object: a plain miss
+                raise AttributeError(name)
+            raise NeedsInProcess(f"the test reads {name} of a {self._handle.kind} that lives in the "
+                                 "candidate's process; that needs in-process access (task.execution: "
+                                 "in_process with verifier.allow_in_process)")
         return self._peer.request({"op": "getattr", "target": self._handle.id, "name": name})
 
     def __setattr__(self, name: str, value) -> None:

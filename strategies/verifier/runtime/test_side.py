@@ -68,6 +68,8 @@ def _exercise(spec: dict, ns: dict, entry) -> dict:
         where = _test_line(exc)
         detail = rpc._message(exc) or "assertion failed"
         return _verdict("fail", detail + (f" (test line {where})" if where else ""))
+    except rpc.NeedsInProcess as exc:
+        return _verdict("error", str(exc))
     except rpc.BoundaryError as exc:
         return _verdict("error", f"{exc} while {phase}")
     except SystemExit as exc:

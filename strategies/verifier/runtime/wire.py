@@ -206,8 +206,8 @@ def _no_constant(name: str) -> None:
 
 def dumps(message: dict) -> bytes:
     """A message (already encoded) as one frame."""
-    body = json.dumps(message, allow_nan=False, separators=(",", ":"), ensure_ascii=False).encode("utf-8",
-                                                                                                "surrogatepass")
+    # ensure_ascii: a lone surrogate (a legal Python str) travels as a \u escape, not as bad UTF-8.
+    body = json.dumps(message, allow_nan=False, separators=(",", ":"), ensure_ascii=True).encode("ascii")
     if len(body) > MAX_FRAME:
         raise NotPlain(f"message of {len(body)} bytes exceeds the {MAX_FRAME}-byte limit")
     return _HEADER.pack(len(body)) + body
