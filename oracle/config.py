@@ -140,6 +140,8 @@ class VerifierConfig(BaseModel):
     allow_in_process: bool = False
     """Let tasks opt in to ``execution: in_process`` (forgeable verdicts, labelled and escalated)."""
     timeout_s: float = Field(default=10.0, gt=0)
+    max_timeout_s: float = Field(default=120.0, gt=0, le=600)
+    """Ceiling for a test's own ``timeout_s`` (more is bad input); le=600 matches the test schema."""
     memory_mb: int = Field(default=1024, ge=64)
     max_pids: int = Field(default=64, ge=4)
     output_limit_bytes: int = Field(default=1_000_000, ge=1024)

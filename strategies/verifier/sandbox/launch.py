@@ -59,6 +59,9 @@ def build_command(backend: str, exe: str, command: Sequence[str], *, src_dir: st
                   seccomp_fd: int | None = None) -> list[str]:
     """The argv that starts ``command`` inside ``backend`` (landlock/rlimits: the command itself).
 
+    ``limits`` are this run's: pass ``limits.for_timeout(run_timeout_s)`` so nsjail's time limit
+    and the CPU rlimit follow a test's own timeout (likewise for ``make_preexec``).
+
     ``pass_fds``: inherited fds (beyond 0/1/2) the sandboxed program keeps. nsjail closes every
     other fd, so each gets a ``--pass_fd``; bubblewrap keeps inherited fds as they are; for the
     direct backends the caller's ``subprocess`` ``pass_fds`` is all it takes. Either way the caller
@@ -89,7 +92,7 @@ def build_command(backend: str, exe: str, command: Sequence[str], *, src_dir: st
         memory = "inf" if layers.cgroups.memory else str(limits.memory_mb)
         argv = [exe, "-Mo", "--quiet", "--hostname", "sandbox",
                 "--time_limit", str(int(limits.timeout_s) + 5),
-                "--rlimit_as", memory, "--rlimit_cpu", str(int(limits.timeout_s * 2) + 1),
+                "--rlimit_as", memory, "--rlimit_cpu", str(limits.cpu_seconds),
                 "--rlimit_fsize", str(limits.disk_mb), "--rlimit_nofile", str(limits.open_files),
                 "--rlimit_nproc", str(limits.max_pids), "--seccomp_string", _kafel_policy()]
         for fd in pass_fds:
@@ -128,7 +131,7 @@ def make_preexec(*, uid: int | None, procs_files: Sequence[str], limits: Sandbox
         (resource.RLIMIT_CORE, 0),
         (resource.RLIMIT_FSIZE, limits.disk_mb * 1024 * 1024),
         (resource.RLIMIT_NOFILE, limits.open_files),
-        (resource.RLIMIT_CPU, int(limits.timeout_s * 2) + 1),
+        (resource.RLIMIT_CPU, limits.cpu_seconds),
     ]
     if set_nproc:
         rl.append((resource.RLIMIT_NPROC, limits.max_pids))

@@ -106,8 +106,8 @@ class Sandbox:
 
     async def run(self, request: RunRequest) -> RunOutcome:
         """Run once; raises SandboxError only when the sandbox itself cannot start the program."""
-        limits = self.limits
-        timeout_s = request.timeout_s or limits.timeout_s
+        timeout_s = request.timeout_s or self.limits.timeout_s
+        limits = self.limits.for_timeout(timeout_s)  # nsjail's time limit and RLIMIT_CPU follow it
         slot = slots.claim_slot()
         uid = slot.uid if slot else None
         base = Path(tempfile.mkdtemp(prefix="oracle-run-"))
