@@ -419,3 +419,20 @@ def test_killing_the_oracle_kills_its_warm_workers(tmp_path):
         alive = [p for p in sleepers if Path(f"/proc/{p}").exists()
                  and b"zygote.py" in Path(f"/proc/{p}/cmdline").read_bytes()]
     assert alive == [], f"workers outlived the oracle: {alive}"
+
+
+def test_the_test_cannot_hand_the_candidate_its_own_process():
+    """A module or a real connection bound into the candidate would let it run code on the test
+    side: refused with a message that says how to wrap it; a test-defined wrapper crosses."""
+    code = "HOOK = None\ndef use():\n    return HOOK.getcwd() if hasattr(HOOK, 'getcwd') else HOOK.value()\n"
+    task = Task(id="hooks", prompt="", language="python", entry_point="use", tests=[
+        {"kind": "assert", "name": "module", "code": "import os\nHOOK = os\nassert use() is not None\n"},
+        {"kind": "assert", "name": "builtin_open", "code": "HOOK = open\nassert use() is not None\n"},
+        {"kind": "assert", "name": "wrapper", "code": "class Box:\n    def value(self):\n        return 42\n"
+                                                      "HOOK = Box()\nassert use() == 42\n"}])
+    result = _evaluate(BACKENDS[0], task, [Trajectory(id="c", code=code)])
+    tests = {t["name"]: t for t in result.candidate("c").details["tests"]}
+    assert tests["wrapper"]["outcome"] == "pass", tests
+    for name in ("module", "builtin_open"):
+        assert tests[name]["outcome"] == "error"
+        assert "wrap it in a class" in tests[name]["message"], tests[name]

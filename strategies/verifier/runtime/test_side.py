@@ -23,6 +23,26 @@ import wire
 
 _MISSING = object()
 _BUILTIN_NAMES = frozenset(dir(builtins))
+_UNSAFE_BUILTINS = frozenset({"eval", "exec", "compile", "open", "__import__", "getattr", "setattr", "delattr",
+                              "globals", "locals", "vars", "input", "breakpoint", "help", "exit", "quit"})
+
+
+def test_exportable(obj) -> str | None:
+    """Which test-side objects the candidate may hold as handles: what the test itself defines (its
+    functions, classes, their instances and bound methods) and harmless builtins such as ``len``.
+    A module, a real connection or ``open`` would hand the candidate the test process itself; the
+    test wraps such things in a class of its own, whose public methods are the candidate's view."""
+    if isinstance(obj, rpc._IterBox):
+        return "iterator"
+    if isinstance(obj, types.MethodType):
+        return "callable" if test_exportable(obj.__self__) else None
+    if isinstance(obj, type):
+        return "class" if obj.__module__ == "__main__" else None
+    if isinstance(obj, types.FunctionType):
+        return "callable" if obj.__module__ == "__main__" else None
+    if isinstance(obj, types.BuiltinFunctionType):
+        return "callable" if obj.__self__ is builtins and obj.__name__ not in _UNSAFE_BUILTINS else None
+    return "object" if type(obj).__module__ == "__main__" else None
 
 
 def _test_line(exc: BaseException) -> int | None:
@@ -101,7 +121,7 @@ def run_isolated(spec: dict) -> dict:
         return _verdict("error", str(first.get("msg", "the candidate failed to load"))[:2000])
     if first.get("op") != "ready" or not isinstance(first.get("exports"), list):
         return _verdict("error", f"the candidate sent {first.get('op')!r} instead of loading")
-    peer = rpc.Peer(channel, "t")
+    peer = rpc.Peer(channel, "t", exportable=test_exportable)
     exported: dict[str, object] = {}
     try:
         for pair in first["exports"]:
