@@ -187,3 +187,16 @@ async def test_n_plus_one_example_passes_the_fixes_and_fails_the_cache():
     assert "got 5001 for 5000 orders = 1 + N" in messages["constant_queries_5000_orders"]
     assert result.candidate("batched_prefetch").details["code_source"] == "fenced_block"
     assert json.loads(result.model_dump_json())["provenance"]["isolation_level"]
+
+
+async def test_a_test_may_ask_for_more_time_up_to_max_timeout_s():
+    slow = Trajectory(id="slow", code="import time\ndef f():\n    time.sleep(3)\n    return 1\n")
+    task = Task(id="t", prompt="", entry_point="f",
+                tests=[{"kind": "call", "call": "f()", "expected": 1, "timeout_s": 8}])
+    result = await evaluate(task, slow, timeout_s=1, max_timeout_s=10)
+    assert outcomes(result, "slow") == ["pass"]  # its own 8 s, not the 1 s default
+    too_long = Task(id="t", prompt="", entry_point="f",
+                    tests=[{"kind": "call", "call": "f()", "expected": 1, "timeout_s": 30}])
+    refused = await evaluate(too_long, slow, max_timeout_s=10)
+    assert refused.status is Status.failed and refused.error.type == "TaskValidationError"
+    assert "task.tests[0].timeout_s" in refused.error.message and refused.calls == 0

@@ -27,6 +27,7 @@ from oracle.testspec import CheckTest, ReferenceCheck
 from strategies.verifier import harness, reference, scoring
 from strategies.verifier.extract import SUPPORTED_LANGUAGES, ExtractedCode, extract_code
 from strategies.verifier.sandbox import Sandbox, SandboxLimits
+from strategies.verifier.sandbox.limits import check_timeouts
 from strategies.verifier.sandbox.layers import _world_readable_chain
 from strategies.verifier.sandbox.slots import can_drop_privileges
 from strategies.verifier.runs import run_in_pool
@@ -146,6 +147,9 @@ class VerifierStrategy:
     # -- tests ---------------------------------------------------------------------------------
     async def _run_tests(self, ctx: EvaluationContext, cfg: VerifierConfig) -> EvaluationResult:
         task = ctx.task
+        too_long = check_timeouts(task.tests, cfg)
+        if too_long:
+            return EvaluationResult.failure("verifier", too_long, error_type="TaskValidationError")
         if any(isinstance(t, CheckTest) for t in task.tests) and not task.entry_point:
             return EvaluationResult.failure("verifier", "task.entry_point: required by check(candidate) tests",
                                             error_type="TaskValidationError")
