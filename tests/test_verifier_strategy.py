@@ -187,6 +187,9 @@ async def test_n_plus_one_example_passes_the_fixes_and_fails_the_cache():
     assert "got 5001 for 5000 orders = 1 + N" in messages["constant_queries_5000_orders"]
     assert result.candidate("batched_prefetch").details["code_source"] == "fenced_block"
     assert json.loads(result.model_dump_json())["provenance"]["isolation_level"]
+    assert result.provenance["integrity"] == "isolated"
+    assert {t["integrity"] for c in result.candidates for t in c.details["tests"]} == {"isolated"}
+    assert "stale items after an insert" in messages["sees_new_items_between_calls"]
 
 
 async def test_a_test_may_ask_for_more_time_up_to_max_timeout_s():
