@@ -1,8 +1,9 @@
 """The ``oracle`` command line: a thin layer over the library.
 
-Exit codes: 0 success, 1 internal error, 2 bad input (task file, config or arguments),
-3 evaluation finished but at least one task is not ok (failed, pending, unparsed...) when
-``--strict`` is given. JSON goes to stdout, logs to stderr.
+Exit codes: 0 success, 1 internal error (a bug: please report it), 2 bad input (task file,
+config, arguments, an escalation id or answer that does not fit, a corrupt escalation store, a
+batch output locked by another process), 3 evaluation finished but at least one task is not ok
+(failed, pending, unparsed...) when ``--strict`` is given. JSON goes to stdout, logs to stderr.
 """
 
 from __future__ import annotations
@@ -48,7 +49,7 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    from oracle.errors import ConfigError, TaskValidationError
+    from oracle.errors import ConfigError, EscalationStoreError, OutputLocked, TaskValidationError
     from oracle.logging_setup import configure_logging
 
     parser = build_parser()
@@ -56,7 +57,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     configure_logging(args.log_format, args.log_level)
     try:
         return int(args.func(args) or 0)
-    except (TaskValidationError, ConfigError) as exc:
+    except (TaskValidationError, ConfigError, EscalationStoreError, OutputLocked) as exc:
         print(f"error: {exc}", file=sys.stderr)
         return EXIT_BAD_INPUT
     except KeyboardInterrupt:

@@ -20,9 +20,11 @@ from oracle._canonical import sha256_json
 from oracle._frozen import FrozenWithCache
 from oracle.errors import ConfigError
 from oracle.signals import CUE_PREFIX_CHARS
+from oracle.limits import InputLimits
 from oracle.task import EVALUATORS, EvaluatorKind
 
-_FROZEN = ConfigDict(extra="forbid", frozen=True)
+# allow_inf_nan=False: an infinite timeout or a NaN threshold is bad input, not a setting.
+_FROZEN = ConfigDict(extra="forbid", frozen=True, allow_inf_nan=False)
 
 
 class PolicySettings(BaseModel):
@@ -212,6 +214,8 @@ class OracleConfig(FrozenWithCache):
     verifier: VerifierConfig = Field(default_factory=VerifierConfig)
     decision_judge: DecisionJudgeConfig = Field(default_factory=DecisionJudgeConfig)
     llm_judge: LLMJudgeConfig = Field(default_factory=LLMJudgeConfig)
+    limits: InputLimits = Field(default_factory=InputLimits)
+    """Bounds on task files and tasks (size, depth, candidates, YAML aliases)."""
 
     @model_validator(mode="after")
     def _known_policies(self) -> "OracleConfig":

@@ -10,7 +10,10 @@
     │   └── ResponseParseError      a 2xx whose body we cannot read
     ├── SandboxError                the sandbox itself failed (never the candidate's fault)
     │   └── IsolationUnavailable    the required isolation layer is missing on this machine
-    └── EscalationStoreError        the escalation store cannot be read or written
+    ├── EscalationStoreError        the escalation store cannot be read or written
+    │   ├── EscalationNotFound      no request with that id (or an ambiguous prefix)
+    │   └── AlreadyAnswered         the first answer stands (pass replace=True to change it)
+    └── OutputLocked                another process is writing the same batch output
 
 By contract ``Oracle.evaluate`` never raises on model, network or sandbox faults: strategies catch
 ``OracleError`` and return a result whose ``status`` and ``error`` say what happened. Bad input is
@@ -32,6 +35,8 @@ class TaskValidationError(OracleError, ValueError):
         self.field = field
         self.line = line
         self.source = source
+        self.validation_error: object | None = None
+        """pydantic's original error, when there was one (a loader uses it to add file lines)."""
         where = []
         if source:
             where.append(str(source))
@@ -82,3 +87,7 @@ class IsolationUnavailable(SandboxError):
 
 class EscalationStoreError(OracleError):
     """The escalation store could not be opened, read or written."""
+
+
+class OutputLocked(OracleError):
+    """Another process holds the lock on a batch output file; the message names the holder."""

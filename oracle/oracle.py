@@ -15,6 +15,7 @@ from typing import Any, Iterable, Mapping
 import structlog
 
 from oracle.config import OracleConfig
+from oracle.errors import TaskValidationError
 from oracle.escalation import check_result, check_route
 from oracle.providers._loop_clients import close_loop_clients
 from oracle.result import EvaluationResult, OracleResult, Status
@@ -28,11 +29,21 @@ log = structlog.get_logger("oracle")
 
 def as_task_input(task: Task | TaskInput | Mapping[str, Any],
                   trajectories: Iterable[Trajectory | Mapping[str, Any] | list] | None = None) -> TaskInput:
-    """Accept a TaskInput, a Task plus trajectories, or plain dicts; validate once."""
+    """Accept a TaskInput, a Task plus trajectories, or plain dicts; validate once.
+
+    Anything else is bad input: ``TaskValidationError`` naming the field, never a ``TypeError``.
+    """
     if isinstance(task, TaskInput):
         return task
     if isinstance(task, Mapping) and "task" in task and trajectories is None:
-        return TaskInput.model_validate(task)
+        return TaskInput.model_validate(dict(task))
+    if not isinstance(task, (Task, Mapping)):
+        raise TaskValidationError(f"task: expected a Task, a TaskInput or a mapping, got {type(task).__name__}",
+                                  field="task")
+    if trajectories is not None and (isinstance(trajectories, (str, bytes, Mapping))
+                                     or not isinstance(trajectories, Iterable)):
+        raise TaskValidationError("trajectories: expected a list of trajectories or message lists, "
+                                  f"got {type(trajectories).__name__}", field="trajectories")
     trajs = [t.model_dump() if isinstance(t, Trajectory) else t for t in (trajectories or [])]
     task_data = task.model_dump() if isinstance(task, Task) else task
     return TaskInput.model_validate({"task": task_data, "trajectories": trajs})

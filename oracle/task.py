@@ -7,18 +7,27 @@ a trajectory and converted into answer + steps.
 
 from __future__ import annotations
 
-import json
+from collections import Counter
 from functools import cached_property
-from typing import Any, Literal
+from typing import Any, ClassVar, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+from pydantic import (BaseModel, ConfigDict, Field, ValidationError, ValidationInfo, field_validator,
+                      model_validator)
+from pydantic_core import PydanticCustomError
 
 from oracle._frozen import FrozenWithCache
+from oracle._validation_errors import NAMED_FIELD_ERROR, format_validation_error
+from oracle.limits import DEFAULT_LIMITS, InputLimits, input_problem
+from oracle.messages import trajectory_data_from_item, trajectory_data_from_messages
 from oracle.questions import Question
 from oracle.testspec import ReferenceCheck, TestCase
 
 EvaluatorKind = Literal["decision_judge", "llm_judge", "verifier"]
 EVALUATORS: tuple[EvaluatorKind, ...] = ("decision_judge", "llm_judge", "verifier")
+
+MAX_WEIGHT = 1e9
+"""Weights are relative; a bound keeps any sum of them finite (1e308 weights summed to inf and
+scored every candidate 0.0)."""
 
 
 class Criterion(BaseModel):
@@ -27,7 +36,7 @@ class Criterion(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
 
     criterion: str = Field(min_length=1)
-    weight: float = Field(default=1.0, ge=0)
+    weight: float = Field(default=1.0, ge=0, le=MAX_WEIGHT, allow_inf_nan=False)
     """Relative weight in the score; 0 keeps it in the pass rule and out of the score."""
 
 
@@ -44,10 +53,52 @@ class Step(BaseModel):
     arguments: Any = None
 
 
-class Task(FrozenWithCache):
+class _TranslatingMeta(type(BaseModel)):  # type: ignore[misc]
+    """``Model(...)`` raises ``TaskValidationError`` instead of pydantic's ``ValidationError``.
+
+    The translation sits on the metaclass call, not in ``__init__``: a model that defines
+    ``__init__`` makes pydantic call it for every nested instance too, which would translate
+    (and re-wrap) errors at each level and slow down validating 10,000 candidates.
+    """
+
+    def __call__(cls, *args: Any, **kwargs: Any) -> Any:
+        try:
+            return super().__call__(*args, **kwargs)
+        except ValidationError as exc:
+            raise format_validation_error(exc, prefix=cls._error_prefix) from None
+
+
+class _InputModel(BaseModel, metaclass=_TranslatingMeta):
+    """Validation failures of an input model raise ``TaskValidationError`` naming the field.
+
+    Why: library callers should catch one error family (``OracleError``) for bad input, whether
+    the task came from a file or was built in Python; a raw pydantic ``ValidationError`` or a
+    ``TypeError`` from deep inside is not a contract anyone can rely on. Nested models are
+    validated by pydantic-core directly, so only the outermost call is translated.
+    """
+
+    _error_prefix: ClassVar[tuple[str, ...]] = ()
+
+    @classmethod
+    def model_validate(cls, obj: Any, **kwargs: Any) -> Any:  # type: ignore[override]
+        try:
+            return super().model_validate(obj, **kwargs)
+        except ValidationError as exc:
+            raise format_validation_error(exc, prefix=cls._error_prefix) from None
+
+    @classmethod
+    def model_validate_json(cls, json_data: Any, **kwargs: Any) -> Any:  # type: ignore[override]
+        try:
+            return super().model_validate_json(json_data, **kwargs)
+        except ValidationError as exc:
+            raise format_validation_error(exc, prefix=cls._error_prefix) from None
+
+
+class Task(FrozenWithCache, _InputModel):
     """What is being evaluated, plus everything an evaluator may check it against."""
 
     _cached = ("_content_hash",)
+    _error_prefix = ("task",)
 
     model_config = ConfigDict(extra="forbid", frozen=True)
 
@@ -101,7 +152,7 @@ class Task(FrozenWithCache):
         return sha256_json(self.model_dump(mode="json"))
 
 
-class Trajectory(BaseModel):
+class Trajectory(_InputModel):
     """One candidate: its final answer, optional code, steps and execution output."""
 
     model_config = ConfigDict(extra="forbid", frozen=True)
@@ -119,67 +170,65 @@ def trajectory_from_messages(messages: list[dict[str, Any]], *, id: str) -> Traj
     """Convert an OpenAI-style message list into a trajectory.
 
     The last assistant message with text is the answer; tool calls and tool results become steps,
-    so nothing in the conversation is lost.
+    so nothing in the conversation is lost. A list of the wrong shape raises ``TaskValidationError``.
     """
-    steps: list[Step] = []
-    answer = ""
-    for i, msg in enumerate(messages):
-        if not isinstance(msg, dict) or "role" not in msg:
-            raise ValueError(f"messages[{i}]: each message needs a 'role'")
-        role = msg["role"]
-        content = msg.get("content") or ""
-        if isinstance(content, list):  # content parts
-            content = "".join(p.get("text", "") for p in content if isinstance(p, dict))
-        if not isinstance(content, str):
-            raise ValueError(f"messages[{i}].content: expected a string or a list of text parts")
-        if role == "assistant":
-            for call in msg.get("tool_calls") or []:
-                fn = call.get("function", {}) if isinstance(call, dict) else {}
-                args = fn.get("arguments")
-                steps.append(Step(type="tool_call", role=role, tool=fn.get("name"),
-                                  content=args if isinstance(args, str) else json.dumps(args),
-                                  arguments=args))
-            if content:
-                steps.append(Step(type="message", role=role, content=content))
-                answer = content
-        elif role == "tool":
-            steps.append(Step(type="tool_result", role=role, tool=msg.get("name"), content=content))
-        else:
-            steps.append(Step(type="message", role=role, content=content))
-    return Trajectory(id=id, answer=answer, steps=steps)
+    return Trajectory.model_validate(trajectory_data_from_messages(messages, id=id))
 
 
-class TaskInput(BaseModel):
-    """One task with its candidates: the unit the router and the evaluators work on."""
+def _limits(info: ValidationInfo) -> InputLimits:
+    context = info.context if isinstance(info.context, dict) else {}
+    limits = context.get("limits")
+    return limits if isinstance(limits, InputLimits) else DEFAULT_LIMITS
+
+
+class TaskInput(_InputModel):
+    """One task with its candidates: the unit the router and the evaluators work on.
+
+    Limits (``oracle.limits.InputLimits``) come from the validation context
+    (``TaskInput.model_validate(data, context={"limits": ...})``), else the defaults.
+    """
 
     model_config = ConfigDict(extra="forbid", frozen=True)
 
     task: Task
     trajectories: list[Trajectory] = Field(min_length=1)
 
+    @model_validator(mode="before")
+    @classmethod
+    def _bounded(cls, data: Any, info: ValidationInfo) -> Any:
+        """Depth and huge integers are checked before anything copies or hashes the input."""
+        problem = input_problem(data, _limits(info).max_depth)
+        if problem is not None:
+            field, reason = problem
+            raise PydanticCustomError(NAMED_FIELD_ERROR, "{field}: {reason}", {"field": field, "reason": reason})
+        return data
+
     @field_validator("trajectories", mode="before")
     @classmethod
-    def _accept_message_lists(cls, value: Any) -> Any:
+    def _accept_message_lists(cls, value: Any, info: ValidationInfo) -> Any:
         if not isinstance(value, list):
             return value
+        limit = _limits(info).max_trajectories
+        if len(value) > limit:
+            raise PydanticCustomError(
+                "too_many_trajectories",
+                "{count} trajectories; at most {limit} per task (limits.max_trajectories)",
+                {"count": len(value), "limit": limit})
         out = []
         for i, item in enumerate(value):
             if isinstance(item, list):
-                out.append(trajectory_from_messages(item, id=f"t{i}"))
+                out.append(trajectory_data_from_messages(item, id=f"t{i}", index=i))
             elif isinstance(item, dict) and "messages" in item and "answer" not in item:
-                extra = set(item) - {"id", "messages", "metadata"}
-                if extra:
-                    raise ValueError(f"trajectories[{i}]: unknown keys {sorted(extra)} beside 'messages'")
-                t = trajectory_from_messages(item["messages"], id=str(item.get("id", f"t{i}")))
-                out.append(t.model_copy(update={"metadata": item.get("metadata", {})}))
+                out.append(trajectory_data_from_item(item, i))
             else:
                 out.append(item)
         return out
 
     @model_validator(mode="after")
     def _unique_ids(self) -> "TaskInput":
-        ids = [t.id for t in self.trajectories]
-        dupes = sorted({i for i in ids if ids.count(i) > 1})
+        counts = Counter(t.id for t in self.trajectories)  # linear: 100,000 ids in milliseconds
+        dupes = sorted(i for i, n in counts.items() if n > 1)
         if dupes:
-            raise ValueError(f"trajectories: duplicate trajectory ids {dupes}")
+            shown = dupes[:10] + (["..."] if len(dupes) > 10 else [])
+            raise ValueError(f"trajectories: duplicate trajectory ids {shown}")
         return self

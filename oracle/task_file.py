@@ -3,6 +3,10 @@
 Errors name the field (pydantic's location, dotted) and the file line, so a user can fix a
 thousand-line JSONL file without guessing. A JSONL line is its own record; for JSON and YAML the
 line of the offending key is looked up in the document's node tree.
+
+Every way a file can be wrong — missing, a directory, binary, not UTF-8, too big, too deep, a
+YAML alias bomb, a 5,000-digit number — is a ``TaskValidationError`` (exit 2 in the CLI), never an
+internal error; the bounds are ``oracle.limits.InputLimits``.
 """
 
 from __future__ import annotations
@@ -12,152 +16,165 @@ from pathlib import Path
 from typing import Any, Iterator
 
 import yaml
-from pydantic import ValidationError
 
+from oracle._safe_yaml import YamlLimitError, load_yaml
+from oracle._validation_errors import format_validation_error
 from oracle.errors import TaskValidationError
+from oracle.limits import DEFAULT_LIMITS, InputLimits
 from oracle.task import TaskInput
 
 
-def _dotted(loc: tuple[Any, ...]) -> str:
-    out = ""
-    for part in loc:
-        if isinstance(part, int):
-            out += f"[{part}]"
-        else:
-            out += ("." if out else "") + str(part)
-    return out
-
-
-def _clean_loc(loc: tuple[Any, ...]) -> tuple[Any, ...]:
-    """Drop pydantic's union-branch tag (the 'assert' in tests.0.assert.code)."""
-    out: list[Any] = []
-    for i, part in enumerate(loc):
-        if i >= 2 and loc[i - 2] == "tests" and isinstance(loc[i - 1], int) and isinstance(part, str) \
-                and part in {"assert", "call", "io", "check"}:
-            continue
-        out.append(part)
-    return tuple(out)
-
-
-def _line_of(node: Any, loc: tuple[Any, ...]) -> int | None:
-    """Follow ``loc`` through a YAML node tree; return the 1-based line of the deepest match."""
-    line = None
-    for part in loc:
-        if isinstance(node, yaml.MappingNode) and isinstance(part, str):
-            for key, value in node.value:
-                if key.value == part:
-                    line = key.start_mark.line + 1
-                    node = value
-                    break
-            else:
-                return line
-        elif isinstance(node, yaml.SequenceNode) and isinstance(part, int) and part < len(node.value):
-            node = node.value[part]
-            line = node.start_mark.line + 1
-        else:
-            return line
-    return line
-
-
-def format_validation_error(exc: ValidationError, *, source: str | None, line: int | None,
-                            text: str | None = None) -> TaskValidationError:
-    """Turn pydantic's error into one readable message naming every bad field."""
-    first_field = None
-    parts = []
-    node = None
-    if text is not None and line is None:
-        try:
-            node = yaml.compose(text)
-        except yaml.YAMLError:
-            node = None
-    first_line = line
-    for err in exc.errors():
-        loc = _clean_loc(tuple(err["loc"]))
-        field = _dotted(loc) or "(root)"
-        first_field = first_field or field
-        where = ""
-        if node is not None:
-            found = _line_of(node, loc)
-            if found is not None:
-                where = f" (line {found})"
-                first_line = first_line or found
-        msg = err["msg"]
-        if err["type"] == "extra_forbidden":
-            msg = "unknown key"
-        parts.append((field, msg, where))
-    if len(parts) == 1:  # the line is already in the message prefix
-        parts = [(field, msg, "") for field, msg, _ in parts]
-    return TaskValidationError("; ".join(f"{f}: {m}{w}" for f, m, w in parts), field=first_field,
-                               line=first_line, source=source)
-
-
 def parse_task(data: Any, *, source: str | None = None, line: int | None = None,
-               text: str | None = None) -> TaskInput:
+               text: str | None = None, limits: InputLimits | None = None) -> TaskInput:
     """Validate one decoded task object."""
     if not isinstance(data, dict):
         raise TaskValidationError("expected an object with 'task' and 'trajectories'", field="(root)",
                                   line=line, source=source)
     try:
-        return TaskInput.model_validate(data)
-    except ValidationError as exc:
-        raise format_validation_error(exc, source=source, line=line, text=text) from None
+        return TaskInput.model_validate(data, context={"limits": limits or DEFAULT_LIMITS})
+    except TaskValidationError as exc:
+        raise _located(exc, source=source, line=line, text=text) from None
 
 
-def iter_task_lines(path: str | Path) -> Iterator[tuple[int, TaskInput | TaskValidationError]]:
+def _located(exc: TaskValidationError, *, source: str | None, line: int | None,
+             text: str | None) -> TaskValidationError:
+    """The same error with the file and line added (each field's line looked up in ``text``)."""
+    original = getattr(exc, "validation_error", None)
+    if original is not None:
+        return format_validation_error(original, source=source, line=line, text=text)
+    return TaskValidationError(str(exc), field=exc.field, line=line if line is not None else exc.line,
+                               source=source)
+
+
+def decode_json(raw: str | bytes, *, source: str | None, line: int | None) -> Any:
+    """``json.loads`` whose every failure is bad input naming the place, never an internal error.
+
+    Beyond malformed JSON: invalid UTF-8, nesting deep enough to exhaust the parser's stack, and
+    integers past Python's 4,300-digit conversion limit all raise ``TaskValidationError``.
+    """
+    field = "(line)" if line is not None else "(file)"
+    try:
+        if isinstance(raw, bytes):
+            raw = raw.decode("utf-8")
+        return json.loads(raw)
+    except UnicodeDecodeError as exc:
+        raise TaskValidationError(f"not UTF-8 text (byte {exc.start}): binary or wrongly encoded input",
+                                  field=field, line=line, source=source) from None
+    except json.JSONDecodeError as exc:
+        where = f" at column {exc.colno}" if line is not None else ""
+        raise TaskValidationError(f"invalid JSON: {exc.msg}{where}", field=field,
+                                  line=line if line is not None else exc.lineno, source=source) from None
+    except RecursionError:
+        raise TaskValidationError("nested too deeply to parse (limits.max_depth)", field=field,
+                                  line=line, source=source) from None
+    except ValueError as exc:  # "Exceeds the limit (4300 digits) for integer string conversion"
+        reason = "a number with more than 4300 digits" if "digits" in str(exc) else str(exc)
+        raise TaskValidationError(f"invalid JSON value: {reason}", field=field, line=line, source=source) from None
+
+
+def _decode_yaml(text: str, *, source: str, limits: InputLimits) -> Any:
+    try:
+        return load_yaml(text, max_aliases=limits.max_yaml_aliases, max_depth=limits.max_depth)
+    except YamlLimitError as exc:
+        raise TaskValidationError(str(exc), field="(file)", source=source) from None
+    except yaml.YAMLError as exc:
+        mark = getattr(exc, "problem_mark", None)
+        raise TaskValidationError(f"invalid YAML: {exc}", field="(file)",
+                                  line=(mark.line + 1) if mark else None, source=source) from None
+    except RecursionError:
+        raise TaskValidationError("nested too deeply to parse (limits.max_depth)", field="(file)",
+                                  source=source) from None
+    except ValueError as exc:  # a YAML int past the 4,300-digit conversion limit, and the like
+        raise TaskValidationError(f"invalid YAML value: {exc}", field="(file)", source=source) from None
+
+
+def _open_checked(path: Path, limits: InputLimits) -> Path:
+    """The file, after checking it is a regular file within the size limit (nothing read yet)."""
+    if not path.exists():
+        raise TaskValidationError(f"no such file: {path}", field="(file)")
+    if path.is_dir():
+        raise TaskValidationError(f"is a directory, not a task file: {path}", field="(file)")
+    try:
+        size = path.stat().st_size
+    except OSError as exc:
+        raise TaskValidationError(f"cannot read {path}: {exc.strerror}", field="(file)") from None
+    if path.suffix.lower() != ".jsonl" and size > limits.max_file_bytes:
+        raise TaskValidationError(f"file is {size} bytes; at most {limits.max_file_bytes} "
+                                  f"(limits.max_file_bytes)", field="(file)", source=str(path))
+    return path
+
+
+def iter_task_lines(path: str | Path, *, limits: InputLimits | None = None
+                    ) -> Iterator[tuple[int, TaskInput | TaskValidationError]]:
     """Yield (line number, task or the error for that line) for every non-blank JSONL line.
 
     Errors are yielded, not raised, so a batch can give every input line its own result row.
+    The file is read as bytes, so one line of invalid UTF-8 is that line's error, not the file's.
     """
-    path = Path(path)
-    with path.open("r", encoding="utf-8") as fh:
-        for number, raw in enumerate(fh, start=1):
-            if not raw.strip():
-                continue
-            try:
-                data = json.loads(raw)
-            except json.JSONDecodeError as exc:
-                yield number, TaskValidationError(f"invalid JSON: {exc.msg} at column {exc.colno}",
-                                                  field="(line)", line=number, source=str(path))
-                continue
-            try:
-                yield number, parse_task(data, source=str(path), line=number)
-            except TaskValidationError as exc:
-                yield number, exc
+    limits = limits or DEFAULT_LIMITS
+    path = _open_checked(Path(path), limits)
+    for number, raw in iter_raw_lines(path):
+        yield number, parse_raw_line(raw, number=number, source=str(path), limits=limits)
 
 
-def load_tasks(path: str | Path) -> list[TaskInput]:
+def iter_raw_lines(path: Path) -> Iterator[tuple[int, bytes]]:
+    """(line number, bytes) for every non-blank line."""
+    try:
+        with path.open("rb") as fh:
+            for number, raw in enumerate(fh, start=1):
+                if raw.strip():
+                    yield number, raw
+    except OSError as exc:
+        raise TaskValidationError(f"cannot read {path}: {exc.strerror}", field="(file)") from None
+
+
+def parse_raw_line(raw: bytes, *, number: int, source: str, limits: InputLimits) -> TaskInput | TaskValidationError:
+    """One JSONL line -> its task, or the error naming the line (returned, never raised)."""
+    try:
+        if len(raw) > limits.max_file_bytes:
+            raise TaskValidationError(f"line is {len(raw)} bytes; at most {limits.max_file_bytes} "
+                                      f"(limits.max_file_bytes)", field="(line)", line=number, source=source)
+        return parse_task(decode_json(raw, source=source, line=number), source=source, line=number,
+                          limits=limits)
+    except TaskValidationError as exc:
+        return exc
+
+
+def load_tasks(path: str | Path, *, limits: InputLimits | None = None) -> list[TaskInput]:
     """Load every task in a file; the first invalid one raises ``TaskValidationError``."""
-    path = Path(path)
-    if not path.exists():
-        raise TaskValidationError(f"no such file: {path}", field="(file)")
+    limits = limits or DEFAULT_LIMITS
+    path = _open_checked(Path(path), limits)
     suffix = path.suffix.lower()
     if suffix == ".jsonl":
         tasks = []
-        for _, item in iter_task_lines(path):
+        for _, item in iter_task_lines(path, limits=limits):
             if isinstance(item, TaskValidationError):
                 raise item
             tasks.append(item)
         if not tasks:
             raise TaskValidationError("the file holds no tasks", field="(file)", source=str(path))
         return tasks
-    text = path.read_text(encoding="utf-8")
+    if suffix not in (".json", ".yaml", ".yml"):
+        raise TaskValidationError(f"unsupported file type {suffix!r} (use .json, .yaml or .jsonl)",
+                                  field="(file)", source=str(path))
     try:
-        if suffix in (".yaml", ".yml"):
-            data = yaml.safe_load(text)
-        elif suffix == ".json":
-            data = json.loads(text)
-        else:
-            raise TaskValidationError(f"unsupported file type {suffix!r} (use .json, .yaml or .jsonl)",
-                                      field="(file)", source=str(path))
-    except json.JSONDecodeError as exc:
-        raise TaskValidationError(f"invalid JSON: {exc.msg}", field="(file)", line=exc.lineno,
-                                  source=str(path)) from None
-    except yaml.YAMLError as exc:
-        mark = getattr(exc, "problem_mark", None)
-        raise TaskValidationError(f"invalid YAML: {exc}", field="(file)",
-                                  line=(mark.line + 1) if mark else None, source=str(path)) from None
+        raw = path.read_bytes()
+    except OSError as exc:
+        raise TaskValidationError(f"cannot read {path}: {exc.strerror}", field="(file)") from None
+    try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise TaskValidationError(f"not UTF-8 text (byte {exc.start}): binary or wrongly encoded input",
+                                  field="(file)", source=str(path)) from None
+    if suffix == ".json":
+        data = decode_json(text, source=str(path), line=None)
+    else:
+        data = _decode_yaml(text, source=str(path), limits=limits)
     items = data if isinstance(data, list) else [data]
     if not items:
         raise TaskValidationError("the file holds no tasks", field="(file)", source=str(path))
-    return [parse_task(item, source=str(path), text=text if len(items) == 1 else None)
+    if len(items) > limits.max_trajectories:  # a list of tasks: bounded like a list of candidates
+        raise TaskValidationError(f"{len(items)} tasks in one file; at most {limits.max_trajectories} "
+                                  f"(use .jsonl for more)", field="(file)", source=str(path))
+    return [parse_task(item, source=str(path), text=text if len(items) == 1 else None, limits=limits)
             for item in items]

@@ -19,8 +19,9 @@ class _TestBase(BaseModel):
     """A short label shown in per-test outcomes (default: kind and index)."""
     timeout_s: float | None = Field(default=None, gt=0, le=600)
     """Wall-clock limit for this test; None takes the verifier's default."""
-    weight: float = Field(default=1.0, ge=0)
-    """Share of the candidate's score this test carries (relative to the others)."""
+    weight: float = Field(default=1.0, ge=0, le=1e9, allow_inf_nan=False)
+    """Share of the candidate's score this test carries (relative to the others). Finite and at
+    most 1e9, so a sum of weights never overflows (1e308 weights used to score a pass as 0.0)."""
 
 
 class AssertTest(_TestBase):
@@ -36,7 +37,7 @@ class CallTest(_TestBase):
     kind: Literal["call"]
     call: str = Field(min_length=1)
     expected: Any
-    tolerance: float | None = Field(default=None, ge=0)
+    tolerance: float | None = Field(default=None, ge=0, allow_inf_nan=False)
     """Absolute tolerance for floats; None takes the verifier's default."""
 
 
@@ -75,6 +76,6 @@ class ReferenceCheck(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
 
     mode: ReferenceMode = "normalized"
-    rel_tol: float = Field(default=1e-6, ge=0)
-    abs_tol: float = Field(default=1e-9, ge=0)
-    separator: str = ","
+    rel_tol: float = Field(default=1e-6, ge=0, allow_inf_nan=False)
+    abs_tol: float = Field(default=1e-9, ge=0, allow_inf_nan=False)
+    separator: str = Field(default=",", min_length=1)

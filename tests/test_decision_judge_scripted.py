@@ -78,7 +78,7 @@ async def test_validation_rejects_before_any_request(scripted_server, case, nati
 
 
 def test_the_same_rejections_happen_when_a_task_is_loaded():
-    from pydantic import ValidationError
+    from oracle.errors import TaskValidationError as ValidationError  # our own error, naming the field
     with pytest.raises(ValidationError, match="temperature"):
         Task.model_validate({"id": "t", "prompt": "p", "questions": [
             {"id": "q", "type": "likelihood", "instructions": "x", "temperature": 0.3}]})

@@ -45,8 +45,9 @@ def cmd_route(args: argparse.Namespace) -> int:
     from oracle.render import render_route
     from oracle.task_file import load_tasks
 
-    tasks = load_tasks(args.file)
-    oracle = Oracle(OracleConfig.load(args.config), history=_history(args))
+    config = OracleConfig.load(args.config)
+    tasks = load_tasks(args.file, limits=config.limits)
+    oracle = Oracle(config, history=_history(args))
     for item in tasks:
         route = oracle.route(item)
         if args.json:
@@ -62,7 +63,8 @@ def cmd_evaluate(args: argparse.Namespace) -> int:
     from oracle.render import render_result
     from oracle.task_file import load_tasks
 
-    tasks = load_tasks(args.file)
+    config = OracleConfig.load(args.config)
+    tasks = load_tasks(args.file, limits=config.limits)
     human = store = None
     if args.human == "console":
         from oracle.human import ConsoleHuman
@@ -72,7 +74,7 @@ def cmd_evaluate(args: argparse.Namespace) -> int:
         from oracle.escalation_store import EscalationStore
 
         store = EscalationStore(args.store)
-    oracle = Oracle(OracleConfig.load(args.config), history=_history(args), human=human, store=store)
+    oracle = Oracle(config, history=_history(args), human=human, store=store)
     not_ok = 0
     for item in tasks:
         res = oracle.evaluate(item)

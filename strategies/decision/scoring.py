@@ -135,7 +135,9 @@ def criteria_verdict(criteria: Sequence[Criterion], verdicts: Sequence[AnswerVer
                      "refusal_reason": v.refusal_reason, "low_confidence": v.low_confidence})
     if any(r["probability"] is None for r in rows):
         return CriteriaVerdict(None, None, rows)
-    weighted = [(r["weight"], r["probability"]) for r in rows if r["weight"] > 0]
+    # Weights are relative: scale by the largest first, so no sum of them can overflow to inf.
+    top = max(r["weight"] for r in rows)
+    weighted = [(r["weight"] / top, r["probability"]) for r in rows if r["weight"] > 0]
     score = sum(w * p for w, p in weighted) / sum(w for w, _ in weighted)
     return CriteriaVerdict(all(r["met"] for r in rows), score, rows)
 

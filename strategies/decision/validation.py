@@ -9,9 +9,8 @@ A rejection here means no request is ever sent.
 from __future__ import annotations
 
 import warnings
+from collections import Counter
 from typing import Literal, Sequence
-
-from pydantic import ValidationError
 
 from oracle.errors import TaskValidationError
 from oracle.questions import MAX_CHOICE_OPTIONS
@@ -21,23 +20,13 @@ from strategies.decision.readout import MAX_READOUT_LABELS
 Mode = Literal["questions", "criteria", "comparison"]
 
 
-def _field_path(loc: tuple) -> str:
-    return ".".join(str(p) for p in loc) or "(root)"
-
-
 def revalidate_task(task: Task) -> Task:
-    """Run the task's full validation again; a ValidationError becomes a TaskValidationError."""
+    """Run the task's full validation again; failures raise ``TaskValidationError`` naming the field."""
     with warnings.catch_warnings():
         # model_construct'ed objects may hold raw dicts; dumping them warns, validating them is the point.
         warnings.simplefilter("ignore")
         data = task.model_dump(mode="python")
-    try:
-        return Task.model_validate(data)
-    except ValidationError as exc:
-        first = exc.errors()[0]
-        where = "task." + _field_path(first["loc"])
-        message = "unknown parameter" if first["type"] == "extra_forbidden" else first["msg"]
-        raise TaskValidationError(f"{where}: {message}", field=where) from None
+    return Task.model_validate(data)
 
 
 def decision_mode(task: Task, candidates: Sequence[Trajectory]) -> Mode:
@@ -63,8 +52,7 @@ def validate_for_decision(task: Task, candidates: Sequence[Trajectory], *,
     task = revalidate_task(task)
     if not candidates:
         raise TaskValidationError("trajectories: at least one candidate is needed", field="trajectories")
-    ids = [c.id for c in candidates]
-    dupes = sorted({i for i in ids if ids.count(i) > 1})
+    dupes = sorted(i for i, n in Counter(c.id for c in candidates).items() if n > 1)
     if dupes:
         raise TaskValidationError(f"trajectories: duplicate trajectory ids {dupes}", field="trajectories")
     if task.criteria and all(c.weight == 0 for c in task.criteria):

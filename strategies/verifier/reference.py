@@ -9,14 +9,59 @@ items as sets.
 
 from __future__ import annotations
 
+import json
 import math
 import re
+import subprocess
+import sys
 import unicodedata
 from dataclasses import dataclass
+from functools import lru_cache
+from typing import Any
+
+try:
+    import re2  # google-re2: linear-time matching
+except ImportError:  # pragma: no cover - every pattern then takes the bounded child-process path
+    re2 = None
 
 from oracle.testspec import ReferenceCheck
 
 _NUMBER = re.compile(r"[-+]?(?:\d{1,3}(?:,\d{3})+|\d+)?(?:\.\d+)?(?:[eE][-+]?\d+)?")
+
+
+REGEX_TIMEOUT_S = 2.0
+"""Wall-clock bound for a pattern RE2 cannot run (backreferences, lookaround)."""
+
+_CHILD_MATCH = ("import json, re, sys\n"
+                "pattern, text = json.load(sys.stdin)\n"
+                "print(1 if re.fullmatch(pattern, text, re.DOTALL) else 0)\n")
+
+
+@lru_cache(maxsize=256)
+def _re2_pattern(pattern: str) -> Any | None:
+    """The RE2 program for ``pattern``, or None when RE2 lacks a construct it uses."""
+    if re2 is None:
+        return None
+    options = re2.Options()
+    options.dot_nl = True  # as re.DOTALL
+    options.log_errors = False
+    try:
+        return re2.compile(pattern, options)
+    except re2.error:
+        return None
+
+
+def regex_fullmatch(pattern: str, text: str, *, timeout_s: float = REGEX_TIMEOUT_S) -> bool | None:
+    """Whether ``pattern`` matches all of ``text``; None when the bounded fallback ran out of time."""
+    program = _re2_pattern(pattern)
+    if program is not None:
+        return program.fullmatch(text) is not None
+    try:
+        done = subprocess.run([sys.executable, "-I", "-c", _CHILD_MATCH], input=json.dumps([pattern, text]),
+                              capture_output=True, text=True, timeout=timeout_s, check=False)
+    except subprocess.TimeoutExpired:
+        return None
+    return done.stdout.strip() == "1"
 
 
 @dataclass(frozen=True)
@@ -75,8 +120,12 @@ def check_answer(answer: str, reference: str, check: ReferenceCheck) -> Referenc
         return ReferenceVerdict(ok, f"{a:g} {'within' if ok else 'outside'} tolerance of {r:g} "
                                     f"(rel {check.rel_tol:g}, abs {check.abs_tol:g})")
     if mode == "regex":
-        ok = re.fullmatch(reference, answer.strip(), re.DOTALL) is not None
-        return ReferenceVerdict(ok, "pattern matches" if ok else f"answer does not match /{reference[:80]}/")
+        matched = regex_fullmatch(reference, answer.strip())
+        if matched is None:
+            return ReferenceVerdict(False, f"matching /{reference[:80]}/ took longer than {REGEX_TIMEOUT_S:g} s "
+                                           "(the pattern backtracks; it needs a construct RE2 lacks)")
+        return ReferenceVerdict(matched, "pattern matches" if matched
+                                else f"answer does not match /{reference[:80]}/")
     items = lambda s: {normalize_text(x) for x in s.split(check.separator)} - {""}  # noqa: E731
     a, r = items(answer), items(reference)
     if a == r:
