@@ -2,17 +2,20 @@
 
 Every run, whatever the backend: a new session; the process group killed on timeout and after exit
 (plus every process of the run's cgroup or slot uid, which catches double-forked daemons); stdout
-and stderr capped; a temp dir removed afterwards; an allow-listed environment; stdin is a pipe
+and stderr capped; a temp dir removed afterwards (and, after a kill -9 of the oracle, by the sweep
+the next Sandbox of any process runs once); an allow-listed environment; stdin is a pipe
 holding only what the caller gives (closed right after), never the evaluator's own stdin.
 """
 
 from __future__ import annotations
 
 import asyncio
+import logging
 import os
 import shutil
 import signal
 import tempfile
+import threading
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -28,6 +31,7 @@ from strategies.verifier.sandbox.limits import SandboxLimits
 
 Backend = Literal["auto", "nsjail", "bubblewrap", "landlock", "rlimits"]
 WEAK_ENV = "ORACLE_ALLOW_WEAK_SANDBOX"
+log = logging.getLogger("oracle.sandbox")
 _CHUNK = 65536
 
 
@@ -71,6 +75,7 @@ class Sandbox:
                  allow_weak_isolation: bool = False, extra_ro_paths: tuple[str, ...] = ()) -> None:
         self.limits = limits or SandboxLimits()
         self.layers = probe_mod.probe()
+        _sweep_once()
         if backend == "auto":
             backend = self.layers.best()  # type: ignore[assignment]
         elif backend not in self.layers.available:
@@ -110,7 +115,8 @@ class Sandbox:
         limits = self.limits.for_timeout(timeout_s)  # nsjail's time limit and RLIMIT_CPU follow it
         slot = slots.claim_slot()
         uid = slot.uid if slot else None
-        base = Path(tempfile.mkdtemp(prefix="oracle-run-"))
+        # The name says which slot lock guards the dir, so a later sweep knows when it is a leftover.
+        base = Path(tempfile.mkdtemp(prefix=f"oracle-run-{uid}-" if uid is not None else f"oracle-run-p{os.getpid()}-"))
         cgroup = RunCgroup(self.layers.cgroups, limits.memory_mb * 1024 * 1024, limits.max_pids, slot_uid=uid)
         confinement = None
         filter_fd = None
@@ -256,6 +262,26 @@ class Sandbox:
         if uid is not None:  # the slot uid is ours alone: anything still running under it is a leftover
             killed += slots.kill_until_gone(lambda: slots.processes_of_uid(uid), timeout_s=0.5, pause_s=0.01)
         return len(set(killed))
+
+
+_sweep_lock = threading.Lock()
+_swept = False
+
+
+def _sweep_once() -> None:
+    """Once per process: remove what a killed oracle (kill -9) left, see ``slots.sweep_leftovers``."""
+    global _swept
+    with _sweep_lock:
+        if _swept:
+            return
+        _swept = True
+        try:
+            swept = slots.sweep_leftovers(tempfile.gettempdir())
+        except OSError as exc:
+            log.warning("sandbox: sweeping leftovers failed: %s", exc)
+            return
+        if swept["processes"] or swept["dirs"]:
+            log.info("sandbox: swept leftovers of killed runs: %s", swept)
 
 
 def _kill(pid: int) -> None:
