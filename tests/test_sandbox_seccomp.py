@@ -173,3 +173,21 @@ w.on('message', (m) => {
     out = run(backend, ["/usr/bin/node", "--openssl-config=/dev/null", "-e", code], address_limit=False)
     assert out.exit_code == 0, out.stderr[-3000:]
     assert out.stdout.strip() == b'{"worker":42,"child":"2","fsAsync":true}'
+
+
+def test_rlimits_backend_applies_the_filter_too(monkeypatch):
+    """The weak backend (explicit opt-in only) still gets the filter from the pre-exec hook."""
+    monkeypatch.setenv("ORACLE_ALLOW_WEAK_SANDBOX", "1")
+    sandbox = Sandbox(backend="rlimits", limits=LIMITS, allow_weak_isolation=True)
+    code = """
+import ctypes, socket
+libc = ctypes.CDLL(None, use_errno=True)
+libc.syscall.restype = ctypes.c_long
+print('unshare', libc.unshare(0x10000000), ctypes.get_errno())
+try:
+    socket.socket(socket.AF_UNIX, socket.SOCK_STREAM); print('socket made')
+except OSError as exc:
+    print('socket refused', exc.errno)
+"""
+    out = asyncio.run(sandbox.run(RunRequest(command=[PYTHON, "-I", "-c", code])))
+    assert out.stdout.split(b"\n")[:2] == [b"unshare -1 1", b"socket refused 13"], out.stderr[-2000:]
