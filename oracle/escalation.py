@@ -303,6 +303,18 @@ def _inseparable(task: Task, result: EvaluationResult, config: EscalationConfig,
     if result.evaluator == "verifier" and all(
             (c := result.candidate(i)) is not None and c.passed is True for i in (a, b)):
         return None  # both pass every test: verified correct, a tie the result already reports
+    if result.evaluator == "verifier" and result.details.get("none_passed"):
+        firsts = {i: (result.candidate(i).details.get("first_failure") or result.candidate(i).details.get("message")
+                      or "failed") for i in (a, b)}
+        return _make(task, "inseparable_candidates",
+                     f"No candidate of task {task.id!r} passed the verifier's "
+                     f"{'tests' if result.details.get('mode') == 'tests' else 'reference check'}; the closest, "
+                     f"{a!r} ({top:.3f}) and {b!r} ({second:.3f}), failed first at: "
+                     + "; ".join(f"{i}: {m}" for i, m in firsts.items())
+                     + ". Is one of them acceptable anyway, or none?",
+                     options=[a, b, "none"], blocking=False,
+                     evidence={"candidate_ids": [a, b], "scores": {a: top, b: second}, "none_passed": True,
+                               "first_failures": firsts, "evaluator": result.evaluator})
     basis = result.details.get("mode") or result.details.get("criterion") or "its scores"
     return _make(task, "inseparable_candidates",
                  f"The {result.evaluator} scored candidates {a!r} and {b!r} of task {task.id!r} "

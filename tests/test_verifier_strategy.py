@@ -203,3 +203,26 @@ async def test_a_test_may_ask_for_more_time_up_to_max_timeout_s():
     refused = await evaluate(too_long, slow, max_timeout_s=10)
     assert refused.status is Status.failed and refused.error.type == "TaskValidationError"
     assert "task.tests[0].timeout_s" in refused.error.message and refused.calls == 0
+
+
+async def test_when_no_candidate_passes_there_is_no_best_and_the_escalation_says_why():
+    from oracle.config import EscalationConfig
+    from oracle.escalation import check_result
+    from oracle.router import PolicyChain
+
+    task = Task(id="none", prompt=ADD_PROMPT, entry_point="add", tests=[
+        {"kind": "call", "name": "small", "call": "add(1, 2)", "expected": 3},
+        {"kind": "call", "name": "big", "call": "add(10, 20)", "expected": 30}])
+    wrong = [Trajectory(id="minus", code="def add(a, b):\n    return a - b\n"),
+             Trajectory(id="times", code="def add(a, b):\n    return a * b\n")]
+    result = await evaluate(task, *wrong)
+    assert result.status is Status.ok
+    assert result.best == [] and result.details["none_passed"] is True
+    assert result.ranking == ["minus", "times"]
+    assert "no candidate passed" in result.explanation
+    route = PolicyChain(OracleConfig()).route(task, tuple(wrong))
+    esc = check_result(task, route, result, EscalationConfig())
+    assert esc is not None and "No candidate" in esc.question and "inseparable" not in esc.question
+    assert "small: fail: add(1, 2): expected 3, got -1" in esc.question
+    assert esc.evidence["first_failures"]["times"].startswith("small: fail")
+    assert esc.options == ["minus", "times", "none"]

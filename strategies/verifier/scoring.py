@@ -24,6 +24,12 @@ def score_tests(outcomes: Sequence[TestOutcome]) -> tuple[float, bool]:
     return score, all(o.outcome == "pass" for o in outcomes)
 
 
+def passing_best(best: list[str], candidates: Sequence[CandidateResult]) -> list[str]:
+    """``best`` only when it passed: a verifier never names a best among candidates that all failed."""
+    passed = {c.id for c in candidates if c.passed}
+    return [b for b in best if b in passed]
+
+
 def rank(candidates: Sequence[CandidateResult]) -> tuple[list[str], list[str], list[list[str]]]:
     """(best ids, ranking, tied groups); unscored candidates are left out of all three."""
     indexed = [(i, c) for i, c in enumerate(candidates) if c.score is not None]

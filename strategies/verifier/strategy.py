@@ -136,10 +136,11 @@ class VerifierStrategy:
             candidates.append(CandidateResult(id=t.id, score=1.0 if v.passed else 0.0, passed=v.passed,
                                               details={"reference_check": check.mode, "message": v.message}))
         best, ranking, ties = scoring.rank(candidates)
+        best = scoring.passing_best(best, candidates)
         return EvaluationResult(
             evaluator="verifier", status=Status.ok, best=best, ranking=ranking, candidates=candidates,
             details={"mode": "reference", "reference_check": check.model_dump(), "ties": ties,
-                     "tie_break": "input order"},
+                     "tie_break": "input order", "none_passed": not any(c.passed for c in candidates)},
             explanation=_explain(candidates, best, ties),
             provenance={"isolation_level": None, "backend": None, "code_run": False,
                         "integrity": "reference"})
@@ -217,10 +218,12 @@ class VerifierStrategy:
                 error_type="SandboxError", provenance=provenance, calls=len(jobs),
                 details={"candidates_unscored": [c.model_dump() for c in candidates]})
         best, ranking, ties = scoring.rank(candidates)
+        best = scoring.passing_best(best, candidates)
         return EvaluationResult(
             evaluator="verifier", status=Status.ok, best=best, ranking=ranking, candidates=candidates,
             calls=len(jobs), cost_usd=0.0, provenance=provenance,
-            details={"mode": "tests", "tests": len(task.tests), "ties": ties, "tie_break": "input order"},
+            details={"mode": "tests", "tests": len(task.tests), "ties": ties, "tie_break": "input order",
+                     "none_passed": not any(c.passed for c in candidates)},
             explanation=_explain(candidates, best, ties))
 
     def _candidate(self, cid: str, code: ExtractedCode, outcomes: list[harness.TestOutcome] | None,
@@ -239,6 +242,7 @@ class VerifierStrategy:
             "passed_tests": len(outcomes) - len(failing), "total_tests": len(outcomes)}
         if failing:
             details["summary"] = "; ".join(f"{o.name}: {o.outcome}: {o.message}" for o in failing[:3])
+            details["first_failure"] = f"{failing[0].name}: {failing[0].outcome}: {failing[0].message}"
         return CandidateResult(id=cid, score=score, passed=passed, details=details)
 
 
@@ -268,6 +272,8 @@ def _identical_errors(by_candidate: dict[str, list[harness.TestOutcome]]) -> str
 def _explain(candidates: list[CandidateResult], best: list[str], ties: list[list[str]]) -> str:
     n_pass = sum(1 for c in candidates if c.passed)
     text = f"{n_pass} of {len(candidates)} candidates passed everything"
+    if n_pass == 0:
+        text = f"no candidate passed (0 of {len(candidates)}); no best candidate"
     if best:
         text += f"; best: {', '.join(best)}" + (" (tied)" if len(best) > 1 else "")
     for c in candidates:
