@@ -7,6 +7,11 @@ are the judge's model calls (no repeats, no repair requests). Also reports how w
 order matches the hidden one (Kendall tau), to show what the cheaper schedule costs in accuracy.
 
     python benchmarks/tournament_calls.py [--sizes 2 4 8 16 32] [--trials 20] [--seat-bias 0.13]
+
+The second table is ``llm_judge.mode: auto`` with several candidates (the cascade): every candidate
+is scored pointwise once (a noisy reading of its strength on a 1..10 scale, ``--point-noise``), then
+only the candidates within ``--margin`` of the top go to the both-order tournament. It reports the
+calls against the full tournament and the accuracy of the resulting order.
 """
 
 from __future__ import annotations
@@ -64,6 +69,38 @@ async def one_trial(n: int, all_pairs_max: int, seat_bias: float, rng: random.Ra
     return calls, kendall_tau(ranking.order, truth)
 
 
+async def cascade_trial(n: int, all_pairs_max: int, seat_bias: float, margin: float, noise: float,
+                        rng: random.Random) -> tuple[int, int, float]:
+    """(pointwise calls + pairwise calls, pairwise calls, tau) for one cascade run."""
+    ids = [f"c{i}" for i in range(n)]
+    strength = {x: rng.gauss(0, 1.5) for x in ids}
+    # Pointwise: the strength read with noise, on 1..10, normalized like the judge does.
+    raw = {x: min(10, max(1, round(5.5 + 1.5 * (strength[x] + rng.gauss(0, noise))))) for x in ids}
+    score = {x: (raw[x] - 1) / 9 for x in ids}
+    by_score = sorted(ids, key=lambda x: (-score[x], ids.index(x)))
+    top = score[by_score[0]]
+    close = [x for x in by_score if score[x] >= top - margin - 1e-12]
+    pairwise = 0
+
+    def judge_once(first: str, second: str) -> OrderJudgement:
+        nonlocal pairwise
+        pairwise += 1
+        if rng.random() < seat_bias:
+            return OrderJudgement(first, second, "A")
+        p_first = 1 / (1 + math.exp(strength[second] - strength[first]))
+        return OrderJudgement(first, second, "A" if rng.random() < p_first else "B")
+
+    async def compare(a: str, b: str):
+        return combine_orders(a, b, judge_once(a, b), judge_once(b, a))
+
+    order = by_score
+    if len(close) > 1:
+        ranking, _ = await tournament(close, compare, all_pairs_max=all_pairs_max)
+        order = ranking.order + [x for x in by_score if x not in close]
+    truth = sorted(ids, key=lambda x: -strength[x])
+    return n + pairwise, pairwise, kendall_tau(order, truth)
+
+
 async def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--sizes", type=int, nargs="+", default=[2, 4, 8, 16, 32])
@@ -71,6 +108,8 @@ async def main() -> None:
     ap.add_argument("--seat-bias", type=float, default=0.13)
     ap.add_argument("--all-pairs-max", type=int, default=4)
     ap.add_argument("--seed", type=int, default=0)
+    ap.add_argument("--margin", type=float, default=0.1, help="llm_judge.pairwise_margin")
+    ap.add_argument("--point-noise", type=float, default=0.5, help="sd of the pointwise reading (strength units)")
     args = ap.parse_args()
     rng = random.Random(args.seed)
     print(f"seat bias {args.seat_bias}, {args.trials} trials per size, all pairs up to n={args.all_pairs_max}")
@@ -86,6 +125,18 @@ async def main() -> None:
         print(f"{n:>4} {scheme:>10} {statistics.mean(calls):>10.1f} {max(calls):>9} "
               f"{judgement_budget(n):>9.1f} {rr_calls:>11} {1 - statistics.mean(calls) / rr_calls:>6.0%} "
               f"{statistics.mean(t for _, t in sched):>10.3f} {statistics.mean(t for _, t in rr):>8.3f}")
+    print(f"\nauto cascade: pointwise for all, pairwise within {args.margin} of the top "
+          f"(pointwise noise sd {args.point_noise})")
+    print(f"{'n':>4} {'calls mean':>10} {'pairwise':>8} {'full tourn.':>11} {'saved':>6} {'tau(cascade)':>12} {'tau(full)':>9}")
+    for n in args.sizes:
+        runs = [await cascade_trial(n, args.all_pairs_max, args.seat_bias, args.margin, args.point_noise, rng)
+                for _ in range(args.trials)]
+        full = [await one_trial(n, args.all_pairs_max, args.seat_bias, rng) for _ in range(args.trials)]
+        full_calls = statistics.mean(c for c, _ in full)
+        calls = statistics.mean(c for c, _, _ in runs)
+        print(f"{n:>4} {calls:>10.1f} {statistics.mean(p for _, p, _ in runs):>8.1f} {full_calls:>11.1f} "
+              f"{1 - calls / full_calls:>6.0%} {statistics.mean(t for _, _, t in runs):>12.3f} "
+              f"{statistics.mean(t for _, t in full):>9.3f}")
 
 
 if __name__ == "__main__":

@@ -187,8 +187,12 @@ class LLMJudgeConfig(BaseModel):
     all_pairs_max: int = Field(default=4, ge=2)
     """All pairs up to this many candidates; a sort-based tournament beyond."""
     mode: Literal["auto", "pointwise", "pairwise"] = "auto"
-    """auto: pointwise for one candidate, a pairwise tournament for several; pointwise with several
-    candidates scores each on the rubric and ranks by score."""
+    """auto: one candidate is scored pointwise; several are scored pointwise on the weighted criteria
+    first, then judged pairwise in both orders only among those within ``pairwise_margin`` of the top
+    (pairwise reorders only inside that close group). pointwise: rubric scores only, ranked by score.
+    pairwise: the full tournament."""
+    pairwise_margin: float = Field(default=0.1, ge=0, le=1)
+    """auto: candidates whose normalized pointwise score is within this of the best go to pairwise."""
     pass_threshold: float | None = Field(default=None, ge=0, le=1)
     """Pointwise: passed = normalized score >= this; None leaves ``passed`` unset."""
     logprobs: bool = True

@@ -2,10 +2,11 @@
 
 Modes (``llm_judge.mode``):
 
-- ``auto`` (default): one candidate is scored pointwise on the rubric; several are ranked by a
-  pairwise tournament, each pair judged in both orders, with the task's criteria (if any) given to
-  the judge as what to compare on. Rubric scores for every candidate on top of the tournament would
-  cost n more calls and could contradict the ranking, so ``auto`` does not do both.
+- ``auto`` (default): one candidate is scored pointwise on the rubric. Several are a cascade:
+  every candidate is scored pointwise on the weighted criteria first (n calls); only the candidates
+  within ``pairwise_margin`` of the top score go on to a pairwise tournament in both orders, and
+  that tournament reorders only inside this close group. A clear winner costs no pairwise call; a
+  field of near-equals gets the order-robust comparison where it matters.
 - ``pointwise``: every candidate scored on the rubric; ranking by score.
 - ``pairwise``: the tournament; needs at least two candidates (one is bad input).
 
@@ -84,7 +85,7 @@ class LLMJudge:
         if mode == "pairwise" and len(trajectories) < 2:
             raise InvalidJudgeInput("trajectories: llm_judge.mode 'pairwise' needs at least two candidates")
         if mode == "auto":
-            return "pointwise" if len(trajectories) == 1 else "pairwise"
+            return "pointwise" if len(trajectories) == 1 else "cascade"
         return mode
 
     async def evaluate(self, ctx: EvaluationContext) -> EvaluationResult:
@@ -97,6 +98,8 @@ class LLMJudge:
             client = self._client or self._loop_client(ctx)
             if mode == "pointwise":
                 result = await self._pointwise(client, ledger, ctx)
+            elif mode == "cascade":
+                result = await self._cascade(client, ledger, ctx)
             else:
                 result = await self._pairwise(client, ledger, ctx)
         except Exception as exc:  # the contract: faults become a failed result, never an exception
@@ -137,6 +140,50 @@ class LLMJudge:
         return EvaluationResult(evaluator="llm_judge", status=status, best=best, ranking=ranking,
                                 candidates=candidates, explanation=explanation, details=details)
 
+    async def _cascade(self, client: ChatCompleter, ledger: Ledger, ctx: EvaluationContext) -> EvaluationResult:
+        """Pointwise for everyone, then pairwise only among the close group (see module docstring)."""
+        pointwise = await self._pointwise(client, ledger, ctx)
+        margin = self.settings.pairwise_margin
+        scored = {c.id: c.score for c in pointwise.candidates if c.score is not None}
+        pointwise_calls = ledger.calls
+        if not scored:
+            pointwise.details.update(mode="cascade", close_group=[], pairwise_margin=margin,
+                                     pointwise_calls=pointwise_calls, pairwise_calls=0)
+            return pointwise
+        top = max(scored.values())
+        close = [cid for cid in pointwise.ranking if scored[cid] >= top - margin - 1e-12]
+        details = {**pointwise.details, "mode": "cascade", "pairwise_margin": margin, "close_group": close,
+                   "pointwise_ranking": list(pointwise.ranking), "pointwise_calls": pointwise_calls,
+                   "pairwise_calls": 0, "full_tournament_calls": all_pairs_judgements(len(ctx.trajectories))
+                   if len(ctx.trajectories) <= self.settings.all_pairs_max else None}
+        if len(close) < 2:
+            pointwise.details = details
+            pointwise.explanation = (f"cascade: pointwise scores settle it ({close[0]} leads by more than "
+                                     f"{margin}); " + (pointwise.explanation or ""))
+            return pointwise
+        by_id = {t.id: t for t in ctx.trajectories}
+        run = await run_pairwise(client, ledger, ctx.task, [by_id[c] for c in close], self.settings)
+        duel = _pairwise_result(run, close, ledger)
+        rest = [cid for cid in pointwise.ranking if cid not in close]
+        ranking = (duel.ranking or close) + rest
+        by_pair = {c.id: c for c in duel.candidates}
+        candidates = []
+        for c in pointwise.candidates:
+            if c.id in by_pair:
+                c = c.model_copy(update={"details": {**c.details, "pairwise": by_pair[c.id].details}})
+            candidates.append(c)
+        details.update({k: duel.details[k] for k in ("order_inconsistent_pairs", "unparsed_pairs", "cycles",
+                                                     "position_bias", "seat_readouts_used", "pairs", "copeland",
+                                                     "bradley_terry", "scheme")})
+        details["pairwise_calls"] = ledger.calls - pointwise_calls
+        best = duel.best if duel.status == Status.ok else [c for c in close if scored[c] == top]
+        details["tied_best"] = best if len(best) > 1 else []
+        details["escalation_reasons"] = _reasons(details)
+        explanation = (f"cascade: pointwise scores, then both-order pairwise among {len(close)} within {margin} of "
+                       f"the top ({', '.join(close)}): " + " > ".join(ranking))
+        return EvaluationResult(evaluator="llm_judge", status=Status.ok, best=best, ranking=ranking,
+                                candidates=candidates, explanation=explanation, details=details)
+
     async def _pairwise(self, client: ChatCompleter, ledger: Ledger, ctx: EvaluationContext) -> EvaluationResult:
         trajectories = list(ctx.trajectories)
         run = await run_pairwise(client, ledger, ctx.task, trajectories, self.settings)
@@ -148,8 +195,10 @@ class LLMJudge:
                     result: EvaluationResult) -> dict[str, Any]:
         judge = config.providers.judge
         caps = getattr(client, "capabilities", None)
-        if mode == "pairwise":
-            source = "logprob_readout" if result.details.get("seat_readouts_used") else "verbalized"
+        if mode in ("pairwise", "cascade") and result.details.get("seat_readouts_used"):
+            source = "logprob_readout"
+        elif mode == "pairwise":
+            source = "verbalized"
         else:
             source = "sampled" if self.settings.repeats > 1 and self.settings.temperature > 0 else "verbalized"
         return {

@@ -267,7 +267,7 @@ async def test_provider_failure_is_a_failed_result(scripted_server):
 
 async def test_provider_failure_with_many_calls_in_flight_cancels_the_rest(scripted_server):
     scripted_server.set_handler(lambda req: status_reply(500))
-    cfg = config(scripted_server)
+    cfg = config(scripted_server, mode="pairwise")
     result = await evaluate(cfg, ctx(cfg, Task(id="f", prompt="p"), "a", "b", "c", "d"))
     assert result.status == Status.failed and result.error.type == "ProviderHTTPError"
     assert result.details["mode"] == "pairwise" and 1 <= result.calls <= 12
@@ -295,7 +295,7 @@ def prefer(rank_of: dict[str, int]):
 
 async def test_pairwise_both_orders_consistent_ranking(scripted_server):
     scripted_server.set_handler(prefer({"best": 0, "mid": 1, "worst": 2}))
-    cfg = config(scripted_server)
+    cfg = config(scripted_server, mode="pairwise")
     result = await evaluate(cfg, ctx(cfg, Task(id="pw", prompt="p"), "mid", "worst", "best", ids=["m", "w", "b"]))
     assert result.status == Status.ok
     assert result.ranking == ["b", "m", "w"] and result.best == ["b"]
@@ -313,7 +313,7 @@ async def test_pairwise_both_orders_consistent_ranking(scripted_server):
 
 async def test_seat_following_judge_gives_order_inconsistent_ties(scripted_server):
     scripted_server.set_handler(lambda req: chat_reply(pairwise_reply("A")))
-    cfg = config(scripted_server)
+    cfg = config(scripted_server, mode="pairwise")
     result = await evaluate(cfg, ctx(cfg, Task(id="pw", prompt="p"), "x", "y", "z"))
     assert result.status == Status.ok and result.calls == 6
     assert sorted(map(sorted, result.details["order_inconsistent_pairs"])) == [["c0", "c1"], ["c0", "c2"], ["c1", "c2"]]
@@ -334,7 +334,7 @@ async def test_order_dependent_for_one_pair_only(scripted_server):
         return base(req)
 
     scripted_server.set_handler(handler)
-    cfg = config(scripted_server)
+    cfg = config(scripted_server, mode="pairwise")
     result = await evaluate(cfg, ctx(cfg, Task(id="pw", prompt="p"), "best", "mid", "worst", ids=["b", "m", "w"]))
     assert result.details["order_inconsistent_pairs"] == [["b", "m"]]
     assert result.ranking[-1] == "w" and set(result.best) == {"b", "m"}
@@ -349,7 +349,7 @@ async def test_cycle_among_three_candidates(scripted_server):
         return chat_reply(pairwise_reply("A" if (a, b) in beats else "B"))
 
     scripted_server.set_handler(handler)
-    cfg = config(scripted_server)
+    cfg = config(scripted_server, mode="pairwise")
     result = await evaluate(cfg, ctx(cfg, Task(id="rps", prompt="p"), "rock", "paper", "scissors",
                                      ids=["r", "p", "s"]))
     assert result.status == Status.ok
@@ -369,7 +369,7 @@ async def test_unreadable_pair_is_recorded_not_guessed(scripted_server):
         return base(req)
 
     scripted_server.set_handler(handler)
-    cfg = config(scripted_server)
+    cfg = config(scripted_server, mode="pairwise")
     result = await evaluate(cfg, ctx(cfg, Task(id="u", prompt="p"), "one", "two"))
     assert result.status == Status.unparsed and result.calls == 3  # 2 orders + 1 repair
     assert result.details["unparsed_pairs"] == [["c0", "c1"]]
@@ -389,7 +389,7 @@ async def test_pairwise_seat_readout_from_logprobs(scripted_server):
         return chat_reply(text, logprobs=[(text[:cut], -0.1, {}), (seat, top[seat], top), (text[cut + 1:], -0.1, {})])
 
     scripted_server.set_handler(handler)
-    cfg = config(scripted_server, logprobs=True)
+    cfg = config(scripted_server, mode="pairwise", logprobs=True)
     result = await evaluate(cfg, ctx(cfg, Task(id="lp", prompt="p"), "good", "bad", ids=["g", "b"]))
     pair = result.details["pairs"][0]
     assert pair["winner"] == "g" and pair["p_a"] == pytest.approx(0.8)
@@ -401,7 +401,7 @@ async def test_six_candidates_use_merge_sort_below_budget(scripted_server):
     answers = [f"answer {i}" for i in range(6)]
     rank_of = {a: (i * 5) % 6 for i, a in enumerate(answers)}
     scripted_server.set_handler(prefer(rank_of))
-    cfg = config(scripted_server)
+    cfg = config(scripted_server, mode="pairwise")
     result = await evaluate(cfg, ctx(cfg, Task(id="ms", prompt="p"), *answers))
     assert result.details["scheme"] == "merge_sort"
     assert result.calls == result.details["judgements"] < result.details["judgement_budget"]
@@ -415,7 +415,7 @@ async def test_six_candidates_use_merge_sort_below_budget(scripted_server):
 
 async def test_seat_following_judge_on_eight_candidates_stays_below_budget(scripted_server):
     scripted_server.set_handler(lambda req: chat_reply(pairwise_reply("B")))
-    cfg = config(scripted_server, all_pairs_max=4)
+    cfg = config(scripted_server, mode="pairwise", all_pairs_max=4)
     result = await evaluate(cfg, ctx(cfg, Task(id="ms", prompt="p"), *[f"answer {i}" for i in range(8)]))
     assert result.details["scheme"] == "merge_sort"
     assert result.calls == result.details["judgements"] < result.details["judgement_budget"] == 48
@@ -435,3 +435,56 @@ async def test_provenance_records_spec_sampling_and_tokens(scripted_server):
     assert prov["tokens"] == {"input": 123, "output": 17, "complete": True}
     assert prov["endpoint_kind"] == ["openai_chat"] and prov["mode"] == "pointwise"
     assert result.cost_usd is None  # no price configured for scripted-model: unknown, not 0
+
+
+# ---------------------------------------------------------------- auto: pointwise, then pairwise among the close
+
+
+def cascade_judge(points: dict[str, int], rank_of: dict[str, int]):
+    """Pointwise requests (one response block) get ``points`` on every criterion; pairwise requests
+    (seats A and B) go to the lower rank number."""
+
+    def handler(req):
+        text = user_text(req)
+        if 'id="A"' in text:
+            return prefer(rank_of)(req)
+        answer = block(text, "response")
+        return chat_reply(pointwise_json({"c1": points[answer], "c2": points[answer], "c3": points[answer]}))
+
+    return handler
+
+
+async def test_auto_with_a_clear_pointwise_winner_spends_no_pairwise_call(scripted_server):
+    scripted_server.set_handler(cascade_judge({"best": 9, "mid": 4, "worst": 1}, {"best": 0, "mid": 1, "worst": 2}))
+    cfg = config(scripted_server)
+    result = await evaluate(cfg, ctx(cfg, TASK, "mid", "worst", "best", ids=["m", "w", "b"]))
+    assert result.status == Status.ok and result.details["mode"] == "cascade"
+    assert result.ranking == ["b", "m", "w"] and result.best == ["b"]
+    assert result.calls == 3 and result.details["pairwise_calls"] == 0 and result.details["close_group"] == ["b"]
+    assert not any('id="A"' in user_text(r) for r in scripted_server.requests)
+
+
+async def test_auto_judges_only_the_close_group_pairwise_and_reorders_only_inside_it(scripted_server):
+    # Pointwise: a and b tie at the top, c is far behind; pairwise prefers b, and would put c first.
+    scripted_server.set_handler(cascade_judge({"alpha": 8, "beta": 8, "gamma": 2},
+                                              {"gamma": 0, "beta": 1, "alpha": 2}))
+    cfg = config(scripted_server)
+    result = await evaluate(cfg, ctx(cfg, TASK, "alpha", "beta", "gamma", ids=["a", "b", "c"]))
+    assert result.status == Status.ok
+    assert result.details["close_group"] == ["a", "b"]
+    assert result.ranking == ["b", "a", "c"] and result.best == ["b"]  # c stays last: outside the group
+    pairs = {seats(r) for r in scripted_server.requests if 'id="A"' in user_text(r)}
+    assert pairs == {("alpha", "beta"), ("beta", "alpha")}  # both orders, only inside the group
+    assert result.calls == 5 and result.details["pointwise_calls"] == 3 and result.details["pairwise_calls"] == 2
+    assert result.candidate("a").score == result.candidate("b").score  # pointwise scores are kept
+    assert result.candidate("b").details["pairwise"]["wins"] == 1
+
+
+async def test_the_margin_is_configurable(scripted_server):
+    scripted_server.set_handler(cascade_judge({"alpha": 9, "beta": 7, "gamma": 6}, {"gamma": 0, "beta": 1, "alpha": 2}))
+    narrow = config(scripted_server, pairwise_margin=0.0)
+    assert (await evaluate(narrow, ctx(narrow, TASK, "alpha", "beta", "gamma"))).details["pairwise_calls"] == 0
+    wide = config(scripted_server, pairwise_margin=1.0)
+    result = await evaluate(wide, ctx(wide, TASK, "alpha", "beta", "gamma", ids=["a", "b", "c"]))
+    assert result.details["close_group"] == ["a", "b", "c"] and result.details["pairwise_calls"] == 6
+    assert result.ranking == ["c", "b", "a"]
