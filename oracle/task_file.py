@@ -88,12 +88,19 @@ def _decode_yaml(text: str, *, source: str, limits: InputLimits) -> Any:
         raise TaskValidationError(f"invalid YAML value: {exc}", field="(file)", source=source) from None
 
 
-def _open_checked(path: Path, limits: InputLimits) -> Path:
-    """The file, after checking it is a regular file within the size limit (nothing read yet)."""
+def check_input_file(path: str | Path) -> Path:
+    """The path, after checking it exists and is not a directory (nothing read yet)."""
+    path = Path(path)
     if not path.exists():
         raise TaskValidationError(f"no such file: {path}", field="(file)")
     if path.is_dir():
         raise TaskValidationError(f"is a directory, not a task file: {path}", field="(file)")
+    return path
+
+
+def _open_checked(path: Path, limits: InputLimits) -> Path:
+    """The file, after checking it is a regular file within the size limit (nothing read yet)."""
+    check_input_file(path)
     try:
         size = path.stat().st_size
     except OSError as exc:

@@ -6,7 +6,7 @@ import io
 import json
 
 from oracle.batch.progress import Progress
-from oracle.batch.source import iter_entries
+from oracle.batch.source import iter_entries, parse_entry
 from oracle.batch.summary import render_summary, summarize
 from tests.data.tasks import question_task
 
@@ -50,5 +50,6 @@ def test_keys_follow_content_and_repeats(tmp_path):
     entries = list(iter_entries(path))
     assert [e.line for e in entries] == [1, 3, 4, 5]
     assert entries[1].key == entries[0].key + "#1"                   # a repeat gets its own key
-    assert entries[2].key.split(":")[0] == "same" and entries[2].key != entries[0].key
-    assert entries[3].task_id is None and entries[3].key.startswith("invalid:5:")
+    assert entries[2].key != entries[0].key                          # changed content, new key
+    assert entries[3].raw == b"not json\n" and entries[3].key not in {e.key for e in entries[:3]}
+    assert parse_entry(entries[0]).task_id == "same" and parse_entry(entries[3]).error is not None

@@ -1,7 +1,8 @@
 """The local engine: one asyncio loop, at most ``concurrency`` tasks in flight.
 
 Input is pulled lazily and the queue to the writer is bounded, so memory stays flat whatever the
-file size. Rows are written in completion order; each carries its input line number.
+file size. Rows are written in completion order; each carries its input line number. Lines are
+parsed inside their task, not in this loop, so a slow line delays only itself.
 """
 
 from __future__ import annotations
@@ -10,13 +11,15 @@ import asyncio
 from typing import Any, Callable, Iterable
 
 from oracle.batch.output import RowWriter
-from oracle.batch.rows import evaluate_entry, invalid_row
+from oracle.batch.rows import evaluate_entry
 from oracle.batch.source import InputEntry
+from oracle.limits import InputLimits
 from oracle.providers._loop_clients import close_loop_clients
 
 
 async def run_local(entries: Iterable[InputEntry], oracle: Any, writer: RowWriter, *, concurrency: int,
-                    on_row: Callable[[dict[str, Any]], None], timeout_s: float | None = None) -> None:
+                    on_row: Callable[[dict[str, Any]], None], timeout_s: float | None = None,
+                    limits: InputLimits | None = None) -> None:
     queue: asyncio.Queue[dict[str, Any] | None] = asyncio.Queue(maxsize=max(16, concurrency * 4))
     slots = asyncio.Semaphore(concurrency)
 
@@ -43,17 +46,14 @@ async def run_local(entries: Iterable[InputEntry], oracle: Any, writer: RowWrite
 
     async def one(entry: InputEntry) -> None:
         try:
-            await put(await evaluate_entry(oracle, entry, timeout_s))
+            await put(await evaluate_entry(oracle, entry, timeout_s, limits))
         finally:
             slots.release()
 
     writer_task = asyncio.create_task(write_loop())
     running: set[asyncio.Task] = set()
     try:
-        for entry in entries:
-            if entry.item is None:
-                await put(invalid_row(entry))
-                continue
+        for entry in entries:  # every line, valid or not, is parsed inside its own time budget
             await slots.acquire()
             task = asyncio.create_task(one(entry))
             running.add(task)

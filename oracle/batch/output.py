@@ -42,7 +42,12 @@ class RowWriter:
 
 
 def prepare_output(path: str | Path) -> Counter[str]:
-    """Cut a partial last line, drop unreadable lines, and return the keys already finished."""
+    """Cut a partial last line, drop unreadable lines and repeated rows, return the keys finished.
+
+    A key has at most one row: a repeat (left by two runs that wrote the same output before the
+    output lock existed, or by a hand-made merge) is dropped here, keeping the first, so a resume
+    both de-duplicates and never computes a line that already has a row.
+    """
     path = Path(path)
     done: Counter[str] = Counter()
     if not path.exists():
@@ -54,14 +59,14 @@ def prepare_output(path: str | Path) -> Counter[str]:
             fh.truncate(cut)
             fh.flush()
             os.fsync(fh.fileno())
-    bad = False
+    dirty = False
     for row in iter_rows(path, on_bad=lambda: None):
-        if row is None:
-            bad = True
+        if row is None or done[row["key"]]:
+            dirty = True
             continue
         done[row["key"]] += 1
-    if bad:
-        _rewrite_without_bad_lines(path)
+    if dirty:
+        _rewrite_clean(path)
     return done
 
 
@@ -73,7 +78,7 @@ def iter_rows(path: str | Path, on_bad: Any = None) -> Iterator[dict[str, Any] |
                 continue
             try:
                 row = json.loads(raw)
-                if not isinstance(row, dict) or "key" not in row:
+                if not isinstance(row, dict) or not isinstance(row.get("key"), str):
                     raise ValueError("not a row")
             except ValueError:
                 if on_bad is None:
@@ -83,16 +88,19 @@ def iter_rows(path: str | Path, on_bad: Any = None) -> Iterator[dict[str, Any] |
             yield row
 
 
-def _rewrite_without_bad_lines(path: Path) -> None:
+def _rewrite_clean(path: Path) -> None:
+    """Rewrite keeping only whole rows, the first row of each key; atomic (temp file + replace)."""
     tmp = path.with_suffix(path.suffix + ".tmp")
+    seen: set[str] = set()
     with path.open("rb") as src, tmp.open("wb") as dst:
         for raw in src:
             try:
                 row = json.loads(raw)
-                if isinstance(row, dict) and "key" in row:
-                    dst.write(raw)
             except ValueError:
                 continue
+            if isinstance(row, dict) and isinstance(row.get("key"), str) and row["key"] not in seen:
+                seen.add(row["key"])
+                dst.write(raw)
         dst.flush()
         os.fsync(dst.fileno())
     os.replace(tmp, path)

@@ -1,6 +1,6 @@
 """The Ray engine (optional extra ``[ray]``): the same rows, computed on a Ray cluster.
 
-The driver reads the input, ships chunks of task lines to remote workers (each runs the local
+The driver reads the input, ships chunks of raw task lines to remote workers (each runs the local
 asyncio evaluation on its chunk with the same config) and writes rows as chunks come back, through
 the same crash-safe writer, so output and resume behave exactly as with the local engine.
 """
@@ -10,20 +10,18 @@ from __future__ import annotations
 from typing import Any, Callable, Iterable
 
 from oracle.batch.output import RowWriter
-from oracle.batch.rows import invalid_row
-from oracle.batch.source import InputEntry
+from oracle.batch.source import InputEntry, entry_to_wire
 
 _ORACLES: dict[str, Any] = {}
 
 
-def _evaluate_chunk(config_json: str, store_path: str | None, chunk: list[tuple[int, str, str]],
+def _evaluate_chunk(config_json: str, store_path: str | None, chunk: list[tuple[int, str, bytes, int, str]],
                     concurrency: int, timeout_s: float | None) -> list[dict[str, Any]]:
-    """Runs in a Ray worker: rebuild the entries, evaluate them concurrently, return rows."""
+    """Runs in a Ray worker: rebuild the entries, parse and evaluate them concurrently, return rows."""
     import asyncio
-    from dataclasses import replace
 
     from oracle.batch.rows import evaluate_entry
-    from oracle.batch.source import parse_line
+    from oracle.batch.source import entry_from_wire
     from oracle.config import OracleConfig
     from oracle.escalation_store import EscalationStore
     from oracle.oracle import Oracle
@@ -37,12 +35,11 @@ def _evaluate_chunk(config_json: str, store_path: str | None, chunk: list[tuple[
     async def run() -> list[dict[str, Any]]:
         slots = asyncio.Semaphore(concurrency)
 
-        async def one(number: int, raw: str, key: str) -> dict[str, Any]:
+        async def one(values: tuple[int, str, bytes, int, str]) -> dict[str, Any]:
             async with slots:
-                entry = replace(parse_line(number, raw, "input"), key=key)  # keep the driver's key
-                return await evaluate_entry(oracle, entry, timeout_s)
+                return await evaluate_entry(oracle, entry_from_wire(values), timeout_s, oracle.config.limits)
 
-        return list(await asyncio.gather(*(one(*c) for c in chunk)))
+        return list(await asyncio.gather(*(one(c) for c in chunk)))
 
     return asyncio.run(run())
 
@@ -59,7 +56,7 @@ def run_ray(entries: Iterable[InputEntry], config_json: str, store_path: str | N
     remote = ray.remote(_evaluate_chunk)
     max_chunks = max(2, concurrency // chunk_size + 1)
     in_flight: list[Any] = []
-    chunk: list[tuple[int, str, str]] = []
+    chunk: list[tuple[int, str, bytes, int, str]] = []
 
     def drain(block_until: int) -> None:
         nonlocal in_flight
@@ -78,13 +75,8 @@ def run_ray(entries: Iterable[InputEntry], config_json: str, store_path: str | N
             chunk = []
             drain(max_chunks)
 
-    for entry in entries:
-        if entry.item is None:
-            row = invalid_row(entry)
-            writer.write([row])
-            on_row(row)
-            continue
-        chunk.append((entry.line, entry.item.model_dump_json(), entry.key))
+    for entry in entries:  # raw lines travel; workers parse them within the task timeout
+        chunk.append(entry_to_wire(entry))
         if len(chunk) >= chunk_size:
             submit()
     submit()

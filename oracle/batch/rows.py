@@ -6,28 +6,33 @@ summaries and diffs, and the whole ``OracleResult`` under ``result`` for anyone 
 
 from __future__ import annotations
 
+import asyncio
 import time
 from typing import Any
 
-from oracle.batch.source import InputEntry
+from oracle.batch.source import InputEntry, parse_entry
+from oracle.errors import TaskValidationError
+from oracle.limits import InputLimits
 from oracle.result import ErrorInfo, OracleResult, Status
 
 
-def invalid_row(entry: InputEntry) -> dict[str, Any]:
-    err = entry.error
-    return {"line": entry.line, "task_id": entry.task_id, "key": entry.key, "valid": False,
+DEFAULT_TASK_TIMEOUT_S = 600.0
+"""Per line, parsing and evaluating together; a line that needs longer becomes a failed row."""
+
+
+def invalid_row(entry: InputEntry, err: TaskValidationError, task_id: str | None) -> dict[str, Any]:
+    return {"line": entry.line, "task_id": task_id, "key": entry.key, "valid": False,
             "status": Status.failed.value, "evaluator": None, "best": [], "score": None, "passed": None,
             "escalation": None, "latency_ms": None, "cost_usd": None, "calls": 0, "result": None,
-            "error": {"type": "TaskValidationError", "message": str(err) if err else "invalid",
-                      "field": getattr(err, "field", None)}}
+            "error": {"type": "TaskValidationError", "message": str(err), "field": err.field}}
 
 
-def result_row(entry: InputEntry, res: OracleResult, wall_ms: float) -> dict[str, Any]:
+def result_row(entry: InputEntry, task_id: str, res: OracleResult, wall_ms: float) -> dict[str, Any]:
     result = res.result
     best = list(result.best) if result else []
     top = result.candidate(best[0]) if (result and best) else None
     esc = res.escalation
-    return {"line": entry.line, "task_id": entry.task_id, "key": entry.key, "valid": True,
+    return {"line": entry.line, "task_id": task_id, "key": entry.key, "valid": True,
             "status": res.status.value, "evaluator": res.route.evaluator, "best": best,
             "score": top.score if top else None, "passed": top.passed if top else None,
             "escalation": ({"id": esc.id, "reason": esc.reason, "blocking": esc.blocking} if esc else None),
@@ -37,24 +42,45 @@ def result_row(entry: InputEntry, res: OracleResult, wall_ms: float) -> dict[str
             "result": res.model_dump(mode="json")}
 
 
-def crash_row(entry: InputEntry, exc: BaseException, wall_ms: float) -> dict[str, Any]:
-    """The oracle never raises on evaluator faults; anything else still gets its row."""
-    return {"line": entry.line, "task_id": entry.task_id, "key": entry.key, "valid": True,
+def crash_row(entry: InputEntry, task_id: str | None, valid: bool | None, exc: BaseException,
+              wall_ms: float) -> dict[str, Any]:
+    """The oracle never raises on evaluator faults; anything else (a timeout, a bug) still gets its row.
+
+    ``valid`` is None when the line had not finished parsing (a timeout while parsing).
+    """
+    return {"line": entry.line, "task_id": task_id, "key": entry.key, "valid": valid,
             "status": Status.failed.value, "evaluator": None, "best": [], "score": None, "passed": None,
             "escalation": None, "latency_ms": round(wall_ms, 3), "cost_usd": None, "calls": 0,
             "error": ErrorInfo.from_exception(exc).model_dump(), "result": None}
 
 
-async def evaluate_entry(oracle: Any, entry: InputEntry, timeout_s: float | None = None) -> dict[str, Any]:
-    """Evaluate one valid entry into its row; never raises."""
-    import asyncio
+async def evaluate_entry(oracle: Any, entry: InputEntry, timeout_s: float | None = DEFAULT_TASK_TIMEOUT_S,
+                         limits: InputLimits | None = None) -> dict[str, Any]:
+    """Parse and evaluate one line into its row; never raises, whatever the line holds.
 
+    Parsing runs in a worker thread inside the same time budget as the evaluation, so the event
+    loop (and every other line in flight) keeps going while a large line is decoded.
+    """
     start = time.perf_counter()
+    seen: dict[str, Any] = {"task_id": None, "valid": None}
+
+    async def work() -> dict[str, Any]:
+        parsed = await asyncio.to_thread(parse_entry, entry, limits)
+        seen["task_id"] = parsed.task_id
+        if parsed.item is None:
+            assert parsed.error is not None
+            seen["valid"] = False
+            return invalid_row(entry, parsed.error, parsed.task_id)
+        seen["valid"] = True
+        res = await oracle.aevaluate(parsed.item)
+        return result_row(entry, parsed.item.task.id, res, (time.perf_counter() - start) * 1000)
+
     try:
-        coro = oracle.aevaluate(entry.item)
-        res = await (asyncio.wait_for(coro, timeout_s) if timeout_s else coro)
+        return await (asyncio.wait_for(work(), timeout_s) if timeout_s else work())
     except asyncio.TimeoutError:
-        return crash_row(entry, TimeoutError(f"task exceeded {timeout_s}s"), (time.perf_counter() - start) * 1000)
-    except Exception as exc:  # noqa: BLE001 - one bad task must not end the batch
-        return crash_row(entry, exc, (time.perf_counter() - start) * 1000)
-    return result_row(entry, res, (time.perf_counter() - start) * 1000)
+        stage = "parsing" if seen["valid"] is None else "evaluating"
+        exc = TimeoutError(f"line {entry.line}: {stage} took longer than the task timeout of {timeout_s:g} s "
+                           "(--task-timeout)")
+        return crash_row(entry, seen["task_id"], seen["valid"], exc, (time.perf_counter() - start) * 1000)
+    except Exception as exc:  # noqa: BLE001 - one bad line must not end the batch
+        return crash_row(entry, seen["task_id"], seen["valid"], exc, (time.perf_counter() - start) * 1000)

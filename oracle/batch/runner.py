@@ -11,11 +11,15 @@ from typing import Any, Iterator, Literal, TextIO
 
 import structlog
 
+from oracle.batch.lock import OutputLock
 from oracle.batch.output import RowWriter, prepare_output
 from oracle.batch.progress import Progress
+from oracle.batch.rows import DEFAULT_TASK_TIMEOUT_S
 from oracle.batch.source import InputEntry, count_entries, iter_entries
 from oracle.batch.summary import summarize
 from oracle.config import OracleConfig
+from oracle.errors import TaskValidationError
+from oracle.task_file import check_input_file
 
 log = structlog.get_logger("oracle.batch")
 
@@ -42,13 +46,32 @@ def _todo(entries: Iterator[InputEntry], done: Counter[str]) -> Iterator[InputEn
 
 def run_batch(input_path: str | Path, output_path: str | Path, *, config: OracleConfig | None = None,
               concurrency: int = 16, engine: Literal["local", "ray"] = "local", ray_address: str | None = None,
-              store_path: str | None = None, timeout_s: float | None = None,
+              store_path: str | None = None, timeout_s: float | None = DEFAULT_TASK_TIMEOUT_S,
               progress_stream: TextIO | None = None, progress_interval_s: float = 5.0,
               progress_tty: bool | None = None) -> BatchReport:
-    """Evaluate every line of ``input_path`` into ``output_path``; safe to rerun after a crash."""
+    """Evaluate every line of ``input_path`` into ``output_path``; safe to rerun after a crash.
+
+    Holds an exclusive lock on the output for the whole run (``OutputLocked`` when another run
+    has it). ``timeout_s`` bounds each line, parsing included; None turns the bound off.
+    """
     config = config or OracleConfig.load()
+    check_input_file(input_path)
+    if Path(output_path).is_dir():
+        raise TaskValidationError(f"is a directory, not an output file: {output_path}", field="--output")
+    with OutputLock(output_path, input_path=input_path):
+        return _run_locked(input_path, output_path, config=config, concurrency=concurrency, engine=engine,
+                           ray_address=ray_address, store_path=store_path, timeout_s=timeout_s,
+                           progress_stream=progress_stream, progress_interval_s=progress_interval_s,
+                           progress_tty=progress_tty)
+
+
+def _run_locked(input_path: str | Path, output_path: str | Path, *, config: OracleConfig, concurrency: int,
+                engine: Literal["local", "ray"], ray_address: str | None, store_path: str | None,
+                timeout_s: float | None, progress_stream: TextIO | None, progress_interval_s: float,
+                progress_tty: bool | None) -> BatchReport:
     started = time.perf_counter()
-    total = count_entries(input_path)
+    limits = config.limits
+    total = count_entries(input_path, limits)
     done = prepare_output(output_path)
     resumed = sum(done.values())
     progress = Progress(total, skipped=resumed, stream=progress_stream, interval_s=progress_interval_s,
@@ -56,7 +79,7 @@ def run_batch(input_path: str | Path, output_path: str | Path, *, config: Oracle
     log.info("batch_start", input=str(input_path), output=str(output_path), total=total, resumed=resumed,
              engine=engine, concurrency=concurrency)
     writer = RowWriter(output_path)
-    entries = _todo(iter_entries(input_path), done)
+    entries = _todo(iter_entries(input_path, limits), done)
     try:
         if engine == "ray":
             from oracle.batch.ray_engine import run_ray
@@ -72,7 +95,7 @@ def run_batch(input_path: str | Path, output_path: str | Path, *, config: Oracle
             try:
                 oracle = Oracle(config, store=store)
                 asyncio.run(run_local(entries, oracle, writer, concurrency=concurrency,
-                                      on_row=progress.update, timeout_s=timeout_s))
+                                      on_row=progress.update, timeout_s=timeout_s, limits=limits))
             finally:
                 if store is not None:
                     store.close()

@@ -1,21 +1,30 @@
-"""The input side of a batch: every non-blank JSONL line becomes one entry, valid or not.
+"""The input side of a batch: every non-blank JSONL line becomes one entry, whatever it holds.
 
-Lines are read lazily, so memory does not grow with the file. Each entry carries its resume key:
-``task_id:hash`` for a valid task (hash over ``Task.content_hash()`` and the trajectories, so a
-changed candidate is re-evaluated) and ``invalid:line:hash`` for a line that failed validation.
+Lines are read lazily as bytes, so memory does not grow with the file and a line of invalid UTF-8
+is that line's problem, not the file's. An entry is only the raw line and its resume key; it is
+parsed later, inside the per-line time budget (``rows.evaluate_entry``), so no line — too deep,
+too big, too many candidates — can stop or stall the reading of the others.
+
+Why the key hashes the raw bytes and not the parsed task: a resume must skip every line that has a
+row *without parsing it* (parsing is what failed or hung last time), and a changed line must be
+computed again. The n-th repeat of identical bytes gets ``#n``, so duplicate lines each get their
+own row and a resumed run matches them one to one. A line longer than the size limit is hashed
+as it streams past and never held in memory whole.
 """
 
 from __future__ import annotations
 
-import json
-from dataclasses import dataclass, replace
+import hashlib
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Iterator
+from typing import Any, BinaryIO, Iterator
 
-from oracle._canonical import sha256_json, sha256_text
 from oracle.errors import TaskValidationError
+from oracle.limits import DEFAULT_LIMITS, InputLimits
 from oracle.task import TaskInput
-from oracle.task_file import parse_task
+from oracle.task_file import decode_json, parse_task
+
+_CHUNK = 1 << 20
 
 
 @dataclass(frozen=True)
@@ -23,61 +32,97 @@ class InputEntry:
     line: int
     """1-based line number in the input file."""
     key: str
+    raw: bytes
+    """The line as read; empty when the line was longer than the size limit (see ``size``)."""
+    size: int
+    """Length of the line in bytes."""
+    source: str = "input"
+
+
+@dataclass(frozen=True)
+class ParsedEntry:
+    """What a line turned out to be: a task, or the error naming the line and the reason."""
+
+    item: TaskInput | None
+    error: TaskValidationError | None
     task_id: str | None
-    """None when the line could not be parsed far enough to read an id."""
-    item: TaskInput | None = None
-    error: TaskValidationError | None = None
-    raw: str | None = None
-    """The raw line, kept only for invalid entries and engines that ship lines to workers."""
+    """The task id when it could be read, even from an invalid task."""
 
 
-def task_key(item: TaskInput) -> str:
-    digest = sha256_json({"task": item.task.content_hash(),
-                          "trajectories": [t.model_dump(mode="json") for t in item.trajectories]})
-    return f"{item.task.id}:{digest[:24]}"
-
-
-def _loose_id(data: object) -> str | None:
+def _loose_id(data: Any) -> str | None:
     if isinstance(data, dict) and isinstance(data.get("task"), dict):
         value = data["task"].get("id")
         return value if isinstance(value, str) and value else None
     return None
 
 
-def parse_line(number: int, raw: str, source: str) -> InputEntry:
-    """Validate one line; an invalid line still becomes an entry with its error."""
+def parse_entry(entry: InputEntry, limits: InputLimits | None = None) -> ParsedEntry:
+    """Decode and validate one line; never raises (every failure is the line's error)."""
+    limits = limits or DEFAULT_LIMITS
+    if entry.size > limits.max_file_bytes:
+        return ParsedEntry(None, TaskValidationError(
+            f"line is {entry.size} bytes; at most {limits.max_file_bytes} (limits.max_file_bytes)",
+            field="(line)", line=entry.line, source=entry.source), None)
+    data = None
     try:
-        data = json.loads(raw)
-    except json.JSONDecodeError as exc:
-        err = TaskValidationError(f"invalid JSON: {exc.msg} at column {exc.colno}", field="(line)",
-                                  line=number, source=source)
-        return InputEntry(line=number, key=f"invalid:{number}:{sha256_text(raw)[:16]}", task_id=None,
-                          error=err, raw=raw)
-    try:
-        item = parse_task(data, source=source, line=number)
+        data = decode_json(entry.raw, source=entry.source, line=entry.line)
+        item = parse_task(data, source=entry.source, line=entry.line, limits=limits)
     except TaskValidationError as err:
-        return InputEntry(line=number, key=f"invalid:{number}:{sha256_text(raw)[:16]}",
-                          task_id=_loose_id(data), error=err, raw=raw)
-    return InputEntry(line=number, key=task_key(item), task_id=item.task.id, item=item)
+        return ParsedEntry(None, err, _loose_id(data))
+    return ParsedEntry(item, None, item.task.id)
 
 
-def iter_entries(path: str | Path) -> Iterator[InputEntry]:
-    """Entries in file order. The n-th repeat of identical content gets ``#n`` on its key, so
-    duplicate lines each get their own row and a resumed run matches them one to one."""
+def _lines(fh: BinaryIO, max_bytes: int, *, digest: bool) -> Iterator[tuple[int, bytes, int, str]]:
+    """(number, bytes or b"" when too long, size, sha256) of every non-blank line."""
+    number = 0
+    while True:
+        head = fh.readline(max_bytes + 1)
+        if not head:
+            return
+        number += 1
+        if len(head) <= max_bytes or head.endswith(b"\n"):
+            if head.strip():
+                yield number, head, len(head.rstrip(b"\r\n")), hashlib.sha256(head.strip()).hexdigest() if digest else ""
+            continue
+        hasher = hashlib.sha256(head)  # too long: hash the rest as it streams past, keep none of it
+        size = len(head)
+        while not head.endswith(b"\n"):
+            head = fh.readline(_CHUNK)
+            if not head:
+                break
+            hasher.update(head)
+            size += len(head)
+        yield number, b"", size, hasher.hexdigest() if digest else ""
+
+
+def iter_entries(path: str | Path, limits: InputLimits | None = None) -> Iterator[InputEntry]:
+    """Entries in file order, one per non-blank line, keyed for resume (see the module docstring)."""
+    limits = limits or DEFAULT_LIMITS
     path = Path(path)
     seen: dict[str, int] = {}
-    with path.open("r", encoding="utf-8") as fh:
-        for number, raw in enumerate(fh, start=1):
-            if raw.strip():
-                entry = parse_line(number, raw, str(path))
-                repeat = seen.get(entry.key, 0)
-                seen[entry.key] = repeat + 1
-                if repeat:
-                    entry = replace(entry, key=f"{entry.key}#{repeat}")
-                yield entry
+    with path.open("rb") as fh:
+        for number, raw, size, sha in _lines(fh, limits.max_file_bytes, digest=True):
+            key = sha[:32]
+            repeat = seen.get(key, 0)
+            seen[key] = repeat + 1
+            yield InputEntry(line=number, key=f"{key}#{repeat}" if repeat else key, raw=raw, size=size,
+                             source=str(path))
 
 
-def count_entries(path: str | Path) -> int:
+def count_entries(path: str | Path, limits: InputLimits | None = None) -> int:
     """Number of non-blank lines (one output row each)."""
+    limits = limits or DEFAULT_LIMITS
     with Path(path).open("rb") as fh:
-        return sum(1 for raw in fh if raw.strip())
+        return sum(1 for _ in _lines(fh, limits.max_file_bytes, digest=False))
+
+
+def entry_to_wire(entry: InputEntry) -> tuple[int, str, bytes, int, str]:
+    """Plain values for shipping an entry to another process (the Ray engine)."""
+    return entry.line, entry.key, entry.raw, entry.size, entry.source
+
+
+def entry_from_wire(values: tuple[int, str, bytes, int, str]) -> InputEntry:
+    line, key, raw, size, source = values
+    return InputEntry(line=line, key=key, raw=raw, size=size, source=source)
+
+
