@@ -89,5 +89,20 @@ class EscalationStoreError(OracleError):
     """The escalation store could not be opened, read or written."""
 
 
+class EscalationNotFound(EscalationStoreError, KeyError):
+    """No request with that id in the store, or a prefix too short or matching several."""
+
+    def __str__(self) -> str:  # KeyError would quote the message
+        return str(self.args[0]) if self.args else ""
+
+
+class AlreadyAnswered(EscalationStoreError):
+    """The request already has an answer (the first one wins); ``existing`` is that answer."""
+
+    def __init__(self, message: str, *, existing: object = None) -> None:
+        self.existing = existing
+        super().__init__(message)
+
+
 class OutputLocked(OracleError):
     """Another process holds the lock on a batch output file; the message names the holder."""

@@ -15,12 +15,13 @@ import json
 import sqlite3
 import threading
 import time
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any, Iterator, Literal
 
 from pydantic import BaseModel, ConfigDict
 
-from oracle.errors import OracleError
+from oracle.errors import AlreadyAnswered, EscalationNotFound, EscalationStoreError
 from oracle.human import HumanAnswer
 from oracle.result import Escalation, OracleResult
 from oracle.task import TaskInput
@@ -46,10 +47,8 @@ CREATE TABLE IF NOT EXISTS escalations (
 );
 CREATE INDEX IF NOT EXISTS escalations_state ON escalations(state);
 """
-
-
-class EscalationNotFound(OracleError, KeyError):
-    """No request with that id in the store."""
+_COLUMNS = {"id", "task_id", "reason", "blocking", "state", "created_at", "answered_at", "resolved_at",
+            "request", "task_input", "first_result", "answer", "choice", "final_result"}
 
 
 class StoredEscalation(BaseModel):
@@ -70,19 +69,50 @@ class StoredEscalation(BaseModel):
     final_result: OracleResult | None = None
 
 
+MIN_PREFIX = 8
+"""A shorter id prefix is refused: ``esc-`` alone (or ``""``) must never pick a request."""
+
+
+@contextmanager
+def _database_errors(path: Path) -> Iterator[None]:
+    """sqlite3 failures (not a database, locked past the timeout, unreadable) name the file."""
+    try:
+        yield
+    except sqlite3.DatabaseError as exc:
+        raise EscalationStoreError(f"escalation store {path}: {exc} (is it an oracle escalation store?)") from None
+
+
 class EscalationStore:
-    """Pending requests and their answers in one SQLite file (WAL mode); safe across processes."""
+    """Pending requests and their answers in one SQLite file (WAL mode); safe across processes.
+
+    The first answer wins: ``answer`` changes only a pending request, in one conditional UPDATE,
+    so of twenty processes answering at once exactly one succeeds and the others are refused
+    with the answer that stands (``AlreadyAnswered``); ``replace=True`` overrides on purpose.
+    """
 
     def __init__(self, path: str | Path) -> None:
         self.path = Path(path)
-        self.path.parent.mkdir(parents=True, exist_ok=True)
+        if self.path.is_dir():
+            raise EscalationStoreError(f"escalation store {self.path}: is a directory")
         self._lock = threading.Lock()
-        self._conn = sqlite3.connect(str(self.path), timeout=30.0, check_same_thread=False,
-                                     isolation_level=None)
-        self._conn.execute("PRAGMA journal_mode=WAL")
-        self._conn.execute("PRAGMA synchronous=FULL")
-        self._conn.execute("PRAGMA busy_timeout=30000")
-        self._conn.executescript(_SCHEMA)
+        with _database_errors(self.path):
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+            self._conn = sqlite3.connect(str(self.path), timeout=30.0, check_same_thread=False,
+                                         isolation_level=None)
+            try:
+                self._conn.execute("PRAGMA journal_mode=WAL")
+                self._conn.execute("PRAGMA synchronous=FULL")
+                self._conn.execute("PRAGMA busy_timeout=30000")
+                self._conn.executescript(_SCHEMA)
+                cols = {row[1] for row in self._conn.execute("PRAGMA table_info(escalations)")}
+            except BaseException:
+                self._conn.close()
+                raise
+        missing = _COLUMNS - cols
+        if missing:
+            self._conn.close()
+            raise EscalationStoreError(f"escalation store {self.path}: table escalations lacks columns "
+                                       f"{sorted(missing)} (not an oracle escalation store?)")
 
     def close(self) -> None:
         with self._lock:
@@ -95,9 +125,15 @@ class EscalationStore:
         self.close()
 
     def _write(self, sql: str, params: tuple[Any, ...]) -> int:
-        with self._lock:
+        with self._lock, _database_errors(self.path):
             cur = self._conn.execute(sql, params)
             return cur.rowcount
+
+    def _rows(self, sql: str, params: tuple[Any, ...]) -> list[dict[str, Any]]:
+        with self._lock, _database_errors(self.path):
+            cur = self._conn.execute(sql, params)
+            cols = [d[0] for d in cur.description]
+            return [dict(zip(cols, row)) for row in cur.fetchall()]
 
     def put(self, request: Escalation, item: TaskInput, first_result: OracleResult) -> bool:
         """File a request; False when the same request (same id) is already stored."""
@@ -108,17 +144,27 @@ class EscalationStore:
             (request.id, item.task.id, request.reason, int(request.blocking), time.time(),
              request.model_dump_json(), item.model_dump_json(), first.model_dump_json())) == 1
 
-    def answer(self, esc_id: str, answer: HumanAnswer) -> StoredEscalation:
-        """Record an answer; a choice must be one of the request's options when it has any."""
+    def answer(self, esc_id: str, answer: HumanAnswer, *, replace: bool = False) -> StoredEscalation:
+        """Record the answer to a pending request; the first answer wins unless ``replace``.
+
+        A choice must be one of the request's options when it has any. ``replace=True`` also
+        reopens a resolved request (its final result is cleared until ``oracle resume`` runs).
+        """
         entry = self.get(esc_id)
         options = entry.request.options
         if answer.choice is not None and options and answer.choice not in options:
             raise ValueError(f"choice: {answer.choice!r} is not one of {options}")
         if not answer.text.strip() and answer.choice is None:
             raise ValueError("answer: give a text or a choice")
-        self._write("UPDATE escalations SET state='answered', answer=?, choice=?, answered_at=?, "
-                    "final_result=NULL, resolved_at=NULL WHERE id=?",
-                    (answer.model_dump_json(), answer.choice, time.time(), entry.id))
+        guard = "" if replace else " AND state='pending'"
+        changed = self._write("UPDATE escalations SET state='answered', answer=?, choice=?, answered_at=?, "
+                              "final_result=NULL, resolved_at=NULL WHERE id=?" + guard,
+                              (answer.model_dump_json(), answer.choice, time.time(), entry.id))
+        if changed != 1:
+            current = self.get(entry.id)
+            raise AlreadyAnswered(f"escalation {entry.id} is already {current.state}: "
+                                  f"{_describe_answer(current)}; pass --replace (replace=True) to change it",
+                                  existing=current.answer)
         return self.get(entry.id)
 
     def resolve(self, esc_id: str, final: OracleResult) -> None:
@@ -127,43 +173,56 @@ class EscalationStore:
                     (final.model_dump_json(), time.time(), esc_id))
 
     def get(self, esc_id: str) -> StoredEscalation:
-        with self._lock:
-            row = self._conn.execute("SELECT * FROM escalations WHERE id=?", (esc_id,)).fetchone()
-            if row is None:
-                # a unique prefix is enough, as with git hashes
-                rows = self._conn.execute("SELECT * FROM escalations WHERE id LIKE ?",
-                                          (esc_id.replace("%", "") + "%",)).fetchall()
-                if len(rows) != 1:
-                    raise EscalationNotFound(f"no escalation {esc_id!r} in {self.path}"
-                                             + (" (ambiguous prefix)" if rows else ""))
-                row = rows[0]
-            cols = [d[0] for d in self._conn.execute("SELECT * FROM escalations LIMIT 0").description]
-        return _entry(dict(zip(cols, row)))
+        """The request with this id, or the one request whose id starts with it (literally).
+
+        A prefix must have at least ``MIN_PREFIX`` characters and match exactly one request;
+        ``%`` and ``_`` are plain characters here, not SQL wildcards.
+        """
+        rows = self._rows("SELECT * FROM escalations WHERE id=?", (esc_id,))
+        if not rows:
+            if len(esc_id) < MIN_PREFIX:
+                raise EscalationNotFound(f"no escalation {esc_id!r} in {self.path} (a prefix needs at "
+                                         f"least {MIN_PREFIX} characters)")
+            rows = self._rows("SELECT * FROM escalations WHERE substr(id, 1, ?) = ? ORDER BY id LIMIT 6",
+                              (len(esc_id), esc_id))
+            if len(rows) != 1:
+                more = f" (ambiguous prefix: {', '.join(r['id'] for r in rows[:5])}...)" if rows else ""
+                raise EscalationNotFound(f"no escalation {esc_id!r} in {self.path}{more}")
+        return self._entry(rows[0])
 
     def list(self, state: EntryState | None = None) -> list[StoredEscalation]:
         return list(self.iter(state))
 
     def iter(self, state: EntryState | None = None) -> Iterator[StoredEscalation]:
         sql = "SELECT * FROM escalations" + (" WHERE state=?" if state else "") + " ORDER BY created_at, id"
-        with self._lock:
-            cur = self._conn.execute(sql, (state,) if state else ())
-            cols = [d[0] for d in cur.description]
-            rows = cur.fetchall()
-        for row in rows:
-            yield _entry(dict(zip(cols, row)))
+        for row in self._rows(sql, (state,) if state else ()):
+            yield self._entry(row)
 
     def count(self, state: EntryState | None = None) -> int:
-        sql = "SELECT COUNT(*) FROM escalations" + (" WHERE state=?" if state else "")
-        with self._lock:
-            return int(self._conn.execute(sql, (state,) if state else ()).fetchone()[0])
+        sql = "SELECT COUNT(*) AS n FROM escalations" + (" WHERE state=?" if state else "")
+        return int(self._rows(sql, (state,) if state else ())[0]["n"])
+
+    def _entry(self, row: dict[str, Any]) -> StoredEscalation:
+        """A row as a typed entry; a row that does not decode is a corrupt store, named."""
+        try:
+            return StoredEscalation(
+                id=row["id"], task_id=row["task_id"], state=row["state"], created_at=row["created_at"],
+                answered_at=row["answered_at"], resolved_at=row["resolved_at"],
+                request=Escalation.model_validate_json(row["request"]),
+                item=TaskInput.model_validate_json(row["task_input"]),
+                first_result=OracleResult.model_validate_json(row["first_result"]),
+                answer=HumanAnswer.model_validate(json.loads(row["answer"])) if row["answer"] else None,
+                final_result=(OracleResult.model_validate_json(row["final_result"])
+                              if row["final_result"] else None))
+        except (ValueError, TypeError) as exc:  # pydantic's ValidationError and our own are ValueErrors
+            first = str(exc).splitlines()[0][:200]
+            raise EscalationStoreError(f"escalation store {self.path}: row {row.get('id')!r} is corrupt: "
+                                       f"{first}") from None
 
 
-def _entry(row: dict[str, Any]) -> StoredEscalation:
-    return StoredEscalation(
-        id=row["id"], task_id=row["task_id"], state=row["state"], created_at=row["created_at"],
-        answered_at=row["answered_at"], resolved_at=row["resolved_at"],
-        request=Escalation.model_validate_json(row["request"]),
-        item=TaskInput.model_validate_json(row["task_input"]),
-        first_result=OracleResult.model_validate_json(row["first_result"]),
-        answer=HumanAnswer.model_validate(json.loads(row["answer"])) if row["answer"] else None,
-        final_result=OracleResult.model_validate_json(row["final_result"]) if row["final_result"] else None)
+def _describe_answer(entry: StoredEscalation) -> str:
+    if entry.answer is None:
+        return "no answer recorded"
+    when = time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(entry.answered_at)) if entry.answered_at else "?"
+    who = f" by {entry.answer.answered_by}" if entry.answer.answered_by else ""
+    return f"answered{who} at {when} with choice={entry.answer.choice!r} text={entry.answer.text[:80]!r}"

@@ -161,7 +161,9 @@ async def settle(oracle: "Oracle", item: TaskInput, res: OracleResult, *, human:
 def _record_answered(store: EscalationStore, request: Escalation, item: TaskInput, first: OracleResult,
                      answer: HumanAnswer, final: OracleResult) -> None:
     store.put(request, item, first)
-    store.answer(request.id, answer)
+    # The human in this process just answered this evaluation: that answer is the one to keep,
+    # even when an earlier evaluation of the same task filed (and answered) the same request.
+    store.answer(request.id, answer, replace=True)
     store.resolve(request.id, final)
 
 

@@ -30,7 +30,7 @@ def register(sub: argparse._SubParsersAction) -> None:
 
     show = esub.add_parser("show", help="show one request: question, options, evidence, answer")
     _add_store(show)
-    show.add_argument("id", help="request id (a unique prefix is enough)")
+    show.add_argument("id", help="request id (a unique prefix of at least 8 characters is enough)")
     show.add_argument("--json", action="store_true")
     show.set_defaults(func=cmd_show)
 
@@ -40,6 +40,8 @@ def register(sub: argparse._SubParsersAction) -> None:
     ans.add_argument("text", nargs="?", default="", help="free-text answer (appended to the task)")
     ans.add_argument("--choice", help="one of the request's options")
     ans.add_argument("--by", dest="answered_by", help="who answered (kept in the trace)")
+    ans.add_argument("--replace", action="store_true",
+                     help="replace an existing answer (the first answer wins otherwise; exit 2)")
     ans.set_defaults(func=cmd_answer)
 
     res = sub.add_parser("resume", help="apply a stored answer: re-route, re-evaluate, print the result")
@@ -105,14 +107,14 @@ def _bad_input(exc: Exception) -> int:
 
 
 def cmd_answer(args: argparse.Namespace) -> int:
-    from oracle.escalation_store import EscalationNotFound
+    from oracle.errors import AlreadyAnswered, EscalationNotFound
     from oracle.human import HumanAnswer
 
     with _open(args) as store:
         try:
             e = store.answer(args.id, HumanAnswer(text=args.text, choice=args.choice,
-                                                  answered_by=args.answered_by))
-        except (EscalationNotFound, ValueError) as exc:
+                                                  answered_by=args.answered_by), replace=args.replace)
+        except (EscalationNotFound, AlreadyAnswered, ValueError) as exc:
             return _bad_input(exc)
     print(f"{e.id}: answered; apply it with `oracle resume {e.id}`")
     return 0
