@@ -98,8 +98,11 @@ class ProviderSettings(BaseModel):
     api_key_env: str | None = None
     """Name of the environment variable holding the key."""
     timeout_s: float = Field(default=120.0, gt=0)
-    deadline_s: float | None = Field(default=None, gt=0)
-    """Overall deadline for one logical call, retries included (None: no deadline)."""
+    deadline_s: float | None = Field(default=600.0, gt=0)
+    """Overall deadline for one logical call, retries included (None: no deadline). A server
+    that keeps a call alive with retries and slow replies cannot hold a task past it."""
+    max_reply_bytes: int = Field(default=8 * 1024 * 1024, ge=1024)
+    """A reply body larger than this (after decompression) fails the call: ``ResponseTooLarge``."""
     max_retries: int = Field(default=4, ge=0)
     backoff_base_s: float = Field(default=0.5, ge=0)
     backoff_max_s: float = Field(default=20.0, ge=0)

@@ -7,7 +7,8 @@
     │   ├── ProviderTimeout         per-call timeout or overall deadline exceeded
     │   ├── RateLimited             429 that outlived the retry budget
     │   ├── ProviderHTTPError       any other non-2xx (carries status and a body excerpt)
-    │   └── ResponseParseError      a 2xx whose body we cannot read
+    │   ├── ResponseParseError      a 2xx whose body we cannot read
+    │   └── ResponseTooLarge        a reply body past ``max_reply_bytes`` (never retried)
     ├── SandboxError                the sandbox itself failed (never the candidate's fault)
     │   └── IsolationUnavailable    the required isolation layer is missing on this machine
     ├── EscalationStoreError        the escalation store cannot be read or written
@@ -75,6 +76,10 @@ class ProviderHTTPError(ProviderError):
 
 class ResponseParseError(ProviderError):
     """A 2xx reply whose body is not what the wire format promises."""
+
+
+class ResponseTooLarge(ProviderError):
+    """The reply body grew past the configured cap; reading stopped there."""
 
 
 class SandboxError(OracleError):

@@ -207,7 +207,8 @@ class _Run:
         details: dict[str, Any] = {
             "questions": [verdicts[q.id].to_details() if q.id in verdicts else
                           {"question_id": q.id, "unparsed": True, "reason": unreadable[q.id].reason,
-                           "raw_text": unreadable[q.id].raw_text} for q in task.questions],
+                           "raw_text": unreadable[q.id].raw_text,
+                           "covered_mass": unreadable[q.id].covered_mass} for q in task.questions],
             "fields_shown": shown,
         }
         return _candidate(candidate.id, list(verdicts.values()), unreadable, details,
@@ -221,7 +222,8 @@ class _Run:
         verdicts, unreadable = _read_all(questions, got, self.settings.coverage_floor)
         details: dict[str, Any] = {"fields_shown": list(state), "pass_threshold": threshold}
         if unreadable:
-            details["unparsed_questions"] = {k: {"reason": v.reason, "raw_text": v.raw_text}
+            details["unparsed_questions"] = {k: {"reason": v.reason, "raw_text": v.raw_text,
+                                                 "covered_mass": v.covered_mass}
                                              for k, v in unreadable.items()}
             return _candidate(candidate.id, verdicts, unreadable, details, None, None)
         verdict = criteria_verdict(task.criteria, verdicts, threshold)
@@ -239,7 +241,7 @@ class _Run:
         extra: dict[str, Any] = {"orders": [forward_q.labels(), backward_q.labels()]}
         if bad_f or bad_b:
             extra["unparsed_orders"] = {
-                order: {"reason": v.reason, "raw_text": v.raw_text}
+                order: {"reason": v.reason, "raw_text": v.raw_text, "covered_mass": v.covered_mass}
                 for order, bad in (("forward", bad_f), ("backward", bad_b)) for v in bad.values()}
             return [CandidateResult(id=c.id, status=Status.unparsed) for c in candidates], extra
         f, b = fwd[0], bwd[0]

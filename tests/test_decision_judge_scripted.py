@@ -276,16 +276,41 @@ async def test_logprob_readout_on_a_chat_endpoint(scripted_server):
     assert result.candidates[0].passed is True
 
 
-async def test_low_covered_mass_is_low_confidence_and_no_label_is_unparsed(scripted_server):
-    scripted_server.push(_readout({"The": math.log(0.7), "Yes": math.log(0.2), "No": math.log(0.1)}))
+async def test_covered_mass_below_the_floor_is_unparsed_never_a_verdict(scripted_server):
+    # 99.99 % on "I": the crumbs on Yes/No must not be renormalized into P(yes) = 1.0
+    scripted_server.push(_readout({"I": math.log(0.9999), "Yes": math.log(0.0001)}))
     task = Task(id="t", prompt="p", criteria=["asks for the order number"])
     result = await _evaluate(_config(scripted_server, coverage_floor=0.5), task, CAND)
-    assert result.details["low_confidence"] is True
-    assert result.candidates[0].score == pytest.approx(2 / 3)  # flag only; score unchanged
+    assert result.status == Status.unparsed
+    cand = result.candidates[0]
+    assert cand.score is None and cand.passed is None
+    bad = cand.details["unparsed_questions"]["criterion_0"]
+    assert bad["covered_mass"] == pytest.approx(0.0001) and "coverage_floor" in bad["reason"]
+    scripted_server.push(_readout({"The": math.log(0.7), "Yes": math.log(0.2), "No": math.log(0.1)}))
+    result = await _evaluate(_config(scripted_server, coverage_floor=0.5), task, CAND)
+    assert result.status == Status.unparsed  # 0.3 covered: below the floor too
+    scripted_server.push(_readout({"The": math.log(0.7), "Yes": math.log(0.2), "No": math.log(0.1)}))
+    result = await _evaluate(_config(scripted_server, coverage_floor=0.25), task, CAND)
+    assert result.status == Status.ok and result.candidates[0].score == pytest.approx(2 / 3)
     scripted_server.push(_readout({"The": -0.1, "I": -3.0}))
     result = await _evaluate(_config(scripted_server), task, CAND)
     assert result.status == Status.unparsed and result.candidates[0].score is None
     assert result.candidates[0].details["unparsed_questions"]["criterion_0"]["raw_text"] == "The"
+
+
+async def test_an_exact_tie_passes_by_the_rule_but_asks_a_human(scripted_server):
+    scripted_server.push(_readout({"Yes": math.log(0.5), "No": math.log(0.5)}, token="Yes"))
+    task = Task(id="t", prompt="p", criteria=["asks for the order number"])
+    result = await _evaluate(_config(scripted_server), task, CAND)
+    cand = result.candidates[0]
+    assert result.status == Status.ok and cand.passed is True and cand.score == pytest.approx(0.5)
+    assert result.details["low_confidence"] is True and "low_confidence" in result.details["escalation_reasons"]
+    assert cand.details["criteria"][0]["low_confidence"] is True
+    from oracle.config import EscalationConfig
+    from oracle.escalation import check_result
+    from oracle.oracle import Oracle
+    request = check_result(task, Oracle().route(task, [CAND]), result, EscalationConfig(), [CAND.id])
+    assert request is not None and request.reason == "decision_low_confidence"
 
 
 async def test_sampling_backend_counts_k_samples(scripted_server):

@@ -131,10 +131,25 @@ def test_abstention_gives_no_score_and_refusal_is_recorded():
     assert r.refused and r.refusal_reason == "policy" and r.score is None
 
 
-def test_low_covered_mass_flags_low_confidence():
-    v = read_answer(TEAM, _answer("team", {"billing": 0.9, "technical": 0.1, "unclear": 0.0},
+def test_covered_mass_below_the_floor_is_unreadable_never_a_verdict():
+    with pytest.raises(UnreadableAnswer, match="coverage_floor=0.5") as info:
+        read_answer(TEAM, _answer("team", {"billing": 0.9, "technical": 0.1, "unclear": 0.0},
                                   covered_mass=0.2), coverage_floor=0.5)
-    assert v.low_confidence and v.low_confidence_reasons == ["low_covered_mass"] and v.score == 1.0
+    assert info.value.covered_mass == 0.2
+    v = read_answer(TEAM, _answer("team", {"billing": 0.9, "technical": 0.1, "unclear": 0.0},
+                                  covered_mass=0.5), coverage_floor=0.5)   # at the floor: read
+    assert v.score == 1.0 and not v.low_confidence
+
+
+def test_an_exact_tie_is_always_low_confidence_and_recorded():
+    q = Question(id="q", type="likelihood", instructions="ok?")
+    v = read_answer(q, _answer("q", {"yes": 0.5, "no": 0.5}), coverage_floor=0.5)
+    assert v.tie and v.low_confidence and v.low_confidence_reasons == ["tie"]
+    assert v.selected == "yes" and v.score == 1.0                        # the rule's score stands
+    t = read_answer(TEAM, _answer("team", {"billing": 0.4, "technical": 0.4, "unclear": 0.2}), coverage_floor=0.5)
+    assert t.tie and t.low_confidence
+    n = read_answer(q, _answer("q", {"yes": 0.51, "no": 0.49}), coverage_floor=0.5)
+    assert not n.tie and not n.low_confidence
 
 
 def test_unknown_labels_in_an_answer_are_unreadable():

@@ -71,12 +71,11 @@ class AnthropicMessagesFormat:
             raise ResponseParseError("messages reply has no content list")
         text = "".join(str(block.get("text", "")) for block in content
                        if isinstance(block, dict) and block.get("type") == "text")
-        usage = data.get("usage") or {}
         return {
             "text": text,
             "logprobs": None,
             "finish_reason": data.get("stop_reason"),
-            "usage": Usage(input_tokens=usage.get("input_tokens"), output_tokens=usage.get("output_tokens")),
+            "usage": Usage.read(data.get("usage"), "input_tokens", "output_tokens"),
             "model_answered": data.get("model"),
             "request_id": data.get("id"),
         }

@@ -22,6 +22,7 @@ import httpx
 
 from oracle.config import Price, ProviderSettings
 from oracle.errors import ConfigError
+from oracle.providers._body import aread_capped, read_capped
 from oracle.providers._core import ClientCore, WireFormat
 from oracle.providers._http import SlotPool, run_async, run_sync
 from oracle.providers.anthropic import AnthropicMessagesFormat
@@ -82,10 +83,16 @@ class _SyncClient:
         hit = core.cached(prepared)
         if hit is not None:
             return hit
+        cap = core.settings.max_reply_bytes
+
         def send(timeout_s: float) -> httpx.Response:
             request = self._http.build_request("POST", prepared.url, content=prepared.content,
                                                headers=prepared.headers, timeout=timeout_s)
-            return self._http.send(request)
+            response = self._http.send(request, stream=True)
+            try:
+                return read_capped(response, cap, timeout_s=timeout_s)
+            finally:
+                response.close()
 
         delivered = run_sync(core.flow(req), send, sleep=self._sleep, limiter=self._limiter, clock=core.clock)
         return core.finish(req, prepared, delivered)
@@ -131,11 +138,17 @@ class _AsyncClient:
         hit = core.cached(prepared)
         if hit is not None:
             return hit
+        cap = core.settings.max_reply_bytes
+
         async def send(timeout_s: float, shard: int) -> httpx.Response:
             http = self._shards[shard]
             request = http.build_request("POST", prepared.url, content=prepared.content,
                                          headers=prepared.headers, timeout=timeout_s)
-            return await http.send(request)
+            response = await http.send(request, stream=True)
+            try:
+                return await aread_capped(response, cap)
+            finally:
+                await response.aclose()
 
         delivered = await run_async(core.flow(req), send, sleep=self._sleep, slots=self._slots,
                                     clock=core.clock)

@@ -200,9 +200,8 @@ class DecisionsFormat(_DecisionFormat):
 
 
 def _reply_fields(data: dict[str, Any], answers: dict[str, DecisionAnswer]) -> dict[str, Any]:
-    usage = data.get("usage") or {}
     return {"answers": answers,
-            "usage": Usage(input_tokens=usage.get("input_tokens"), output_tokens=usage.get("output_tokens")),
+            "usage": Usage.read(data.get("usage"), "input_tokens", "output_tokens"),
             "model_answered": data.get("model"), "request_id": data.get("id")}
 
 

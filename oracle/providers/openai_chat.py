@@ -101,13 +101,11 @@ class OpenAIChatFormat:
         logprobs = _parse_logprobs(choice.get("logprobs")) if req.logprobs else None
         if req.logprobs and logprobs is None:
             raise ResponseParseError("logprobs requested but the reply carries none")
-        usage = data.get("usage") or {}
         return {
             "text": text,
             "logprobs": logprobs,
             "finish_reason": choice.get("finish_reason"),
-            "usage": Usage(input_tokens=usage.get("prompt_tokens"),
-                           output_tokens=usage.get("completion_tokens")),
+            "usage": Usage.read(data.get("usage"), "prompt_tokens", "completion_tokens"),
             "model_answered": data.get("model"),
             "request_id": data.get("id"),
         }

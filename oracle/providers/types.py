@@ -56,9 +56,33 @@ class TokenLogprob(BaseModel):
 
 
 class Usage(BaseModel):
+    """Token counts as the server reported them; None where it did not (or reported nonsense)."""
+
     model_config = ConfigDict(extra="forbid", frozen=True)
     input_tokens: int | None = None
     output_tokens: int | None = None
+
+    @classmethod
+    def read(cls, block: Any, input_key: str, output_key: str) -> "Usage":
+        """Best effort: usage is metadata, so a garbage block never costs a valid answer.
+
+        A count is kept when it is a non-negative integer (or a string of digits, as some proxies
+        send); anything else — a float, a list, a negative number, a missing block — becomes None,
+        which makes the cost unknown rather than wrong.
+        """
+        if not isinstance(block, dict):
+            return cls()
+        return cls(input_tokens=_count(block.get(input_key)), output_tokens=_count(block.get(output_key)))
+
+
+def _count(value: Any) -> int | None:
+    if isinstance(value, bool):
+        return None
+    if isinstance(value, int):
+        return value if 0 <= value < 10 ** 15 else None
+    if isinstance(value, str) and value.isascii() and value.isdigit() and len(value) < 16:
+        return int(value)
+    return None
 
 
 class Provenance(BaseModel):

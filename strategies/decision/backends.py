@@ -17,7 +17,7 @@ import time
 from dataclasses import asdict, dataclass, field
 from typing import Any, Awaitable, Callable, Literal, Sequence
 
-from oracle.errors import ProviderTimeout
+from oracle.errors import ProviderError, ProviderTimeout
 from oracle.providers.types import (ChatReply, ChatRequest, DecisionAnswer, DecisionReply,
                                    DecisionRequest, Provenance)
 from oracle.questions import Question
@@ -57,6 +57,9 @@ class CallLedger:
     """Every call of one evaluation, in the order they completed."""
 
     records: list[CallRecord] = field(default_factory=list)
+    failed_requests: int = 0
+    """HTTP requests of calls that failed in the end (every retry counts)."""
+    failures: list[dict[str, Any]] = field(default_factory=list)
 
     def add(self, provenance: Provenance, *, source: str, input_tokens: int | None,
             output_tokens: int | None, cost_usd: float | None) -> None:
@@ -69,9 +72,21 @@ class CallLedger:
             sampling_requested=dict(provenance.sampling_requested),
             sampling_applied=dict(provenance.sampling_applied)))
 
+    def add_failure(self, error: BaseException) -> None:
+        """A call that raised after its retries: its requests still count, and cost what they cost."""
+        attempts = getattr(error, "attempts", None)
+        attempts = attempts if isinstance(attempts, int) and attempts > 0 else 1
+        self.failed_requests += attempts
+        self.failures.append({"error": type(error).__name__, "attempts": attempts})
+
     @property
     def calls(self) -> int:
-        return len(self.records)
+        """HTTP requests sent: every attempt of every call, failed ones included, cache hits not.
+
+        Why attempts and not calls: a row that says ``calls: 0`` after five retried 500s hides the
+        load (and maybe the bill) it caused.
+        """
+        return sum(0 if r.cached else r.attempts for r in self.records) + self.failed_requests
 
     def cost_usd(self) -> float | None:
         """Sum of call costs; None as soon as one call's price is unknown (never a silent 0)."""
@@ -95,6 +110,7 @@ class CallLedger:
             "probability_source": sorted({r.probability_source for r in self.records}),
             "call_ids": [r.call_id for r in self.records],
             "calls": [asdict(r) for r in self.records],
+            "failed_calls": list(self.failures),
             "tokens": self.tokens(),
             "cost_usd": self.cost_usd(),
         }
@@ -106,11 +122,17 @@ class BackendAnswers:
     unreadable: dict[str, UnreadableAnswer] = field(default_factory=dict)
 
 
-async def _with_timeout(awaitable: Awaitable[Any], timeout_s: float, what: str) -> Any:
+async def _with_timeout(awaitable: Awaitable[Any], timeout_s: float, what: str, ledger: CallLedger) -> Any:
+    """The call, bounded in time; a failure is written into the ledger before it propagates."""
     try:
         return await asyncio.wait_for(awaitable, timeout_s)
     except TimeoutError:
-        raise ProviderTimeout(f"{what} exceeded the decision judge timeout of {timeout_s:g} s") from None
+        error = ProviderTimeout(f"{what} exceeded the decision judge timeout of {timeout_s:g} s")
+        ledger.add_failure(error)
+        raise error from None
+    except ProviderError as exc:
+        ledger.add_failure(exc)
+        raise
 
 
 class NativeBackend:
@@ -123,7 +145,7 @@ class NativeBackend:
 
     async def ask(self, state: dict[str, Any] | str, questions: Sequence[Question]) -> BackendAnswers:
         reply: DecisionReply = await _with_timeout(
-            self._decide(decision_request(state, questions)), self._timeout_s, "decision call")
+            self._decide(decision_request(state, questions)), self._timeout_s, "decision call", self._ledger)
         self._ledger.add(reply.provenance, source="native", input_tokens=reply.usage.input_tokens,
                          output_tokens=reply.usage.output_tokens, cost_usd=reply.cost_usd)
         out = BackendAnswers()
@@ -149,7 +171,7 @@ class LogprobReadoutBackend:
     async def _one(self, state: dict[str, Any] | str, question: Question) -> DecisionAnswer:
         request, labels = readout_request(state, to_decision_question(question),
                                           top_logprobs=self._top_logprobs)
-        reply: ChatReply = await _with_timeout(self._chat(request), self._timeout_s, "readout call")
+        reply: ChatReply = await _with_timeout(self._chat(request), self._timeout_s, "readout call", self._ledger)
         self._ledger.add(reply.provenance, source="logprob_readout", input_tokens=reply.usage.input_tokens,
                          output_tokens=reply.usage.output_tokens, cost_usd=reply.cost_usd)
         return parse_logprob_reply(reply, labels)
@@ -169,7 +191,7 @@ class SampledBackend:
         self._samples, self._temperature = samples, temperature
 
     async def _sample(self, request: ChatRequest) -> str:
-        reply: ChatReply = await _with_timeout(self._chat(request), self._timeout_s, "sampling call")
+        reply: ChatReply = await _with_timeout(self._chat(request), self._timeout_s, "sampling call", self._ledger)
         self._ledger.add(reply.provenance, source="sampled", input_tokens=reply.usage.input_tokens,
                          output_tokens=reply.usage.output_tokens, cost_usd=reply.cost_usd)
         return reply.text

@@ -54,10 +54,13 @@ class ReadoutLabels:
 class UnreadableAnswer(Exception):
     """The model answered, but with none of the allowed labels; the raw text is kept."""
 
-    def __init__(self, question_id: str, raw_text: str, reason: str) -> None:
+    def __init__(self, question_id: str, raw_text: str, reason: str, *,
+                 covered_mass: float | None = None) -> None:
         self.question_id = question_id
         self.raw_text = raw_text
         self.reason = reason
+        self.covered_mass = covered_mass
+        """For a readout below the coverage floor: the share of probability the labels got."""
         super().__init__(f"{question_id}: {reason}")
 
 

@@ -48,6 +48,8 @@ class AnswerVerdict:
     refused: bool = False
     refusal_reason: str | None = None
     covered_mass: float | None = None
+    tie: bool = False
+    """The two most likely options had exactly the same probability (always low confidence)."""
 
     def to_details(self) -> dict[str, Any]:
         return asdict(self)
@@ -69,23 +71,38 @@ def _probabilities(question: Question, answer: DecisionAnswer) -> dict[str, floa
 
 
 def read_answer(question: Question, answer: DecisionAnswer, *, coverage_floor: float) -> AnswerVerdict:
-    """Interpret one answer: selected option, normalized score, confidence flags, abstention."""
+    """Interpret one answer: selected option, normalized score, confidence flags, abstention.
+
+    Why the coverage floor is binding: a readout renormalizes the labels' share of the model's
+    probability, so a model that put 99.99 % on "I" and crumbs on "Yes" reads as P(yes) = 1.0.
+    Below ``coverage_floor`` there is no answer to read: ``UnreadableAnswer`` (the candidate is
+    ``unparsed``, the covered mass recorded), never a verdict. Why an exact tie is always low
+    confidence: the pick between two equally likely options is the option order, not the model;
+    the score and the pass rule stay as computed, and a human is asked.
+    """
     base = dict(question_id=question.id, type=question.type, option_order=question.labels(),
                 probability_source=answer.probability_source, covered_mass=answer.covered_mass)
     if answer.refused:
         return AnswerVerdict(**base, probabilities=dict(answer.probabilities), refused=True,
                              refusal_reason=answer.refusal_reason or "refused")
+    if answer.covered_mass is not None and answer.covered_mass < coverage_floor:
+        raise UnreadableAnswer(question.id, str(answer.probabilities),
+                               f"the option labels got {answer.covered_mass:.4g} of the probability mass, "
+                               f"below decision_judge.coverage_floor={coverage_floor:g}",
+                               covered_mass=answer.covered_mass)
     probs = _probabilities(question, answer)
-    best = max(probs.values())
+    ranked = sorted(probs.values(), reverse=True)
+    best = ranked[0]
+    tie = len(ranked) > 1 and ranked[1] >= best - _TIE
     selected = next(label for label in question.labels() if probs[label] >= best - _TIE)
     confidence = answer.confidence if answer.confidence is not None else best
     reasons = []
     if question.min_confidence is not None and confidence < question.min_confidence:
         reasons.append("below_min_confidence")
-    if answer.covered_mass is not None and answer.covered_mass < coverage_floor:
-        reasons.append("low_covered_mass")
+    if tie:
+        reasons.append("tie")
     verdict = AnswerVerdict(**base, probabilities=probs, selected=selected, confidence=confidence,
-                            low_confidence=bool(reasons), low_confidence_reasons=reasons)
+                            low_confidence=bool(reasons), low_confidence_reasons=reasons, tie=tie)
     score_map = question.score_map()
     if question.type == "score":
         verdict.expected_score = sum(probs[k] * v for k, v in score_map.items()) / max(

@@ -81,8 +81,11 @@ class Reply:
     headers: dict[str, str] = field(default_factory=dict)
     delay_s: float = 0.0
     """Extra wait before answering (added to the server's fixed latency)."""
-    fault: Literal["reset"] | None = None
-    """``reset``: abort the TCP connection (RST) instead of answering."""
+    fault: Literal["reset", "endless"] | None = None
+    """``reset``: abort the TCP connection (RST) instead of answering. ``endless``: a 200 whose
+    chunked body (JSON whitespace, then ``payload``'s bytes repeated) never ends until the client
+    hangs up or ``endless_limit_bytes`` is reached: a server that never stops talking."""
+    endless_limit_bytes: int = 1 << 30
 
     def payload(self) -> bytes:
         if self.body is not None:
@@ -374,6 +377,9 @@ class ScriptedServer:
                 sock.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
             writer.transport.abort()
             return False
+        if reply.fault == "endless":
+            await _endless_body(writer, reply)
+            return False
         payload = reply.payload()
         head = {"content-type": "application/json", **{k.lower(): v for k, v in reply.headers.items()},
                 "content-length": str(len(payload)), "connection": "keep-alive"}
@@ -382,6 +388,20 @@ class ScriptedServer:
                      + payload)
         await writer.drain()
         return True
+
+
+async def _endless_body(writer: asyncio.StreamWriter, reply: Reply) -> None:
+    writer.write(b"HTTP/1.1 200 OK\r\ncontent-type: application/json\r\ntransfer-encoding: chunked\r\n\r\n")
+    chunk = (b" " * 65536) if reply.body is None else reply.body
+    sent = 0
+    try:
+        while sent < reply.endless_limit_bytes:
+            writer.write(f"{len(chunk):x}\r\n".encode() + chunk + b"\r\n")
+            await writer.drain()
+            sent += len(chunk)
+    except (ConnectionError, OSError):
+        return
+    writer.close()
 
 
 @pytest.fixture
