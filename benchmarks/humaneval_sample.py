@@ -24,8 +24,11 @@ HUMANEVAL_FILE = Path("humaneval") / "HumanEval.jsonl.gz"
 RESERVED_FILE = Path("suite") / "reserved_keys.json"
 
 
-def data_dir(explicit: str | os.PathLike | None = None) -> Path:
-    """The shared data directory (see module docstring); raises SystemExit naming what was tried."""
+def data_dir(explicit: str | os.PathLike | None = None, *,
+             required: tuple[Path, ...] = (CODET_FILE, HUMANEVAL_FILE, RESERVED_FILE)) -> Path:
+    """The shared data directory (see module docstring); raises SystemExit naming what was tried.
+
+    ``required``: the files (relative to the directory) that must be there."""
     if explicit:
         path, source = Path(explicit), "--data"
     elif os.environ.get(DATA_ENV):
@@ -33,7 +36,7 @@ def data_dir(explicit: str | os.PathLike | None = None) -> Path:
     else:
         path, source = ROOT.parent / "shared" / "data", "the default ../shared/data next to the repository"
     path = path.expanduser().resolve()
-    missing = [str(p) for p in (CODET_FILE, HUMANEVAL_FILE, RESERVED_FILE) if not (path / p).is_file()]
+    missing = [str(p) for p in required if not (path / p).is_file()]
     if missing:
         raise SystemExit(f"shared data not found at {path} (from {source}): missing {', '.join(missing)}; "
                          f"pass --data PATH or set {DATA_ENV}")

@@ -1,93 +1,234 @@
-"""Routing speed and memory: >= 2,000 varied tasks (dev suite + synthetic), median and p99 per route.
+"""Routing speed: this tree against a baseline commit, side by side in one run (issue 12).
 
-    python benchmarks/route_bench.py [--n 2000] [--repeat 3]
+    python benchmarks/route_bench.py [--baseline-ref 90164d9] [--repeat 5] [--rounds 2]
+        [--size-repeat 40] [--data PATH] [--json PATH]
 
-Validation happens once, outside the timed region (as in a real run, where a task is parsed once
-and then routed); the timed region is ``PolicyChain.route``: signals, votes, gates, the trace.
+What is timed: ``PolicyChain.route(task, trajectories)`` once, the FIRST route of objects parsed
+fresh for that route (``parse_task`` on a new ``json.loads`` of the task's JSON text, outside the
+timed region). No route ever sees an object another route saw, so nothing cached on a task,
+trajectory or text from an earlier route can count. Wall time (perf_counter) and this thread's CPU
+time (thread_time, steadier on a busy machine) are both recorded.
+
+Arms: ``current`` (this working tree) and ``baseline`` (``--baseline-ref``, default 90164d9, checked
+out with ``git worktree add --detach`` into a temporary directory and put first on the child's
+``sys.path``; removed afterwards). Each arm runs in a fresh child process; the arms alternate for
+``--rounds`` rounds (baseline, current, baseline, current, ...) so a change in machine load hits
+both. Both arms convert the suite with THIS tree's benchmarks/suite_tasks.py.
+
+Measured per arm:
+
+- the dev suite (<data>/suite/dev_suite.jsonl, 308 items): median and p90 of the first route over
+  ``--repeat`` fresh parses of every item; the issue requires current <= 0.6 x baseline (median);
+- flatness: synthetic tasks with ONE field at 100 B, 10 KB and 1 MB (the prompt, every criterion,
+  every answer, every execution output; the other fields small), median first route over
+  ``--size-repeat`` fresh parses each;
+- agreement: the evaluator each arm picks for each dev-suite item (they should be the same).
+
+The data directory is ``--data PATH``, else ``$ORACLE_DATA_DIR``, else ../shared/data next to the
+repository. The reserved records (suite/reserved_keys.json) are never read; the dev suite excludes
+them by construction.
 """
 
 from __future__ import annotations
 
 import argparse
-import random
+import importlib.util
+import json
+import os
+import shutil
 import statistics
+import subprocess
 import sys
+import tempfile
 import time
-import tracemalloc
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-
-from benchmarks.suite_tasks import suite_tasks  # noqa: E402
-from oracle.config import OracleConfig  # noqa: E402
-from oracle.router import PolicyChain  # noqa: E402
-from oracle.task_file import parse_task  # noqa: E402
-
-WORDS = ("explain the result clearly and return the sum of the list, compare both answers, "
-         "write a polite email, is it correct, rate it on a scale of 1 to 10, fix the bug").split()
+BENCH_DIR = Path(__file__).resolve().parent
+ROOT = BENCH_DIR.parent
+DEFAULT_BASELINE = "90164d9"
+REQUIRED_RATIO = 0.6
+SIZES = {"100 B": 100, "10 KB": 10_000, "1 MB": 1_000_000}
+FIELDS = ("prompt", "criteria", "answers", "outputs")
 
 
-def synthetic(rng: random.Random, i: int) -> dict:
-    task: dict = {"id": f"syn-{i}", "prompt": " ".join(rng.choices(WORDS, k=rng.randint(5, 400)))}
-    if rng.random() < 0.3:
-        task["tests"] = [{"kind": "assert", "code": "assert f(1) == 2"}]
-    if rng.random() < 0.2:
-        task["reference"] = "42" if rng.random() < 0.5 else "a long reference answer " * 20
-    if rng.random() < 0.25:
-        task["criteria"] = rng.sample(["Is it polite?", "Does it cite a source?", "Clarity", "Depth"], 2)
-    if rng.random() < 0.15:
-        task["questions"] = [{"id": "q", "type": "likelihood", "instructions": "Is it right?"}]
-    task["difficulty"] = rng.choice([None, "easy", "medium", "hard"])
-    n = rng.randint(1, 6)
-    trajs = [{"id": f"c{k}", "answer": " ".join(rng.choices(WORDS, k=rng.randint(1, 60))),
-              **({"code": "def f(x):\n    return x + 1"} if rng.random() < 0.3 else {})} for k in range(n)]
-    return {"task": task, "trajectories": trajs}
+def _load_by_path(name: str, path: Path):
+    """Import one of this tree's benchmark helpers by file path (they import nothing from oracle)."""
+    spec = importlib.util.spec_from_file_location(name, path)
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[name] = module
+    spec.loader.exec_module(module)
+    return module
+
+
+# ------------------------------------------------------------------------------------------------
+# child: time one arm
+# ------------------------------------------------------------------------------------------------
+def sized_task(field: str, size: int) -> dict:
+    """A small code task with tests and a criterion, with ``field`` grown to ``size`` characters."""
+    filler = ("Explain why the loop is slow and return the sum of the list. " * (size // 60 + 1))[:size]
+    task = {"id": f"{field}-{size}", "prompt": "Fix the N+1 query in list_orders().",
+            "criteria": ["Does it keep the public signature?"], "language": "python",
+            "tests": [{"kind": "assert", "code": "assert list_orders() == []"}]}
+    trajectories = [{"id": f"c{i}", "answer": "def list_orders():\n    return []\n", "output": "1 passed"}
+                    for i in range(3)]
+    if field == "prompt":
+        task["prompt"] = filler
+    elif field == "criteria":
+        task["criteria"] = [filler + "?", "Is it " + filler]
+    elif field == "answers":
+        for t in trajectories:
+            t["answer"] = filler
+    elif field == "outputs":
+        for t in trajectories:
+            t["output"] = filler
+    return {"task": task, "trajectories": trajectories}
+
+
+def _first_routes(chain, parse_task, texts: list[str], repeat: int) -> tuple[list[float], list[float], list]:
+    wall, cpu, evaluators = [], [], []
+    for r in range(repeat):
+        for text in texts:
+            item = parse_task(json.loads(text))  # fresh objects, parsed outside the timed region
+            c0, t0 = time.thread_time_ns(), time.perf_counter_ns()
+            route = chain.route(item.task, item.trajectories)
+            t1, c1 = time.perf_counter_ns(), time.thread_time_ns()
+            wall.append((t1 - t0) / 1000)
+            cpu.append((c1 - c0) / 1000)
+            if r == 0:
+                evaluators.append(route.evaluator)
+    return wall, cpu, evaluators
+
+
+def child(args: argparse.Namespace) -> None:
+    sys.path.insert(0, args.import_root)
+    suite_mod = _load_by_path("_bench_suite_tasks", BENCH_DIR / "suite_tasks.py")
+    _load_by_path("humaneval_sample", BENCH_DIR / "humaneval_sample.py")
+    from oracle.config import OracleConfig
+    from oracle.router import PolicyChain
+    from oracle.task_file import parse_task
+    import oracle
+
+    imported_from = str(Path(oracle.__file__).resolve().parent.parent)
+    assert imported_from == str(Path(args.import_root).resolve()), (imported_from, args.import_root)
+    chain = PolicyChain(OracleConfig.load(env=False))
+    texts = [json.dumps(data) for _, data in suite_mod.suite_tasks(Path(args.suite))]
+    # Warm the code paths (not the objects: every timed route gets new ones).
+    _first_routes(chain, parse_task, texts[:100], 1)
+    wall, cpu, evaluators = _first_routes(chain, parse_task, texts, args.repeat)
+    sizes: dict[str, dict[str, float]] = {}
+    for field in FIELDS:
+        for label, size in SIZES.items():
+            text = json.dumps(sized_task(field, size))
+            w, c, _ = _first_routes(chain, parse_task, [text], args.size_repeat)
+            sizes.setdefault(field, {})[label] = statistics.median(w)
+            sizes[field][label + " cpu"] = statistics.median(c)
+    Path(args.child_out).write_text(json.dumps({
+        "imported_from": imported_from, "wall_us": wall, "cpu_us": cpu, "evaluators": evaluators,
+        "sizes": sizes}))
+
+
+# ------------------------------------------------------------------------------------------------
+# parent
+# ------------------------------------------------------------------------------------------------
+def _git(*cmd: str) -> str:
+    return subprocess.run(["git", *cmd], cwd=ROOT, check=True, capture_output=True, text=True).stdout.strip()
+
+
+def _run_child(arm: str, import_root: Path, args: argparse.Namespace, suite: Path) -> dict:
+    with tempfile.TemporaryDirectory(prefix="route-bench-") as tmp:
+        out = Path(tmp) / "out.json"
+        cmd = [sys.executable, str(Path(__file__).resolve()), "--child", arm, "--child-out", str(out),
+               "--import-root", str(import_root), "--suite", str(suite), "--repeat", str(args.repeat),
+               "--size-repeat", str(args.size_repeat)]
+        load = os.getloadavg()[0]
+        print(f"[{arm}] running (load {load:.2f}) ...", file=sys.stderr, flush=True)
+        proc = subprocess.run(cmd, cwd=tmp)
+        if proc.returncode != 0 or not out.exists():
+            raise SystemExit(f"arm {arm!r} failed (exit {proc.returncode})")
+        raw = json.loads(out.read_text())
+        raw["loadavg"] = [round(load, 2), round(os.getloadavg()[0], 2)]
+        return raw
+
+
+def _pct(values: list[float], q: float) -> float:
+    values = sorted(values)
+    return values[min(len(values) - 1, int(len(values) * q))]
 
 
 def main() -> int:
-    ap = argparse.ArgumentParser()
-    ap.add_argument("--n", type=int, default=2000)
-    ap.add_argument("--repeat", type=int, default=3)
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--baseline-ref", default=DEFAULT_BASELINE)
+    ap.add_argument("--repeat", type=int, default=5, help="fresh parses of each dev-suite item per round")
+    ap.add_argument("--rounds", type=int, default=2, help="alternating rounds of both arms")
+    ap.add_argument("--size-repeat", type=int, default=40, help="fresh parses per field and size")
+    ap.add_argument("--data", help="shared data directory (default: $ORACLE_DATA_DIR, else ../shared/data)")
+    ap.add_argument("--json", help="also write the summary here")
+    ap.add_argument("--child", help=argparse.SUPPRESS)
+    ap.add_argument("--child-out", help=argparse.SUPPRESS)
+    ap.add_argument("--import-root", help=argparse.SUPPRESS)
+    ap.add_argument("--suite", help=argparse.SUPPRESS)
     args = ap.parse_args()
-    rng = random.Random(7)
-    raw = [data for _, data in suite_tasks()]
-    raw += [synthetic(rng, i) for i in range(max(0, args.n - len(raw)))]
-    items = [parse_task(d) for d in raw]
-    chain = PolicyChain(OracleConfig.load(env=False))
-    for item in items[:200]:  # warm-up
-        chain.route(item.task, item.trajectories)
+    if args.child:
+        child(args)
+        return 0
 
-    samples_us, cpu_us = [], []
-    by_kind: dict[str, list[float]] = {"dev suite": [], "synthetic": []}
-    n_dev = sum(1 for d in raw if not d["task"]["id"].startswith("syn-"))
-    for _ in range(args.repeat):
-        for index, item in enumerate(items):
-            t0, c0 = time.perf_counter_ns(), time.thread_time_ns()
-            chain.route(item.task, item.trajectories)
-            c1, t1 = time.thread_time_ns(), time.perf_counter_ns()
-            samples_us.append((t1 - t0) / 1000)
-            cpu_us.append((c1 - c0) / 1000)
-            by_kind["dev suite" if index < n_dev else "synthetic"].append((t1 - t0) / 1000)
-    samples_us.sort()
-    cpu_us.sort()
-    p99 = samples_us[int(len(samples_us) * 0.99) - 1]
+    sys.path.insert(0, str(ROOT))
+    from benchmarks.suite_tasks import suite_path
 
-    tracemalloc.start()
-    for item in items:
-        chain.route(item.task, item.trajectories)
-    _, peak = tracemalloc.get_traced_memory()
-    tracemalloc.stop()
+    suite = suite_path(args.data)
+    commit = _git("rev-parse", "--verify", f"{args.baseline_ref}^{{commit}}")
+    tmp = Path(tempfile.mkdtemp(prefix="route-baseline-"))
+    worktree = tmp / "tree"
+    _git("worktree", "add", "--detach", str(worktree), commit)
+    runs: dict[str, list[dict]] = {"baseline": [], "current": []}
+    try:
+        for _ in range(args.rounds):
+            runs["baseline"].append(_run_child("baseline", worktree, args, suite))
+            runs["current"].append(_run_child("current", ROOT, args, suite))
+    finally:
+        subprocess.run(["git", "worktree", "remove", "--force", str(worktree)], cwd=ROOT, capture_output=True)
+        shutil.rmtree(tmp, ignore_errors=True)
+        subprocess.run(["git", "worktree", "prune"], cwd=ROOT, capture_output=True)
 
-    print(f"tasks: {len(items)} ({n_dev} dev suite + {len(items) - n_dev} synthetic), "
-          f"routes timed: {len(samples_us)}")
-    print(f"median: {statistics.median(samples_us):.1f} us/route   p99: {p99:.1f} us/route   "
-          f"mean: {statistics.fmean(samples_us):.1f} us/route")
-    for kind, values in by_kind.items():
-        if values:
-            print(f"  {kind}: median {statistics.median(values):.1f} us over {len(values)} routes")
-    print(f"CPU time (this thread only, robust to a busy machine): median {statistics.median(cpu_us):.1f} us, "
-          f"p99 {cpu_us[int(len(cpu_us) * 0.99) - 1]:.1f} us")
-    print(f"peak traced memory while routing all tasks once: {peak / 1024:.0f} KiB")
+    summary: dict = {"baseline_ref": args.baseline_ref, "baseline_commit": commit, "suite": str(suite),
+                     "repeat": args.repeat, "rounds": args.rounds, "arms": {}}
+    for arm, rs in runs.items():
+        wall = [x for r in rs for x in r["wall_us"]]
+        cpu = [x for r in rs for x in r["cpu_us"]]
+        sizes = {f: {k: statistics.median(r["sizes"][f][k] for r in rs) for k in rs[0]["sizes"][f]}
+                 for f in FIELDS}
+        summary["arms"][arm] = {
+            "imported_from": rs[0]["imported_from"], "routes": len(wall),
+            "median_us": round(statistics.median(wall), 1), "p90_us": round(_pct(wall, 0.9), 1),
+            "cpu_median_us": round(statistics.median(cpu), 1),
+            "round_medians_us": [round(statistics.median(r["wall_us"]), 1) for r in rs],
+            "loadavg": [r["loadavg"] for r in rs], "sizes_us": sizes, "evaluators": rs[0]["evaluators"]}
+    base, cur = summary["arms"]["baseline"], summary["arms"]["current"]
+    same = sum(a == b for a, b in zip(base.pop("evaluators"), cur.pop("evaluators")))
+    summary["same_evaluator"] = same
+    summary["ratio_median"] = round(cur["median_us"] / base["median_us"], 3)
+    summary["ratio_cpu_median"] = round(cur["cpu_median_us"] / base["cpu_median_us"], 3)
+
+    n_items = base["routes"] // (args.repeat * args.rounds)
+    print(f"dev suite: {n_items} items x {args.repeat} fresh parses x {args.rounds} rounds per arm; "
+          f"first route of fresh objects")
+    print(f"{'arm':<10}{'median us':>11}{'p90 us':>9}{'cpu med us':>12}   rounds (median us)   load 1-min")
+    for arm in ("baseline", "current"):
+        a = summary["arms"][arm]
+        print(f"{arm:<10}{a['median_us']:>11}{a['p90_us']:>9}{a['cpu_median_us']:>12}   "
+              f"{a['round_medians_us']}   {a['loadavg']}")
+    verdict = "ok" if summary["ratio_median"] <= REQUIRED_RATIO else "NOT MET"
+    print(f"current / baseline ({args.baseline_ref} = {commit[:10]}): median {summary['ratio_median']}, "
+          f"cpu median {summary['ratio_cpu_median']} (required <= {REQUIRED_RATIO}: {verdict}); "
+          f"same evaluator on {same}/{n_items} items")
+    print("\nfirst route by field size (median us; one field grown, the others small):")
+    print(f"{'field':<10}{'arm':<10}" + "".join(f"{k:>10}" for k in SIZES))
+    for field in FIELDS:
+        for arm in ("baseline", "current"):
+            s = summary["arms"][arm]["sizes_us"][field]
+            print(f"{field:<10}{arm:<10}" + "".join(f"{s[k]:>10.1f}" for k in SIZES))
+    if args.json:
+        Path(args.json).write_text(json.dumps(summary, indent=1) + "\n")
     return 0
 
 

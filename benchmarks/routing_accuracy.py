@@ -1,6 +1,8 @@
 """Routing accuracy on the dev suite: confusion table against ``suggested_evaluator``.
 
-    python benchmarks/routing_accuracy.py [--config FILE] [--show-misses]
+    python benchmarks/routing_accuracy.py [--config FILE] [--show-misses] [--data PATH]
+
+The dev suite is read from ``--data PATH``, else ``$ORACLE_DATA_DIR``, else ../shared/data.
 """
 
 from __future__ import annotations
@@ -12,7 +14,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from benchmarks.suite_tasks import suite_tasks  # noqa: E402
+from benchmarks.suite_tasks import suite_path, suite_tasks  # noqa: E402
 from oracle.config import OracleConfig  # noqa: E402
 from oracle.router import PolicyChain  # noqa: E402
 from oracle.task_file import parse_task  # noqa: E402
@@ -23,17 +25,19 @@ KINDS = ("verifier", "decision_judge", "llm_judge")
 def main() -> int:
     ap = argparse.ArgumentParser()
     ap.add_argument("--config")
+    ap.add_argument("--data", help="shared data directory (default: $ORACLE_DATA_DIR, else ../shared/data)")
     ap.add_argument("--show-misses", action="store_true")
     ap.add_argument("--ablation", action="store_true",
                     help="also route with each policy removed in turn (how much each one carries)")
     args = ap.parse_args()
+    suite = suite_path(args.data)
     chain = PolicyChain(OracleConfig.load(args.config, env=False))
     confusion: Counter[tuple[str, str]] = Counter()
     by_category: Counter[tuple[str, bool]] = Counter()
     misses = []
     low = 0
     confidences = []
-    for item, data in suite_tasks():
+    for item, data in suite_tasks(suite):
         task = parse_task(data)
         route = chain.route(task.task, task.trajectories)
         got = route.evaluator or "none"
@@ -61,7 +65,7 @@ def main() -> int:
     if args.ablation:
         print("\nleave-one-policy-out agreement:")
         base = OracleConfig.load(args.config, env=False)
-        tasks = [(item["suggested_evaluator"], parse_task(data)) for item, data in suite_tasks()]
+        tasks = [(item["suggested_evaluator"], parse_task(data)) for item, data in suite_tasks(suite)]
         for name in sorted(base.routing.policies):
             policies = {k: v.model_copy(update={"enabled": k != name}) for k, v in base.routing.policies.items()}
             cfg = base.model_copy(update={"routing": base.routing.model_copy(update={"policies": policies})})

@@ -14,51 +14,48 @@ from pathlib import Path
 from typing import Any, Literal
 
 import yaml
-from pydantic import BaseModel, ConfigDict, Field, SecretStr, ValidationError, model_validator
+from pydantic import (BaseModel, ConfigDict, Field, SecretStr, SerializeAsAny, ValidationError,
+                      field_validator, model_validator)
 
 from oracle._canonical import sha256_json
 from oracle._frozen import FrozenWithCache
 from oracle.errors import ConfigError
-from oracle.signals import CUE_PREFIX_CHARS
 from oracle.limits import InputLimits
+from oracle.policy_settings import (CUE_PREFIX_CHARS, POLICY_SETTINGS, SCAN_CHARS, PolicySettings,
+                                    merge_policy_settings)
 from oracle.task import EVALUATORS, EvaluatorKind
 
 # allow_inf_nan=False: an infinite timeout or a NaN threshold is bad input, not a setting.
 _FROZEN = ConfigDict(extra="forbid", frozen=True, allow_inf_nan=False)
 
 
-class PolicySettings(BaseModel):
-    """Weight of one routing policy in the chain; weight 0 or enabled=false removes it."""
-
-    model_config = _FROZEN
-    weight: float = Field(default=1.0, ge=0)
-    enabled: bool = True
-
-
-DEFAULT_POLICY_WEIGHTS: dict[str, float] = {
-    "execution_evidence": 3.0,
-    "closed_question": 2.5,
-    "reference_answer": 1.0,
-    "open_ended_judgment": 1.5,
-    "pairwise_preference": 1.0,
-    "cue_balance": 1.0,
-    "difficulty": 0.5,
-}
+DEFAULT_POLICY_WEIGHTS: dict[str, float] = {name: cls().weight for name, cls in POLICY_SETTINGS.items()}
+"""Default weight of each built-in policy (the settings models in oracle/policy_settings.py hold them)."""
 
 
 class RoutingConfig(BaseModel):
     """How votes become a route."""
 
     model_config = _FROZEN
-    policies: dict[str, PolicySettings] = Field(
-        default_factory=lambda: {k: PolicySettings(weight=v) for k, v in DEFAULT_POLICY_WEIGHTS.items()})
+    policies: dict[str, SerializeAsAny[PolicySettings]] = Field(
+        default_factory=lambda: merge_policy_settings({}))
+    """Policy name -> its weight and the numbers its votes use (oracle/policy_settings.py). Named
+    policies take the given fields over their defaults; built-in policies not named keep theirs."""
     threshold: float = Field(default=0.45, ge=0, le=1)
     """Below this normalized confidence the router falls back to ``default_evaluator``."""
     default_evaluator: EvaluatorKind = "llm_judge"
     enabled_evaluators: tuple[EvaluatorKind, ...] = EVALUATORS
     """Evaluators the router may pick; the others are gated out."""
-    cue_prefix_chars: int = Field(default=CUE_PREFIX_CHARS, ge=256)
+    cue_prefix_chars: int = Field(default=CUE_PREFIX_CHARS, ge=256, le=1_000_000)
     """Cue densities are computed on this prefix of the prompt so routing cost stays flat."""
+    scan_chars: int = Field(default=SCAN_CHARS, ge=256, le=1_000_000)
+    """Every other text a signal reads (answers, outputs, reference, criteria) is read this far:
+    the head, and for end-anchored checks the tail; so routing cost does not grow with them."""
+
+    @field_validator("policies", mode="before")
+    @classmethod
+    def _typed_policies(cls, value: Any) -> Any:
+        return merge_policy_settings(value)
 
 
 class EscalationConfig(BaseModel):

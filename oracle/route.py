@@ -36,18 +36,21 @@ class VoteRecord(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
     policy: str
+    version: str = ""
+    """The policy's version (its vote logic); "" in traces written before versions were recorded."""
     weight: float
     scores: dict[str, float]
     reason: str
     signals: dict[str, Any] = Field(default_factory=dict)
     """The values of the signals this policy read."""
     spec: dict[str, Any] = Field(default_factory=dict)
+    """Name, version, weight and any settings that differ from the policy's defaults."""
 
 
 class Gate(BaseModel):
-    """A feasibility gate: an evaluator that cannot run on this task, and why."""
+    """A feasibility gate: whether an evaluator can run on this task, and why not (immutable)."""
 
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(extra="forbid", frozen=True)
 
     evaluator: str
     feasible: bool
@@ -68,6 +71,8 @@ class Route(BaseModel):
     votes: list[VoteRecord]
     abstained: list[str] = Field(default_factory=list)
     """Policies that abstained."""
+    policies: dict[str, str] = Field(default_factory=dict)
+    """Every policy in the chain (voting or abstaining) -> its version."""
     gates: list[Gate]
     runner_up: str | None = None
     margin: float | None = None

@@ -4,18 +4,19 @@ Pure apart from timing the call. Feasibility gates are separate from votes: an e
 cannot run on the task never wins, however many votes it gets. The task's ``evaluator`` override
 wins when feasible and is recorded as such. Below the confidence threshold the configured default
 is used and the route says so; nothing falls back silently.
+
+The route is assembled as plain data and validated once, as a whole, by ``Route.model_validate``;
+nothing is carried from one route to the next.
 """
 
 from __future__ import annotations
 
 import time
-from functools import lru_cache
-from typing import Mapping, Sequence
+from typing import Any, Mapping, Sequence
 
 from oracle.config import OracleConfig
 from oracle.policy import Policy
-from oracle._fastmodel import build
-from oracle.route import SCHEMA_VERSION, Gate, Route, VoteRecord
+from oracle.route import SCHEMA_VERSION, Gate, Route
 from oracle.signals import Signals, extract_values
 from oracle.task import EVALUATORS, Task, Trajectory
 
@@ -29,29 +30,34 @@ def build_policies(config: OracleConfig) -> list[Policy]:
     for name in sorted(config.routing.policies):
         settings = config.routing.policies[name]
         if settings.enabled and settings.weight > 0:
-            out.append(registry[name](weight=settings.weight))
+            out.append(registry[name](settings))
     return out
 
 
+_VERIFIER, _DECISION, _LLM = "verifier", "decision_judge", "llm_judge"
+_OK = {kind: Gate(evaluator=kind, feasible=True, reason="ok") for kind in EVALUATORS}
+_DISABLED = {kind: Gate(evaluator=kind, feasible=False, reason="disabled in routing.enabled_evaluators")
+             for kind in EVALUATORS}
+_NOTHING_TO_CHECK = Gate(evaluator=_VERIFIER, feasible=False, reason="no tests and no reference answer")
+_NOTHING_CLOSED = Gate(evaluator=_DECISION, feasible=False, reason="no fixed-option question and no criteria")
+"""Every gate there can be: immutable values, picked per route (a gate reads two booleans)."""
+
+
+def gates_for(enabled: Sequence[str], checkable: bool, closed: bool) -> list[Gate]:
+    """Which evaluators can run on a task at all, and why not, in the fixed evaluator order.
+
+    ``checkable``: the task has tests or a reference; ``closed``: a fixed-option question or criteria.
+    """
+    return [_DISABLED[_DECISION] if _DECISION not in enabled else _OK[_DECISION] if closed else _NOTHING_CLOSED,
+            _DISABLED[_LLM] if _LLM not in enabled else _OK[_LLM],
+            _DISABLED[_VERIFIER] if _VERIFIER not in enabled else _OK[_VERIFIER] if checkable
+            else _NOTHING_TO_CHECK]
+
+
 def feasibility(signals: Signals, enabled: Sequence[str]) -> list[Gate]:
-    """Which evaluators can run on this task at all, and why not."""
-    return list(_gates(tuple(enabled), signals.has_tests or signals.has_reference,
-                       signals.has_closed_question or signals.n_criteria > 0))
-
-
-@lru_cache(maxsize=64)
-def _gates(enabled: tuple[str, ...], checkable: bool, closed: bool) -> tuple[Gate, ...]:
-    gates = []
-    for kind in EVALUATORS:
-        if kind not in enabled:
-            gates.append(Gate(evaluator=kind, feasible=False, reason="disabled in routing.enabled_evaluators"))
-        elif kind == "verifier" and not checkable:
-            gates.append(Gate(evaluator=kind, feasible=False, reason="no tests and no reference answer"))
-        elif kind == "decision_judge" and not closed:
-            gates.append(Gate(evaluator=kind, feasible=False, reason="no fixed-option question and no criteria"))
-        else:
-            gates.append(Gate(evaluator=kind, feasible=True, reason="ok"))
-    return tuple(gates)
+    """``gates_for`` from the signals."""
+    return gates_for(enabled, signals.has_tests or signals.has_reference,
+                     signals.has_closed_question or signals.n_criteria > 0)
 
 
 class PolicyChain:
@@ -62,37 +68,41 @@ class PolicyChain:
         self.policies = build_policies(config)
         self.config_hash = config.hash()
         self._specs = {p.name: p.spec() for p in self.policies}
+        self._versions = {p.name: p.version for p in self.policies}
 
     def route(self, task: Task, trajectories: Sequence[Trajectory], *,
               history: Mapping[str, float] | None = None) -> Route:
         start = time.perf_counter()
         routing = self.config.routing
-        signal_values = extract_values(task, trajectories, history=history,
-                                       prefix_chars=routing.cue_prefix_chars)
-        signals = build(Signals, signal_values)
+        values = extract_values(task, trajectories, history=history,
+                                prefix_chars=routing.cue_prefix_chars, scan_chars=routing.scan_chars)
+        signals = Signals(**values)
 
-        totals = {kind: 0.0 for kind in EVALUATORS}
-        votes: list[VoteRecord] = []
+        # Weighted totals in the fixed evaluator order: decision_judge, llm_judge, verifier.
+        total_d = total_l = total_v = 0.0
+        votes: list[dict[str, Any]] = []
         abstained: list[str] = []
         for policy in self.policies:
             vote = policy.vote(signals)
             if vote is None:
                 abstained.append(policy.name)
                 continue
-            for kind, share in vote.scores.items():
-                totals[kind] += policy.weight * share
-            votes.append(build(VoteRecord, {
-                "policy": policy.name, "weight": policy.weight, "scores": dict(vote.scores),
-                "reason": vote.reason, "signals": {k: signal_values[k] for k in vote.reads},
-                "spec": self._specs[policy.name]}))
-        totals = {k: round(v, 9) for k, v in totals.items()}
+            weight, scores = policy.weight, vote.scores
+            total_d += weight * scores["decision_judge"]
+            total_l += weight * scores["llm_judge"]
+            total_v += weight * scores["verifier"]
+            votes.append({"policy": policy.name, "version": policy.version, "weight": weight, "scores": scores,
+                          "reason": vote.reason, "signals": {k: values[k] for k in vote.reads},
+                          "spec": self._specs[policy.name]})
+        totals = {_DECISION: round(total_d, 9), _LLM: round(total_l, 9), _VERIFIER: round(total_v, 9)}
 
-        gates = feasibility(signals, routing.enabled_evaluators)
+        gates = gates_for(routing.enabled_evaluators, values["has_tests"] or values["has_reference"],
+                          values["has_closed_question"] or values["n_criteria"] > 0)
         feasible = [g.evaluator for g in gates if g.feasible]
         feasible_total = sum(totals[k] for k in feasible)
         shares = {k: (totals[k] / feasible_total if feasible_total > 0 else 0.0) for k in feasible}
-        # Deterministic order: highest share first, then the fixed evaluator order.
-        ranked = sorted(feasible, key=lambda k: (-shares[k], EVALUATORS.index(k)))
+        # Highest share first; ties keep the fixed evaluator order (sorted is stable, reverse too).
+        ranked = sorted(feasible, key=shares.__getitem__, reverse=True)
 
         evaluator: str | None
         fallback: str | None = None
@@ -120,16 +130,20 @@ class PolicyChain:
                                else f"default {default} is the vote winner"))
                 evaluator = default
 
-        runner_up = next((k for k in ranked if k != evaluator), None) if evaluator else None
-        confidence = shares.get(evaluator, 0.0) if evaluator else 0.0
-        margin = (confidence - shares[runner_up]) if (evaluator and runner_up) else None
-        return build(Route, {
-            "evaluator": evaluator, "confidence": round(confidence, 6), "totals": totals, "votes": votes,
-            "abstained": abstained, "gates": gates, "runner_up": runner_up,
-            "margin": None if margin is None else round(margin, 6), "threshold": routing.threshold,
-            "low_confidence": low, "fallback": fallback, "override": override, "signals": signal_values,
-            "config_hash": self.config_hash, "schema_version": SCHEMA_VERSION,
-            "elapsed_us": round((time.perf_counter() - start) * 1e6, 1)})
+        runner_up = confidence = margin = None
+        if evaluator:
+            runner_up = next((k for k in ranked if k != evaluator), None)
+            confidence = shares.get(evaluator, 0.0)
+            if runner_up:
+                margin = round(confidence - shares[runner_up], 6)
+        data = {
+            "evaluator": evaluator, "confidence": round(confidence or 0.0, 6), "totals": totals, "votes": votes,
+            "abstained": abstained, "policies": self._versions, "gates": gates, "runner_up": runner_up,
+            "margin": margin, "threshold": routing.threshold, "low_confidence": low, "fallback": fallback,
+            "override": override, "signals": values, "config_hash": self.config_hash,
+            "schema_version": SCHEMA_VERSION}
+        data["elapsed_us"] = round((time.perf_counter() - start) * 1e6, 1)
+        return Route.model_validate(data)
 
     def _default_or(self, ranked: list[str]) -> str:
         default = self.config.routing.default_evaluator

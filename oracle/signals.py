@@ -1,30 +1,33 @@
 """Deterministic routing signals: a pure function of the task, its candidates and optional history.
 
-No I/O, clock or randomness. Cue densities read only a capped prefix of the prompt, so a 1 MB
-prompt costs what a 4 KB one does. Every field documents its range.
+No I/O, clock or randomness. Every text a signal reads is read only up to a bound: cue densities
+and the scale/rationale checks read a prefix of the prompt (``routing.cue_prefix_chars``); answers,
+outputs, the reference and each criterion are read for their first ``routing.scan_chars``
+characters (a criterion's end-anchored check reads its last ones). So routing a task with 1 MB
+fields costs what routing one with 100-byte fields does. Every field documents its range.
 """
 
 from __future__ import annotations
 
 from typing import Any, Literal, Mapping
 
-from pydantic import BaseModel, ConfigDict
-
-from oracle._fastmodel import build
+from oracle.policy_settings import CUE_PREFIX_CHARS, SCAN_CHARS
 from oracle.task import Task, Trajectory
-from oracle.text_cues import (YES_NO_CHECK, asks_graded_scale, asks_rationale, cue_counts,
-                              has_code_line)
+from oracle.text_cues import asks_graded_scale, asks_rationale, cue_counts, has_code_line, is_yes_no_check
 
 RUNNABLE_LANGUAGES = frozenset({"python", "javascript"})
-CUE_PREFIX_CHARS = 2048
-"""Cue densities read this many leading characters of the prompt (config: routing.cue_prefix_chars)."""
 _LANGUAGE_ALIASES = {"py": "python", "python3": "python", "js": "javascript", "node": "javascript"}
+__all__ = ["CUE_PREFIX_CHARS", "SCAN_CHARS", "Signals", "extract", "extract_values"]
 
 
-class Signals(BaseModel):
-    """What the router knows about a task before any evaluator runs."""
+class Signals:
+    """What the router knows about a task before any evaluator runs (read-only attributes).
 
-    model_config = ConfigDict(extra="forbid", frozen=True)
+    Not a pydantic model: the values are computed here with known types, so there is nothing to
+    validate. ``Signals(**values)`` keeps the keyword dict as the instance's attribute dict, so
+    building one costs a dict, and the trace keeps the same values as the plain dict that
+    ``extract_values`` gives. The keywords must be exactly the fields below.
+    """
 
     has_reference: bool
     """The task carries an expected answer."""
@@ -73,65 +76,114 @@ class Signals(BaseModel):
     evaluator_override: str | None
     """The task's explicit evaluator, if any."""
 
+    def __init__(self, **values: Any) -> None:
+        if values.keys() != _FIELDS:
+            missing, unknown = sorted(_FIELDS - values.keys()), sorted(values.keys() - _FIELDS)
+            raise TypeError(f"Signals: missing {missing}, unknown {unknown}")
+        object.__setattr__(self, "__dict__", values)
 
-def _normalize_language(language: str | None) -> str | None:
+    def __setattr__(self, name: str, value: Any) -> None:
+        raise AttributeError("Signals are read-only")
+
+    def __delattr__(self, name: str) -> None:
+        raise AttributeError("Signals are read-only")
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, Signals) and vars(self) == vars(other)
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __repr__(self) -> str:
+        return "Signals(" + ", ".join(f"{k}={v!r}" for k, v in vars(self).items()) + ")"
+
+    def as_dict(self) -> dict[str, Any]:
+        return dict(vars(self))
+
+
+_FIELDS = frozenset(Signals.__annotations__)
+
+
+def _normalize_language(language: str | None, scan_chars: int) -> str | None:
     if not language:
         return None
-    lang = language.strip().lower()
+    lang = language[:scan_chars].strip().lower()
     return _LANGUAGE_ALIASES.get(lang, lang)
 
 
-def _has_code(t: Trajectory) -> bool:
+def _has_code(t: Trajectory, scan_chars: int) -> bool:
     if t.code:
         return True
-    head = t.answer[:2000]
-    if "```" in head:
-        return True
-    return has_code_line(head)
+    head = t.answer[:scan_chars]
+    return "```" in head or has_code_line(head)
+
+
+def _has_text(text: str | None, scan_chars: int) -> bool:
+    """Some non-whitespace among the first ``scan_chars`` characters (usually among the first 64)."""
+    if not text:
+        return False
+    return not text[:64].isspace() or not text[:scan_chars].isspace()
+
+
+def _joined_prefix(texts: list[str], limit: int) -> str:
+    """``"\n".join(texts)[:limit]`` without joining (or even reading) past ``limit``."""
+    parts: list[str] = []
+    room = limit
+    for text in texts:
+        if parts:
+            if room <= 0:
+                break
+            parts.append("\n")
+            room -= 1
+        piece = text[:room]
+        parts.append(piece)
+        room -= len(piece)
+        if room <= 0:
+            break
+    return "".join(parts)
 
 
 def extract_values(task: Task, trajectories: tuple[Trajectory, ...] | list[Trajectory], *,
-                   history: Mapping[str, float] | None = None, prefix_chars: int = CUE_PREFIX_CHARS) -> dict[str, Any]:
+                   history: Mapping[str, float] | None = None, prefix_chars: int = CUE_PREFIX_CHARS,
+                   scan_chars: int = SCAN_CHARS) -> dict[str, Any]:
     """The signal values as a plain dict (the router's hot path and the trace both use it)."""
     prefix = task.prompt[:prefix_chars]
     if task.description:
-        prefix = (prefix + "\n" + task.description[: max(0, prefix_chars - len(prefix))])
+        prefix = prefix + "\n" + task.description[: max(0, prefix_chars - len(prefix))]
     lower = prefix.lower()
     n_words, n_verifiable, n_judgment = cue_counts(lower)
     n_words = max(1, n_words)
-    verifiable = n_verifiable / n_words
-    judgment = n_judgment / n_words
 
     criteria_text = [c.criterion for c in task.criteria]
-    yes_no = sum(1 for c in criteria_text if YES_NO_CHECK.search(c.strip()))
-    yes_no_share = yes_no / len(criteria_text) if criteria_text else 0.0
-    closed = bool(task.questions) or (bool(criteria_text) and yes_no == len(criteria_text))
+    n_criteria = len(criteria_text)
+    yes_no = sum(1 for c in criteria_text if is_yes_no_check(c, scan_chars))
+    scan = (lower + "\n" + _joined_prefix(criteria_text, prefix_chars).lower()) if criteria_text else lower
 
-    scan = lower + "\n" + "\n".join(criteria_text)[:prefix_chars].lower() if criteria_text else lower
-    code_flags = [_has_code(t) for t in trajectories]
-    language = _normalize_language(task.language)
-    if language is None and (task.tests or any(code_flags)):
+    code_flags = [_has_code(t, scan_chars) for t in trajectories]
+    has_code = any(code_flags)
+    language = _normalize_language(task.language, scan_chars)
+    n_tests = len(task.tests)
+    if language is None and (n_tests or has_code):
         language = "python"
     n = len(trajectories)
     reference = task.reference
     return {
-        "has_reference": reference is not None and reference.strip() != "",
+        "has_reference": _has_text(reference, scan_chars),
         "reference_chars": len(reference or ""),
-        "has_tests": bool(task.tests),
-        "tests_runnable": bool(task.tests) and language in RUNNABLE_LANGUAGES,
-        "n_tests": len(task.tests),
+        "has_tests": n_tests > 0,
+        "tests_runnable": n_tests > 0 and language in RUNNABLE_LANGUAGES,
+        "n_tests": n_tests,
         "language": language,
-        "has_code": any(code_flags),
+        "has_code": has_code,
         "code_share": round(sum(code_flags) / n, 6) if n else 0.0,
-        "has_execution_output": any(bool(t.output and t.output.strip()) for t in trajectories),
+        "has_execution_output": any(_has_text(t.output, scan_chars) for t in trajectories),
         "n_candidates": n,
         "n_questions": len(task.questions),
-        "n_criteria": len(criteria_text),
-        "yes_no_criteria_share": round(yes_no_share, 6),
-        "has_closed_question": closed,
+        "n_criteria": n_criteria,
+        "yes_no_criteria_share": round(yes_no / n_criteria, 6) if n_criteria else 0.0,
+        "has_closed_question": bool(task.questions) or (n_criteria > 0 and yes_no == n_criteria),
         "difficulty": task.difficulty,
-        "verifiable_cue_density": round(verifiable, 6),
-        "judgment_cue_density": round(judgment, 6),
+        "verifiable_cue_density": round(n_verifiable / n_words, 6),
+        "judgment_cue_density": round(n_judgment / n_words, 6),
         "asks_graded_scale": asks_graded_scale(scan),
         "asks_rationale": asks_rationale(scan),
         "prompt_chars": len(task.prompt),
@@ -142,8 +194,8 @@ def extract_values(task: Task, trajectories: tuple[Trajectory, ...] | list[Traje
 
 
 def extract(task: Task, trajectories: tuple[Trajectory, ...] | list[Trajectory], *,
-            history: Mapping[str, float] | None = None, prefix_chars: int = CUE_PREFIX_CHARS) -> Signals:
+            history: Mapping[str, float] | None = None, prefix_chars: int = CUE_PREFIX_CHARS,
+            scan_chars: int = SCAN_CHARS) -> Signals:
     """Compute the signals. ``history`` maps task id -> prior hardness in 0..1 (optional)."""
-    values = extract_values(task, trajectories, history=history, prefix_chars=prefix_chars)
-    # Values are computed here with known types; skip re-validation on the hot path.
-    return build(Signals, values)
+    return Signals(**extract_values(task, trajectories, history=history, prefix_chars=prefix_chars,
+                                    scan_chars=scan_chars))

@@ -38,48 +38,61 @@ JUDGMENT_CUES = _stemmed(
     "imagine write draft email letter feel think why review critique elegant readable"
 )
 
-_NON_LETTERS = str.maketrans({c: " " for c in map(chr, range(128)) if not c.isalpha()})
 _ENDINGS = ("",) + _SUFFIXES
-VERIFIABLE_FORMS = frozenset(stem_ + ending for stem_ in VERIFIABLE_CUES for ending in _ENDINGS)
-JUDGMENT_FORMS = frozenset(stem_ + ending for stem_ in JUDGMENT_CUES for ending in _ENDINGS)
-"""Every cue stem with each known ending: membership of a word is 'its stem is a cue'."""
+VERIFIABLE_FORMS = frozenset((stem_ + ending).encode() for stem_ in VERIFIABLE_CUES for ending in _ENDINGS)
+JUDGMENT_FORMS = frozenset((stem_ + ending).encode() for stem_ in JUDGMENT_CUES for ending in _ENDINGS)
+"""Every cue stem with each known ending, as bytes: membership of a word is 'its stem is a cue'."""
+_LETTERS_ONLY = bytes(c + 32 if 65 <= c <= 90 else c if 97 <= c <= 122 or c >= 128 else 32 for c in range(256))
+"""Byte table: ASCII letters lower-cased, other ASCII bytes -> space, UTF-8 bytes of other characters kept."""
 
 
-def cue_counts(lower: str) -> tuple[int, int, int]:
-    """(words, verifiable cue words, judgment cue words) in lower-case text.
+def cue_counts(text: str) -> tuple[int, int, int]:
+    """(words, verifiable cue words, judgment cue words) in ``text``.
 
-    Words are split in C (translate + split) and counted against the precomputed inflected forms
-    with C-level set lookups, so a 4 KB prefix costs a few microseconds.
+    A word is a run of letters (any character but ASCII non-letters and whitespace). The text is
+    split as UTF-8 bytes through a 256-byte table, so the work is a few C passes and one set lookup
+    per word and cue list; text with non-ASCII characters first has its Unicode whitespace turned
+    into spaces, which bytes.split would not see.
     """
-    words = lower.translate(_NON_LETTERS).split()
+    if not text.isascii():
+        text = " ".join(text.split())
+    words = text.encode().translate(_LETTERS_ONLY).split()
     return (len(words), sum(map(VERIFIABLE_FORMS.__contains__, words)),
             sum(map(JUDGMENT_FORMS.__contains__, words)))
 
 
-GRADED_HINTS = ("scale", "rate ", "score ", "out of", "likert", "grade ", "point", "star")
-RATIONALE_HINTS = ("explain", "justif", "rational", "reason", "why", "explanation", "show your")
-GRADED_SCALE = re.compile(
-    r"\b(?:on a scale|scale of|rate (?:it|this|the|each|from)|score (?:from|between|of|it|each)|"
-    r"out of (?:5|10|ten|five|100)|\d+\s*(?:-|to)\s*\d+\s*(?:scale|points?|stars?)|likert|grade (?:it|the|each))"
-)
-RATIONALE = re.compile(
-    r"\b(?:explain (?:why|your)|justify|rationale|give (?:your )?reasons?|reasoning behind|"
-    r"why (?:is|does|did|would)|with an explanation|show your (?:work|reasoning))"
-)
-YES_NO_CHECK = re.compile(
-    r"^(?:does|do|did|is|are|was|were|has|have|can|will|should)\b|\?\s*$|"
-    r"^(?:must|should|the response (?:must|should|does|is|includes?|mentions?))\b|"
-    r"\b(?:yes/no|yes or no|true/false)\b",
+YES_NO_START = re.compile(
+    r"(?:does|do|did|is|are|was|were|has|have|can|will|should|must|"
+    r"the response (?:must|should|does|is|includes?|mentions?))\b",
     re.IGNORECASE,
 )
-CODE_LINE = re.compile(r"(?:^|\n)[ \t]*(?:def |class |import |from \w+ import |return\b|function |const |let |#include)")
-CODE_HINTS = ("def ", "class ", "import ", "return", "function ", "const ", "let ", "#include")
+YES_NO_WORDS = re.compile(r"\b(?:yes/no|yes or no|true/false)\b", re.IGNORECASE)
 CODE_START = re.compile(r"(?:def |class |import |from \w+ import |return\b|function |const |let |#include)")
 _CODE_FIRST = ("def ", "class ", "import ", "from ", "return", "function ", "const ", "let ", "#include")
 
 
+def is_yes_no_check(criterion: str, scan_chars: int) -> bool:
+    """Whether a criterion reads as a yes/no check: it opens like a question or a requirement
+    ("Does ...", "Must ...", "The response mentions ..."), ends with a question mark, or says
+    yes/no or true/false. Reads the first and last ``scan_chars`` characters only.
+    """
+    head = criterion[:scan_chars].lstrip()
+    if YES_NO_START.match(head) is not None or _says_yes_no(head):
+        return True
+    if len(criterion) <= scan_chars:
+        return head.rstrip().endswith("?")
+    tail = criterion[-scan_chars:].rstrip()
+    return tail.endswith("?") or _says_yes_no(tail)
+
+
+def _says_yes_no(text: str) -> bool:
+    # Every phrase of YES_NO_WORDS has a "/" or an " or ": skip the regex scan when neither is there.
+    return ("/" in text or " or " in text.lower()) and YES_NO_WORDS.search(text) is not None
+
+
 def has_code_line(text: str) -> bool:
-    """Whether some line starts (after indentation) like code; same answer as ``CODE_LINE.search``.
+    """Whether some line starts (after spaces or tabs) like code: ``def``, ``class``, ``import``,
+    ``from x import``, ``return``, ``function``, ``const``, ``let``, ``#include``.
 
     Checked line by line with a C-level ``startswith`` on a tuple; the regex runs only on the few
     lines that pass it.
@@ -123,29 +136,30 @@ def match_at_word_starts(pattern: re.Pattern[str], text: str, starts: tuple[str,
 
 
 def asks_graded_scale(text: str) -> bool:
-    """Same answer as ``GRADED_SCALE.search(text)``, in a few microseconds."""
-    return match_at_word_starts(GRADED_AT, text, GRADED_STARTS) or (
-        any(h in text for h in GRADED_RANGE_HINTS)
-        and search_near(GRADED_RANGE, text, GRADED_RANGE_HINTS, before=48, after=8))
+    """Whether the text asks for a rating: "on a scale", "rate it", "score from", "out of 10",
+    "1-5 stars", "likert", "grade each"... (lower-case text)."""
+    return match_at_word_starts(GRADED_AT, text, GRADED_STARTS) or _asks_graded_range(text)
 
 
-def asks_rationale(text: str) -> bool:
-    """Same answer as ``RATIONALE.search(text)``."""
-    return match_at_word_starts(RATIONALE_AT, text, RATIONALE_STARTS)
+def _asks_graded_range(text: str) -> bool:
+    """"1-5 stars", "1 to 10 points", "0-100 scale": a number range right before a scale word.
 
-
-def search_near(pattern: re.Pattern[str], text: str, hints: tuple[str, ...], *,
-                before: int = 64, after: int = 64) -> bool:
-    """``pattern.search(text)``, run only in windows around occurrences of its hint words.
-
-    Every match of these patterns contains one of its hints, so searching the windows finds what a
-    full scan would; a backtracking scan over a whole prefix costs tens of microseconds, the
-    windows cost one or two.
+    The regex runs only where a scale word follows a digit (spaces between), not at every
+    occurrence of "point" or "star" (as in "pointer", "start").
     """
-    for hint in hints:
+    for hint in GRADED_RANGE_HINTS:
         i = text.find(hint)
         while i != -1:
-            if pattern.search(text, max(0, i - before), i + len(hint) + after) is not None:
+            j = i - 1
+            while j >= 0 and text[j].isspace():
+                j -= 1
+            if j >= 0 and text[j].isdigit() and GRADED_RANGE.search(text, max(0, i - 48), i + len(hint) + 8):
                 return True
             i = text.find(hint, i + 1)
     return False
+
+
+def asks_rationale(text: str) -> bool:
+    """Whether the text asks for a written reason: "explain why", "justify", "give reasons",
+    "show your work"... (lower-case text)."""
+    return match_at_word_starts(RATIONALE_AT, text, RATIONALE_STARTS)

@@ -6,28 +6,26 @@ writing; easy ones toward the cheaper, steadier fixed-option or test-based check
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
+from oracle.policy_settings import DifficultySettings
 from oracle.route import Vote
 from oracle.signals import Signals
 from policies import register_policy
 from policies._base import BasePolicy
 
-HARD_HISTORY = 0.5
-
 
 @register_policy("difficulty")
-@dataclass(frozen=True)
 class Difficulty(BasePolicy):
     name = "difficulty"
+    version = "1"
     reads = ("difficulty", "prior_hardness")
+    settings_type = DifficultySettings
+    settings: DifficultySettings
 
     def vote(self, s: Signals) -> Vote | None:
-        if s.prior_hardness is not None and s.prior_hardness >= HARD_HISTORY:
-            return self._vote(f"prior hardness {s.prior_hardness:.2f} from history",
-                              verifier=0.3, decision_judge=0.2, llm_judge=0.5)
+        if s.prior_hardness is not None and s.prior_hardness >= self.settings.hard_history:
+            return self._vote(f"prior hardness {s.prior_hardness:.2f} from history", "hard")
         if s.difficulty == "hard":
-            return self._vote("stated difficulty: hard", verifier=0.3, decision_judge=0.2, llm_judge=0.5)
+            return self._vote("stated difficulty: hard", "hard")
         if s.difficulty == "easy":
-            return self._vote("stated difficulty: easy", verifier=0.4, decision_judge=0.4, llm_judge=0.2)
+            return self._vote("stated difficulty: easy", "easy")
         return None

@@ -6,46 +6,44 @@ written reason is itself the product when one is asked for.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
+from oracle.policy_settings import OpenEndedJudgmentSettings, PairwisePreferenceSettings
 from oracle.route import Vote
 from oracle.signals import Signals
 from policies import register_policy
 from policies._base import BasePolicy
 
-OPEN_ENDED_DENSITY = 0.02
-
 
 @register_policy("open_ended_judgment")
-@dataclass(frozen=True)
 class OpenEndedJudgment(BasePolicy):
     """A graded scale, a rationale, or judgment vocabulary in the prompt -> LLM judge."""
 
     name = "open_ended_judgment"
+    version = "1"
     reads = ("asks_graded_scale", "asks_rationale", "judgment_cue_density")
+    settings_type = OpenEndedJudgmentSettings
+    settings: OpenEndedJudgmentSettings
 
     def vote(self, s: Signals) -> Vote | None:
-        asked = [name for name, on in (("a graded scale", s.asks_graded_scale),
-                                       ("a written rationale", s.asks_rationale)) if on]
-        if asked:
-            return self._vote(" and ".join(asked) + " asked for",
-                              verifier=0.05, decision_judge=0.1, llm_judge=0.85)
-        if s.judgment_cue_density >= OPEN_ENDED_DENSITY:
-            return self._vote(f"judgment vocabulary ({s.judgment_cue_density:.3f} of words)",
-                              verifier=0.1, decision_judge=0.2, llm_judge=0.7)
+        if s.asks_graded_scale or s.asks_rationale:
+            asked = [name for name, on in (("a graded scale", s.asks_graded_scale),
+                                           ("a written rationale", s.asks_rationale)) if on]
+            return self._vote(" and ".join(asked) + " asked for", "asked")
+        if s.judgment_cue_density >= self.settings.vocabulary_density:
+            return self._vote(f"judgment vocabulary ({s.judgment_cue_density:.3f} of words)", "vocabulary")
         return None
 
 
 @register_policy("pairwise_preference")
-@dataclass(frozen=True)
 class PairwisePreference(BasePolicy):
     """Several free-text candidates with no tests or questions: a preference to judge."""
 
     name = "pairwise_preference"
+    version = "1"
     reads = ("n_candidates", "has_tests", "n_questions", "has_code")
+    settings_type = PairwisePreferenceSettings
+    settings: PairwisePreferenceSettings
 
     def vote(self, s: Signals) -> Vote | None:
-        if s.n_candidates < 2 or s.has_tests or s.n_questions or s.has_code:
+        if s.n_candidates < self.settings.min_candidates or s.has_tests or s.n_questions or s.has_code:
             return None
-        return self._vote(f"preference among {s.n_candidates} open-ended answers",
-                          verifier=0.05, decision_judge=0.15, llm_judge=0.8)
+        return self._vote(f"preference among {s.n_candidates} open-ended answers", "preference")

@@ -6,8 +6,7 @@ parsing a generative model's prose, so explicit questions and yes/no rubrics go 
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
+from oracle.policy_settings import ClosedQuestionSettings
 from oracle.route import Vote
 from oracle.signals import Signals
 from policies import register_policy
@@ -15,25 +14,23 @@ from policies._base import BasePolicy
 
 
 @register_policy("closed_question")
-@dataclass(frozen=True)
 class ClosedQuestion(BasePolicy):
     """Explicit questions -> decision judge; yes/no criteria lean there too; open criteria do not."""
 
     name = "closed_question"
+    version = "1"
     reads = ("n_questions", "n_criteria", "yes_no_criteria_share")
+    settings_type = ClosedQuestionSettings
+    settings: ClosedQuestionSettings
 
     def vote(self, s: Signals) -> Vote | None:
         if s.n_questions:
-            return self._vote(f"{s.n_questions} fixed-option question(s)",
-                              verifier=0.05, decision_judge=0.9, llm_judge=0.05)
+            return self._vote(f"{s.n_questions} fixed-option question(s)", "questions")
         if not s.n_criteria:
             return None
         share = s.yes_no_criteria_share
         if share == 1.0:
-            return self._vote(f"all {s.n_criteria} criteria read as yes/no checks",
-                              decision_judge=0.75, llm_judge=0.25)
-        if share >= 0.5:
-            return self._vote(f"{share:.0%} of {s.n_criteria} criteria read as yes/no checks",
-                              decision_judge=0.55, llm_judge=0.45)
-        return self._vote(f"{s.n_criteria} open criteria: a rubric to judge",
-                          decision_judge=0.3, llm_judge=0.7)
+            return self._vote(f"all {s.n_criteria} criteria read as yes/no checks", "all_yes_no")
+        if share >= self.settings.mostly_yes_no_share:
+            return self._vote(f"{share:.0%} of {s.n_criteria} criteria read as yes/no checks", "mostly_yes_no")
+        return self._vote(f"{s.n_criteria} open criteria: a rubric to judge", "open_criteria")

@@ -85,3 +85,111 @@ def test_cue_balance_and_difficulty():
     assert d.vote(sig(open_task())) is None
     assert top(d.vote(sig(open_task(difficulty="hard")))) == "llm_judge"
     assert d.vote(sig(open_task(difficulty="easy"))).scores["llm_judge"] < 0.3
+
+
+# ---- golden votes, one file per policy@version ---------------------------------------------------
+#
+# tests/golden/policies/<name>@<version>.json holds a policy's votes on the fixed signals below,
+# together with the settings it voted with. The votes are recomputed from the file's own signals and
+# settings, so a changed default number (a config change, visible in the config hash) does not touch
+# them, and a changed vote logic does: it fails here until the policy's ``version`` is bumped and the
+# new version's file is written with ORACLE_REGEN_GOLDEN=1. A missing file fails; the flag never
+# rewrites a version's existing votes.
+
+import json  # noqa: E402
+import os  # noqa: E402
+from pathlib import Path  # noqa: E402
+
+from oracle.signals import Signals  # noqa: E402
+
+GOLDEN_POLICIES = Path(__file__).parent / "golden" / "policies"
+REGEN_FLAG = "ORACLE_REGEN_GOLDEN"
+
+BASE_SIGNALS = {
+    "has_reference": False, "reference_chars": 0, "has_tests": False, "tests_runnable": False, "n_tests": 0,
+    "language": None, "has_code": False, "code_share": 0.0, "has_execution_output": False, "n_candidates": 1,
+    "n_questions": 0, "n_criteria": 0, "yes_no_criteria_share": 0.0, "has_closed_question": False,
+    "difficulty": None, "verifiable_cue_density": 0.0, "judgment_cue_density": 0.0, "asks_graded_scale": False,
+    "asks_rationale": False, "prompt_chars": 100, "mean_answer_chars": 50.0, "prior_hardness": None,
+    "evaluator_override": None,
+}
+CODE = {"has_code": True, "code_share": 1.0, "language": "python"}
+CASES = {
+    "nothing": {},
+    "runnable_tests": {"has_tests": True, "tests_runnable": True, "n_tests": 3, **CODE},
+    "unrunnable_tests": {"has_tests": True, "n_tests": 1, "language": "cobol"},
+    "execution_output": {"has_execution_output": True, "n_candidates": 2},
+    "untested_code": {**CODE, "n_candidates": 2},
+    "short_reference": {"has_reference": True, "reference_chars": 5},
+    "long_reference": {"has_reference": True, "reference_chars": 800},
+    "short_reference_with_code": {"has_reference": True, "reference_chars": 5, **CODE},
+    "question": {"n_questions": 2, "has_closed_question": True},
+    "all_yes_no": {"n_criteria": 2, "yes_no_criteria_share": 1.0, "has_closed_question": True},
+    "half_yes_no": {"n_criteria": 2, "yes_no_criteria_share": 0.5},
+    "open_criteria": {"n_criteria": 3, "yes_no_criteria_share": 0.0},
+    "graded_scale": {"asks_graded_scale": True},
+    "scale_and_rationale": {"asks_graded_scale": True, "asks_rationale": True},
+    "judgment_vocabulary": {"judgment_cue_density": 0.05, "verifiable_cue_density": 0.01},
+    "checkable_vocabulary": {"verifiable_cue_density": 0.06, "judgment_cue_density": 0.0},
+    "faint_vocabulary": {"verifiable_cue_density": 0.002, "judgment_cue_density": 0.002},
+    "three_free_text": {"n_candidates": 3},
+    "three_with_tests": {"n_candidates": 3, "has_tests": True, "n_tests": 1},
+    "hard": {"difficulty": "hard"},
+    "easy": {"difficulty": "easy"},
+    "historically_hard": {"prior_hardness": 0.8, "difficulty": "easy"},
+    "historically_easy": {"prior_hardness": 0.2, "difficulty": "medium"},
+}
+
+
+def _votes(cls, settings, cases):
+    p = cls(cls.settings_type.model_validate(settings))
+    out = {}
+    for case, overrides in cases.items():
+        vote = p.vote(Signals(**{**BASE_SIGNALS, **overrides}))
+        out[case] = None if vote is None else {"scores": vote.scores, "reason": vote.reason, "reads": list(vote.reads)}
+    return out
+
+
+def _document(cls) -> dict:
+    settings = cls.settings_type().model_dump(mode="json")
+    return {"policy": cls.name, "version": cls.version, "settings": settings,
+            "base_signals": BASE_SIGNALS, "cases": CASES, "votes": _votes(cls, settings, CASES)}
+
+
+def _changed_votes(cls, stored: dict) -> list[str]:
+    """Cases of a stored golden document on which ``cls`` now votes differently."""
+    cases = {c: {**stored["base_signals"], **o} for c, o in stored["cases"].items()}
+    again = _votes(cls, stored["settings"], cases)
+    return sorted(c for c in stored["votes"] if again[c] != stored["votes"][c])
+
+
+@pytest.mark.parametrize("name", sorted(registered_policies()))
+def test_golden_votes_per_policy_version(name):
+    cls = registered_policies()[name]
+    path = GOLDEN_POLICIES / f"{name}@{cls.version}.json"
+    if path.exists():
+        changed = _changed_votes(cls, json.loads(path.read_text()))
+        assert not changed, (f"{name}@{cls.version} votes differently on {changed}: "
+                             f"bump {cls.__name__}.version and write the new golden file with {REGEN_FLAG}=1")
+    if os.environ.get(REGEN_FLAG) == "1":
+        GOLDEN_POLICIES.mkdir(parents=True, exist_ok=True)
+        path.write_text(json.dumps(_document(cls), indent=1, sort_keys=True) + "\n")
+    assert path.exists(), f"golden file {path} is missing; write it with {REGEN_FLAG}=1 and review it"
+    assert json.loads(path.read_text()) == json.loads(json.dumps(_document(cls))), (
+        f"{path} does not hold this version's votes on today's inputs and defaults; rewrite it with {REGEN_FLAG}=1 "
+        "(votes on the stored inputs are unchanged, so no version bump is needed)")
+
+
+def test_a_changed_vote_without_a_version_bump_fails():
+    """The golden check catches a vote change under the same version (here: easy tasks now lean to the judge)."""
+    cls = registered_policies()["difficulty"]
+    stored = json.loads((GOLDEN_POLICIES / f"difficulty@{cls.version}.json").read_text())
+    assert _changed_votes(cls, stored) == []
+
+    class Changed(cls):
+        def vote(self, s):
+            if s.difficulty == "easy" and s.prior_hardness is None:
+                return self._vote("stated difficulty: easy", "hard")
+            return super().vote(s)
+
+    assert _changed_votes(Changed, stored) == ["easy"]

@@ -69,24 +69,65 @@ def test_cue_density_uses_capped_prefix():
     assert sig(open_task(prompt=long_prompt), prefix_chars=10**7).judgment_cue_density > 0
 
 
-from hypothesis import given, settings  # noqa: E402
-from hypothesis import strategies as st  # noqa: E402
+import pytest  # noqa: E402
 
-from oracle.text_cues import (CODE_HINTS, CODE_LINE, GRADED_HINTS, GRADED_SCALE, RATIONALE,  # noqa: E402
-                              RATIONALE_HINTS, asks_graded_scale, asks_rationale, has_code_line,
-                              search_near)
-
-_WORDS = ("rate it on a scale of 1 to 10 points 3-5 stars 7to9 scale explain why justify the reasoning behind give reasons "
-          "with an explanation show your work def return class import from out of 5 stars grade likert "
-          "foo bar").split() + ["\n", "  ", "\t"]
+from oracle.text_cues import asks_graded_scale, asks_rationale, has_code_line, is_yes_no_check  # noqa: E402
 
 
-@settings(max_examples=1500, deadline=None)
-@given(st.lists(st.sampled_from(_WORDS), max_size=60))
-def test_windowed_search_finds_what_a_full_scan_finds(words):
-    text = " ".join(words)
-    for pattern, hints in ((GRADED_SCALE, GRADED_HINTS), (RATIONALE, RATIONALE_HINTS), (CODE_LINE, CODE_HINTS)):
-        assert search_near(pattern, text, hints) == (pattern.search(text) is not None)
-    assert has_code_line(text) == (CODE_LINE.search(text) is not None)
-    assert asks_graded_scale(text) == (GRADED_SCALE.search(text) is not None)
-    assert asks_rationale(text) == (RATIONALE.search(text) is not None)
+@pytest.mark.parametrize("text, graded", [
+    ("rate it on a scale of 1 to 10", True), ("score from 1 to 5", True), ("give 3-5 stars", True),
+    ("a 7 to 9 point answer", True), ("out of 10, how good?", True), ("likert item", True),
+    ("grade each answer", True), ("the scale of the problem", True),
+    ("the pirate sailed", False), ("moderate it", False), ("a scoreboard", False), ("out of time", False),
+    ("three stars in the sky", False), ("points to consider", False), ("", False),
+])
+def test_graded_scale_phrases(text, graded):
+    assert asks_graded_scale(text) is graded
+
+
+@pytest.mark.parametrize("text, rationale", [
+    ("explain why it fails", True), ("please justify", True), ("give reasons", True),
+    ("give your reason", True), ("show your work", True), ("why is the sky blue", True),
+    ("with an explanation", True), ("the reasoning behind it", True),
+    ("explain the code", False), ("unjustified", False), ("give me a list", False), ("whys", False), ("", False),
+])
+def test_rationale_phrases(text, rationale):
+    assert asks_rationale(text) is rationale
+
+
+@pytest.mark.parametrize("text, code", [
+    ("def f(x):\n    return x", True), ("text\n    import os", True), ("from a import b", True),
+    ("\treturn 1", True), ("const x = 1;", True), ("#include <stdio.h>", True),
+    ("the function returns", False), ("from here on", False), ("defined below", False),
+    ("returning home", False), ("x = 1", False),
+])
+def test_code_lines(text, code):
+    assert has_code_line(text) is code
+
+
+@pytest.mark.parametrize("text, yes_no", [
+    ("Does it mention the dog?", True), ("  is it polite", True), ("Must cite a source", True),
+    ("The response includes a date", True), ("Cites a source?", True), ("Correct (yes/no)", True),
+    ("Warmth", False), ("Clarity of the reasoning", False), ("Doesnt matter", False), ("Issues found", False),
+])
+def test_yes_no_criteria(text, yes_no):
+    assert is_yes_no_check(text, 2048) is yes_no
+
+
+def test_yes_no_check_reads_head_and_tail_only():
+    pad = "x " * 10_000
+    assert is_yes_no_check("Does it " + pad, 64)  # opens like a question
+    assert is_yes_no_check(pad + " right?", 64)  # ends with a question mark
+    assert is_yes_no_check(pad + " (true/false)", 64)
+    assert not is_yes_no_check(pad + " yes or no " + pad, 64)  # the middle is not read
+
+
+def test_bounded_scans_of_answers_outputs_reference():
+    data = open_task(reference=" " * 5000 + "Paris")
+    data["trajectories"][0]["output"] = "\n" * 5000 + "3 passed"
+    data["trajectories"][1]["answer"] = "x " * 5000 + "\ndef f():\n    return 1"
+    s = sig(data, scan_chars=1024)
+    assert s.reference_chars == 5005  # lengths are still exact
+    assert not s.has_reference and not s.has_execution_output and not s.has_code
+    s = sig(data, scan_chars=20_000)
+    assert s.has_reference and s.has_execution_output and s.has_code
