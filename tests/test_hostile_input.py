@@ -178,3 +178,55 @@ def test_cli_soak_every_malformed_file_exits_2_within_10s(tmp_path):
         if fragment:
             assert fragment in out.stderr, (name, out.stderr[:500])
         assert out.stdout == ""
+
+
+# --- values that used to become NaN scores or hangs --------------------------------------------
+
+def test_reference_regex_cannot_hang_the_oracle():
+    from oracle.testspec import ReferenceCheck
+    from strategies.verifier.reference import check_answer
+
+    check = ReferenceCheck(mode="regex")
+    hostile = "a" * 5000 + "!"
+    start = time.perf_counter()
+    for pattern in (r"([a-z]+ ?)+", r"(a|aa)+", r"(a*)*b", r"(\w+\s?)*$"):
+        assert check_answer(hostile, pattern, check).passed is False
+    assert time.perf_counter() - start < 0.5                   # linear time (RE2)
+    assert check_answer("hello world", r"([a-z]+ ?)+", check).passed is True
+    assert check_answer("line one\nline two", r"line.*two", check).passed is True   # DOTALL kept
+    start = time.perf_counter()   # a construct RE2 lacks: bounded in a child process
+    verdict = check_answer("a" * 40 + "!", r"(?=a)([a-z]+ ?)+", check)
+    assert verdict.passed is False and "longer than" in verdict.message
+    assert time.perf_counter() - start < 6
+    assert check_answer("abab", r"(ab)\1", check).passed is True
+
+
+def test_non_finite_config_values_are_bad_input(tmp_path):
+    from oracle.config import OracleConfig
+    from oracle.errors import ConfigError
+
+    for section, key in (("providers", None), ("decision_judge", "timeout_s"),
+                         ("decision_judge", "pass_threshold"), ("routing", "threshold"),
+                         ("verifier", "float_tolerance")):
+        if key is None:
+            text = "providers:\n  judge:\n    timeout_s: .inf\n"
+        else:
+            text = f"{section}:\n  {key}: .nan\n"
+        path = tmp_path / "c.yaml"
+        path.write_text(text)
+        with pytest.raises(ConfigError, match="finite|greater|less"):
+            OracleConfig.load(path)
+
+
+def test_huge_criterion_weights_are_normalised_safely():
+    from oracle.providers.types import DecisionAnswer
+    from strategies.decision.requests import criterion_questions
+    from strategies.decision.scoring import criteria_verdict, read_answer
+
+    criteria = [Criterion(criterion="a", weight=1e9), Criterion(criterion="b", weight=1e9),
+                Criterion(criterion="c", weight=1e-9)]
+    verdicts = [read_answer(q, DecisionAnswer(question_id=q.id, probabilities={"yes": 0.9, "no": 0.1},
+                                              probability_source="native"), coverage_floor=0.5)
+                for q in criterion_questions(criteria)]
+    verdict = criteria_verdict(criteria, verdicts, 0.5)
+    assert verdict.passed is True and verdict.score == pytest.approx(0.9)
