@@ -23,9 +23,38 @@ COMMAND_MODULES = (
     "oracle.commands.escalations",
     "oracle.commands.batch",
 )
+COMMANDS = {
+    "route": "oracle.commands.core", "evaluate": "oracle.commands.core", "config": "oracle.commands.core",
+    "sandbox": "oracle.commands.sandbox", "model": "oracle.commands.model",
+    "escalations": "oracle.commands.escalations", "resume": "oracle.commands.escalations",
+    "batch": "oracle.commands.batch",
+}
+"""Top-level command -> the module that registers it. A run imports only the module of the command
+it names (``oracle route`` never imports the batch engine, the providers or the sandbox); help and
+unknown commands import them all. tests/test_startup.py checks the table against the modules."""
+_GLOBAL_OPTIONS_WITH_VALUE = ("--config", "--log-format", "--log-level")
+_SILENT_COMMANDS = frozenset({"route", "config"})
+"""Commands that run no code that logs: they skip configuring structlog (and importing it, which
+would cost more than the rest of ``oracle route``). tests/test_startup.py checks they stay silent."""
 
 
-def build_parser() -> argparse.ArgumentParser:
+def _command_in(argv: Sequence[str]) -> str | None:
+    """The first positional argument (the command), skipping the global options and their values."""
+    skip = False
+    for arg in argv:
+        if skip:
+            skip = False
+        elif arg in _GLOBAL_OPTIONS_WITH_VALUE:
+            skip = True
+        elif not arg.startswith("-"):
+            return arg
+        elif arg == "--":
+            return None
+    return None
+
+
+def build_parser(argv: Sequence[str] | None = None) -> argparse.ArgumentParser:
+    """The parser with every command, or (given the arguments) only the command they name."""
     parser = argparse.ArgumentParser(
         prog="oracle",
         description="Route AI outputs to the evaluator that fits them and evaluate them.",
@@ -37,7 +66,9 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--log-level", default="warning", help="debug, info, warning, error")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
     sub.required = True
-    for name in COMMAND_MODULES:
+    command = _command_in(argv) if argv is not None else None
+    modules = (COMMANDS[command],) if command in COMMANDS else COMMAND_MODULES
+    for name in modules:
         try:
             module = importlib.import_module(name)
         except ModuleNotFoundError as exc:
@@ -50,11 +81,14 @@ def build_parser() -> argparse.ArgumentParser:
 
 def main(argv: Sequence[str] | None = None) -> int:
     from oracle.errors import ConfigError, EscalationStoreError, OutputLocked, TaskValidationError
-    from oracle.logging_setup import configure_logging
 
-    parser = build_parser()
+    argv = list(sys.argv[1:] if argv is None else argv)
+    parser = build_parser(argv)
     args = parser.parse_args(argv)
-    configure_logging(args.log_format, args.log_level)
+    if args.command not in _SILENT_COMMANDS:
+        from oracle.logging_setup import configure_logging
+
+        configure_logging(args.log_format, args.log_level)
     try:
         return int(args.func(args) or 0)
     except (TaskValidationError, ConfigError, EscalationStoreError, OutputLocked) as exc:

@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
-from oracle.result import OracleResult
-from oracle.route import Route
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:  # annotations only: `oracle route` should not build the result models
+    from oracle.result import OracleResult
+    from oracle.route import Route
 
 
 def _table(rows: list[list[str]], header: list[str]) -> str:

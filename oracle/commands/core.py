@@ -41,15 +41,17 @@ def _history(args: argparse.Namespace) -> dict[str, float] | None:
 
 
 def cmd_route(args: argparse.Namespace) -> int:
-    from oracle.oracle import Oracle
+    # Routing needs the config, the task model and the policy chain only: not the Oracle, whose
+    # evaluators bring the provider stack (httpx, asyncio) with them.
     from oracle.render import render_route
+    from oracle.router import PolicyChain
     from oracle.task_file import load_tasks
 
     config = OracleConfig.load(args.config)
     tasks = load_tasks(args.file, limits=config.limits)
-    oracle = Oracle(config, history=_history(args))
+    chain, history = PolicyChain(config), _history(args)
     for item in tasks:
-        route = oracle.route(item)
+        route = chain.route(item.task, item.trajectories, history=history)
         if args.json:
             print(json.dumps({"task_id": item.task.id, "route": route.model_dump(mode="json")},
                              sort_keys=True))

@@ -1,0 +1,83 @@
+"""Start-up cost: ``import oracle`` and ``oracle route`` load only what routing needs.
+
+Checked in fresh interpreters (sys.modules of this test process says nothing). The timing against
+``from pydantic import BaseModel`` is benchmarks/startup_bench.py; here, the modules that must not
+load, and the CLI's command table.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+HEAVY = ("httpx", "numpy", "networkx", "asyncio")
+
+
+def loaded_after(code: str) -> set[str]:
+    probe = code + "\nimport json, sys\nprint(json.dumps(sorted(sys.modules)))"
+    out = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, cwd=ROOT, check=True)
+    return set(json.loads(out.stdout.strip().splitlines()[-1]))
+
+
+def test_import_oracle_loads_no_heavy_module():
+    loaded = loaded_after("import oracle")
+    assert not loaded & set(HEAVY), sorted(loaded & set(HEAVY))
+    assert "pydantic" not in loaded  # nothing at all is built until a name is used
+
+
+def test_public_names_resolve_lazily_and_stay_importable():
+    loaded = loaded_after("from oracle import OracleConfig, Task, Route, Policy, OracleError")
+    assert not loaded & set(HEAVY), sorted(loaded & set(HEAVY))
+    loaded = loaded_after("from oracle import Oracle, OracleConfig\nassert Oracle and OracleConfig")
+    assert "oracle.oracle" in loaded
+
+
+def test_oracle_route_loads_no_provider_batch_or_logging_stack():
+    task = ROOT / "examples" / "n_plus_one" / "task.json"
+    code = ("import contextlib, io, sys\nfrom oracle.cli import main\n"
+            f"with contextlib.redirect_stdout(io.StringIO()):\n    rc = main(['route', {str(task)!r}, '--json'])\n"
+            "assert rc == 0, rc")
+    loaded = loaded_after(code)
+    unwanted = set(HEAVY) | {"structlog", "oracle.oracle", "oracle.providers", "oracle.batch", "strategies"}
+    assert not loaded & unwanted, sorted(loaded & unwanted)
+
+
+def test_silent_commands_print_only_their_output(tmp_path):
+    """route and config skip logging setup: they must not log (structlog's default is stdout)."""
+    task = ROOT / "examples" / "n_plus_one" / "task.json"
+    for argv in (["route", str(task), "--json"], ["config", "show", "--json"]):
+        out = subprocess.run([sys.executable, "-m", "oracle.cli", *argv], capture_output=True, text=True, cwd=ROOT)
+        assert out.returncode == 0, out.stderr
+        for line in out.stdout.splitlines() if argv[0] == "route" else [out.stdout]:
+            json.loads(line)
+        assert out.stderr == ""
+
+
+def test_command_table_matches_the_command_modules():
+    import argparse
+    import importlib
+
+    from oracle import cli
+
+    registered: dict[str, str] = {}
+    for name in cli.COMMAND_MODULES:
+        parser = argparse.ArgumentParser()
+        sub = parser.add_subparsers(dest="command")
+        importlib.import_module(name).register(sub)
+        registered.update({command: name for command in sub.choices})
+    assert registered == cli.COMMANDS
+
+
+@pytest.mark.parametrize("argv, command", [
+    (["route", "x.json"], "route"), (["--config", "c.yaml", "route", "x"], "route"),
+    (["--log-level", "debug", "--log-format", "json", "batch", "f"], "batch"), (["--help"], None), ([], None),
+])
+def test_command_is_found_past_global_options(argv, command):
+    from oracle.cli import _command_in
+
+    assert _command_in(argv) == command
