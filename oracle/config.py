@@ -264,12 +264,30 @@ class OracleConfig(FrozenWithCache):
 
 
 def _read_config_file(path: Path) -> dict[str, Any]:
+    """Read a config file; every way it can be unreadable is a ``ConfigError`` naming it (exit 2)."""
     if not path.exists():
         raise ConfigError(f"config file not found: {path}")
+    if path.is_dir():
+        raise ConfigError(f"{path}: is a directory, not a config file")
+    try:
+        return _parse_config_file(path)
+    except UnicodeDecodeError as exc:
+        raise ConfigError(f"{path}: not UTF-8 text (byte {exc.start})") from None
+    except RecursionError:
+        raise ConfigError(f"{path}: nested too deeply") from None
+    except ValueError as exc:  # a YAML alias bomb or a number past the 4,300-digit limit
+        if isinstance(exc, ConfigError):
+            raise
+        raise ConfigError(f"{path}: cannot parse: {exc}") from None
+
+
+def _parse_config_file(path: Path) -> dict[str, Any]:
+    from oracle._safe_yaml import load_yaml
+
     suffix = path.suffix.lower()
     try:
         if suffix in (".yaml", ".yml"):
-            data = yaml.safe_load(path.read_text(encoding="utf-8")) or {}
+            data = load_yaml(path.read_text(encoding="utf-8"), max_aliases=100, max_depth=64) or {}
         elif suffix == ".toml":
             data = tomllib.loads(path.read_text(encoding="utf-8"))
         elif suffix == ".py":

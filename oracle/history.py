@@ -7,7 +7,6 @@ the value as the ``prior_hardness`` signal; it never changes the history itself.
 
 from __future__ import annotations
 
-import json
 from collections import defaultdict
 from pathlib import Path
 from typing import Iterable, Mapping
@@ -30,15 +29,28 @@ def hardness_from_rows(rows: Iterable[Mapping]) -> dict[str, float]:
 
 
 def load_history(path: str | Path) -> dict[str, float]:
-    """Read a results JSONL file into a hardness map; a bad line is an error naming the line."""
+    """Read a results JSONL file into a hardness map; a bad line is an error naming the line.
+
+    The file is user input like a task file: missing, a directory, binary, or a line that is not
+    a JSON object are all ``TaskValidationError`` (exit 2), never an internal error.
+    """
+    from oracle.limits import DEFAULT_LIMITS
+    from oracle.task_file import check_input_file, decode_json, read_lines
+
+    path = check_input_file(path)
     rows = []
-    with Path(path).open(encoding="utf-8") as fh:
-        for number, line in enumerate(fh, start=1):
-            if not line.strip():
-                continue
+    with path.open("rb") as fh:
+        for number, raw, size, _ in read_lines(fh, DEFAULT_LIMITS.max_file_bytes, digest=False):
+            if size > DEFAULT_LIMITS.max_file_bytes:
+                raise TaskValidationError(f"history: line is {size} bytes, past limits.max_file_bytes",
+                                          field="(history)", line=number, source=str(path))
             try:
-                rows.append(json.loads(line))
-            except json.JSONDecodeError as exc:
-                raise TaskValidationError(f"history: invalid JSON ({exc.msg})", field="(history)",
+                row = decode_json(raw, source=str(path), line=number)
+            except TaskValidationError as exc:
+                raise TaskValidationError(f"history: {str(exc).split(': ', 1)[-1]}", field="(history)",
                                           line=number, source=str(path)) from None
+            if not isinstance(row, dict):
+                raise TaskValidationError("history: each line must be a result object", field="(history)",
+                                          line=number, source=str(path))
+            rows.append(row)
     return hardness_from_rows(rows)

@@ -11,9 +11,10 @@ internal error; the bounds are ``oracle.limits.InputLimits``.
 
 from __future__ import annotations
 
+import hashlib
 import json
 from pathlib import Path
-from typing import Any, Iterator
+from typing import Any, BinaryIO, Iterator
 
 import yaml
 
@@ -22,6 +23,8 @@ from oracle._validation_errors import format_validation_error
 from oracle.errors import TaskValidationError
 from oracle.limits import DEFAULT_LIMITS, InputLimits
 from oracle.task import TaskInput
+
+_CHUNK = 1 << 20
 
 
 def parse_task(data: Any, *, source: str | None = None, line: int | None = None,
@@ -111,35 +114,54 @@ def _open_checked(path: Path, limits: InputLimits) -> Path:
     return path
 
 
+def read_lines(fh: BinaryIO, max_bytes: int, *, digest: bool) -> Iterator[tuple[int, bytes, int, str]]:
+    """(number, bytes or b"" when too long, size, sha256) of every non-blank line."""
+    number = 0
+    while True:
+        head = fh.readline(max_bytes + 1)
+        if not head:
+            return
+        number += 1
+        if len(head) <= max_bytes or head.endswith(b"\n"):
+            if head.strip():
+                yield number, head, len(head.rstrip(b"\r\n")), hashlib.sha256(head.strip()).hexdigest() if digest else ""
+            continue
+        hasher = hashlib.sha256(head)  # too long: hash the rest as it streams past, keep none of it
+        size = len(head)
+        while not head.endswith(b"\n"):
+            head = fh.readline(_CHUNK)
+            if not head:
+                break
+            hasher.update(head)
+            size += len(head)
+        size -= head.endswith(b"\n")  # the line's length, as for a short line
+        yield number, b"", size, hasher.hexdigest() if digest else ""
+
+
 def iter_task_lines(path: str | Path, *, limits: InputLimits | None = None
                     ) -> Iterator[tuple[int, TaskInput | TaskValidationError]]:
     """Yield (line number, task or the error for that line) for every non-blank JSONL line.
 
     Errors are yielded, not raised, so a batch can give every input line its own result row.
-    The file is read as bytes, so one line of invalid UTF-8 is that line's error, not the file's.
+    The file is read as bytes, so one line of invalid UTF-8 is that line's error, not the file's,
+    and a line past the size limit is skipped over without being held in memory.
     """
     limits = limits or DEFAULT_LIMITS
     path = _open_checked(Path(path), limits)
-    for number, raw in iter_raw_lines(path):
-        yield number, parse_raw_line(raw, number=number, source=str(path), limits=limits)
-
-
-def iter_raw_lines(path: Path) -> Iterator[tuple[int, bytes]]:
-    """(line number, bytes) for every non-blank line."""
     try:
         with path.open("rb") as fh:
-            for number, raw in enumerate(fh, start=1):
-                if raw.strip():
-                    yield number, raw
+            for number, raw, size, _ in read_lines(fh, limits.max_file_bytes, digest=False):
+                yield number, parse_raw_line(raw, size=size, number=number, source=str(path), limits=limits)
     except OSError as exc:
         raise TaskValidationError(f"cannot read {path}: {exc.strerror}", field="(file)") from None
 
 
-def parse_raw_line(raw: bytes, *, number: int, source: str, limits: InputLimits) -> TaskInput | TaskValidationError:
+def parse_raw_line(raw: bytes, *, size: int, number: int, source: str,
+                   limits: InputLimits) -> TaskInput | TaskValidationError:
     """One JSONL line -> its task, or the error naming the line (returned, never raised)."""
     try:
-        if len(raw) > limits.max_file_bytes:
-            raise TaskValidationError(f"line is {len(raw)} bytes; at most {limits.max_file_bytes} "
+        if size > limits.max_file_bytes:
+            raise TaskValidationError(f"line is {size} bytes; at most {limits.max_file_bytes} "
                                       f"(limits.max_file_bytes)", field="(line)", line=number, source=source)
         return parse_task(decode_json(raw, source=source, line=number), source=source, line=number,
                           limits=limits)

@@ -130,8 +130,10 @@ def test_hundred_thousand_trajectories_rejected_fast_and_linear_when_allowed():
     start = time.perf_counter()
     with pytest.raises(TaskValidationError, match="at most 10000"):
         TaskInput.model_validate(data)
-    assert time.perf_counter() - start < 0.5
-    # With the limit raised, the duplicate-id check is linear: validating and routing stay under 2 s.
+    assert time.perf_counter() - start < 2  # refused before any candidate is validated
+    # With the limit raised, the duplicate-id check is linear. Unloaded, validating and routing
+    # 100,000 candidates takes about a second; the bound leaves room for a busy machine while a
+    # quadratic check (10^10 comparisons) would take hours.
     data["trajectories"][-1]["id"] = "c0"
     start = time.perf_counter()
     with pytest.raises(TaskValidationError, match=r"duplicate trajectory ids \['c0'\]"):
@@ -139,7 +141,7 @@ def test_hundred_thousand_trajectories_rejected_fast_and_linear_when_allowed():
     data["trajectories"][-1]["id"] = "last"
     item = TaskInput.model_validate(data, context={"limits": InputLimits(max_trajectories=100_000)})
     Oracle().route(item)
-    assert time.perf_counter() - start < 4  # two validations of 100,000 candidates and one route
+    assert time.perf_counter() - start < 20  # two validations of 100,000 candidates and one route
 
 
 def test_yaml_python_tags_are_never_executed(tmp_path):
@@ -230,3 +232,24 @@ def test_huge_criterion_weights_are_normalised_safely():
                 for q in criterion_questions(criteria)]
     verdict = criteria_verdict(criteria, verdicts, 0.5)
     assert verdict.passed is True and verdict.score == pytest.approx(0.9)
+
+
+def test_malformed_config_and_history_files_exit_2(tmp_path):
+    good = tmp_path / "task.json"
+    good.write_text(json.dumps(open_task()))
+    bad = {"binary.yaml": b"\xff\xfe\x00\x01", "deep.yaml": b"a: " + b"[" * 5000 + b"]" * 5000,
+           "laughs.yaml": CORPUS["billion_laughs"][1], "nan.yaml": b"routing:\n  threshold: .nan\n",
+           "python.yaml": b"routing: !!python/object/apply:os.system ['true']\n"}
+    for name, data in bad.items():
+        path = tmp_path / name
+        path.write_bytes(data)
+        out, _ = _oracle_cli("--config", str(path), "route", str(good))
+        assert out.returncode == 2 and str(path) in out.stderr, (name, out.stderr)
+    (tmp_path / "dir.yaml").mkdir()
+    out, _ = _oracle_cli("--config", str(tmp_path / "dir.yaml"), "config", "show")
+    assert out.returncode == 2 and "is a directory" in out.stderr
+    for name, data in {"h1.jsonl": b"\xff\xfe", "h2.jsonl": b"[1, 2]\n", "h3.jsonl": b'{"task_id": "x"\n'}.items():
+        path = tmp_path / name
+        path.write_bytes(data)
+        out, _ = _oracle_cli("route", str(good), "--history", str(path))
+        assert out.returncode == 2 and "line 1" in out.stderr and "history" in out.stderr, (name, out.stderr)

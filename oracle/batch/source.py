@@ -14,18 +14,14 @@ as it streams past and never held in memory whole.
 
 from __future__ import annotations
 
-import hashlib
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, BinaryIO, Iterator
+from typing import Any, Iterator
 
 from oracle.errors import TaskValidationError
 from oracle.limits import DEFAULT_LIMITS, InputLimits
 from oracle.task import TaskInput
-from oracle.task_file import decode_json, parse_task
-
-_CHUNK = 1 << 20
-
+from oracle.task_file import decode_json, parse_task, read_lines
 
 @dataclass(frozen=True)
 class InputEntry:
@@ -72,36 +68,13 @@ def parse_entry(entry: InputEntry, limits: InputLimits | None = None) -> ParsedE
     return ParsedEntry(item, None, item.task.id)
 
 
-def _lines(fh: BinaryIO, max_bytes: int, *, digest: bool) -> Iterator[tuple[int, bytes, int, str]]:
-    """(number, bytes or b"" when too long, size, sha256) of every non-blank line."""
-    number = 0
-    while True:
-        head = fh.readline(max_bytes + 1)
-        if not head:
-            return
-        number += 1
-        if len(head) <= max_bytes or head.endswith(b"\n"):
-            if head.strip():
-                yield number, head, len(head.rstrip(b"\r\n")), hashlib.sha256(head.strip()).hexdigest() if digest else ""
-            continue
-        hasher = hashlib.sha256(head)  # too long: hash the rest as it streams past, keep none of it
-        size = len(head)
-        while not head.endswith(b"\n"):
-            head = fh.readline(_CHUNK)
-            if not head:
-                break
-            hasher.update(head)
-            size += len(head)
-        yield number, b"", size, hasher.hexdigest() if digest else ""
-
-
 def iter_entries(path: str | Path, limits: InputLimits | None = None) -> Iterator[InputEntry]:
     """Entries in file order, one per non-blank line, keyed for resume (see the module docstring)."""
     limits = limits or DEFAULT_LIMITS
     path = Path(path)
     seen: dict[str, int] = {}
     with path.open("rb") as fh:
-        for number, raw, size, sha in _lines(fh, limits.max_file_bytes, digest=True):
+        for number, raw, size, sha in read_lines(fh, limits.max_file_bytes, digest=True):
             key = sha[:32]
             repeat = seen.get(key, 0)
             seen[key] = repeat + 1
@@ -113,7 +86,7 @@ def count_entries(path: str | Path, limits: InputLimits | None = None) -> int:
     """Number of non-blank lines (one output row each)."""
     limits = limits or DEFAULT_LIMITS
     with Path(path).open("rb") as fh:
-        return sum(1 for _ in _lines(fh, limits.max_file_bytes, digest=False))
+        return sum(1 for _ in read_lines(fh, limits.max_file_bytes, digest=False))
 
 
 def entry_to_wire(entry: InputEntry) -> tuple[int, str, bytes, int, str]:
