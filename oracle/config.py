@@ -169,7 +169,11 @@ class DecisionJudgeConfig(BaseModel):
     samples: int = Field(default=5, ge=1)
     sample_temperature: float = Field(default=0.8, gt=0)
     coverage_floor: float = Field(default=0.5, ge=0, le=1)
-    """Label probability mass below this in a logprob readout means low confidence."""
+    """Label probability mass below this in a logprob readout (or share of samples naming a label)
+    means there is no answer to read: the question is ``unparsed``, never a verdict."""
+    low_coverage: Literal["unparsed", "sample"] = "unparsed"
+    """A logprob readout below ``coverage_floor``: ``unparsed``, or ``sample`` to ask again by
+    sampling (``samples`` at ``sample_temperature``; the floor then applies to the samples)."""
     timeout_s: float = Field(default=120.0, gt=0)
 
 

@@ -179,7 +179,11 @@ class _Run:
             return NativeBackend(client.decide, **common)
         if self.backend_kind == "logprob_readout":
             top = client.capabilities.max_top_logprobs or 20
-            return LogprobReadoutBackend(client.complete, top_logprobs=top, **common)
+            fallback = (SampledBackend(client.complete, samples=self.settings.samples,
+                                       temperature=self.settings.sample_temperature, **common)
+                        if self.settings.low_coverage == "sample" else None)
+            return LogprobReadoutBackend(client.complete, top_logprobs=top, fallback=fallback,
+                                         coverage_floor=self.settings.coverage_floor, **common)
         return SampledBackend(client.complete, samples=self.settings.samples,
                               temperature=self.settings.sample_temperature, **common)
 

@@ -298,6 +298,21 @@ async def test_covered_mass_below_the_floor_is_unparsed_never_a_verdict(scripted
     assert result.candidates[0].details["unparsed_questions"]["criterion_0"]["raw_text"] == "The"
 
 
+async def test_below_the_floor_falls_back_to_sampling_only_when_configured(scripted_server):
+    task = Task(id="t", prompt="p", criteria=["asks for the order number"])
+    noise = _readout({"I": math.log(0.9999), "Yes": math.log(0.0001)})
+    scripted_server.push(noise, *(chat_reply(t) for t in ["Yes", "yes.", "No", "Yes", "Yes"]))
+    result = await _evaluate(_config(scripted_server, low_coverage="sample", samples=5), task, CAND)
+    assert result.status == Status.ok and len(scripted_server.requests) == 6 and result.calls == 6
+    row = result.candidates[0].details["criteria"][0]
+    assert row["probability_source"] == "sampled" and row["probability"] == pytest.approx(0.8)
+    assert result.provenance["probability_source"] == ["logprob_readout", "sampled"]
+    # the samples are held to the same floor: mostly off-label samples are unparsed too
+    scripted_server.push(noise, *(chat_reply(t) for t in ["I", "I think", "Well", "Yes", "Hmm"]))
+    result = await _evaluate(_config(scripted_server, low_coverage="sample", samples=5), task, CAND)
+    assert result.status == Status.unparsed
+
+
 async def test_an_exact_tie_passes_by_the_rule_but_asks_a_human(scripted_server):
     scripted_server.push(_readout({"Yes": math.log(0.5), "No": math.log(0.5)}, token="Yes"))
     task = Task(id="t", prompt="p", criteria=["asks for the order number"])

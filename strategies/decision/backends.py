@@ -164,17 +164,29 @@ class LogprobReadoutBackend:
     kind: BackendKind = "logprob_readout"
 
     def __init__(self, chat: ChatCall, *, model: str, ledger: CallLedger, timeout_s: float,
-                 top_logprobs: int = DEFAULT_TOP_LOGPROBS) -> None:
+                 top_logprobs: int = DEFAULT_TOP_LOGPROBS, coverage_floor: float = 0.0,
+                 fallback: "SampledBackend | None" = None) -> None:
         self._chat, self.model, self._ledger, self._timeout_s = chat, model, ledger, timeout_s
         self._top_logprobs = top_logprobs
+        self._coverage_floor = coverage_floor
+        self._fallback = fallback
 
     async def _one(self, state: dict[str, Any] | str, question: Question) -> DecisionAnswer:
+        """One readout; below the coverage floor, sampled again when a fallback is configured."""
         request, labels = readout_request(state, to_decision_question(question),
                                           top_logprobs=self._top_logprobs)
         reply: ChatReply = await _with_timeout(self._chat(request), self._timeout_s, "readout call", self._ledger)
         self._ledger.add(reply.provenance, source="logprob_readout", input_tokens=reply.usage.input_tokens,
                          output_tokens=reply.usage.output_tokens, cost_usd=reply.cost_usd)
-        return parse_logprob_reply(reply, labels)
+        try:
+            answer = parse_logprob_reply(reply, labels)
+        except UnreadableAnswer:
+            if self._fallback is None:
+                raise
+            return await self._fallback.one(state, question)
+        if self._fallback is not None and (answer.covered_mass or 0.0) < self._coverage_floor:
+            return await self._fallback.one(state, question)
+        return answer
 
     async def ask(self, state: dict[str, Any] | str, questions: Sequence[Question]) -> BackendAnswers:
         return await _gather_answers(questions, [self._one(state, q) for q in questions])
@@ -196,14 +208,15 @@ class SampledBackend:
                          output_tokens=reply.usage.output_tokens, cost_usd=reply.cost_usd)
         return reply.text
 
-    async def _one(self, state: dict[str, Any] | str, question: Question) -> DecisionAnswer:
+    async def one(self, state: dict[str, Any] | str, question: Question) -> DecisionAnswer:
+        """k samples of one question, counted (also the readout's fallback below its floor)."""
         request, labels = sampled_request(state, to_decision_question(question),
                                           temperature=self._temperature)
         texts = await asyncio.gather(*(self._sample(request) for _ in range(self._samples)))
         return parse_samples(texts, labels)
 
     async def ask(self, state: dict[str, Any] | str, questions: Sequence[Question]) -> BackendAnswers:
-        return await _gather_answers(questions, [self._one(state, q) for q in questions])
+        return await _gather_answers(questions, [self.one(state, q) for q in questions])
 
 
 async def _gather_answers(questions: Sequence[Question],
