@@ -31,7 +31,7 @@ TASK = Task(id="capital", prompt="What is the capital of France? Answer in one s
 
 
 async def test_three_candidates_ranked_end_to_end(local_model):
-    cfg = config(local_model)
+    cfg = config(local_model, mode="pairwise")  # the full tournament; auto's cascade is tested below
     trajectories = (Trajectory(id="paris", answer="The capital of France is Paris."),
                     Trajectory(id="berlin", answer="The capital of France is Berlin."),
                     Trajectory(id="dunno", answer="I am not sure."))
@@ -82,3 +82,16 @@ async def test_smoke_injection_candidate_runs_with_real_model(local_model):
         assert 0.0 <= cand.score <= 1.0
     else:
         assert cand.score is None and cand.passed is None and cand.details["replies"][0]["raw"]
+
+
+async def test_auto_cascade_end_to_end(local_model):
+    """auto with several candidates: pointwise for each, pairwise only among the close group."""
+    cfg = config(local_model)
+    trajectories = (Trajectory(id="paris", answer="The capital of France is Paris."),
+                    Trajectory(id="dunno", answer="I am not sure."))
+    result = await LLMJudge(cfg.llm_judge).evaluate(EvaluationContext(task=TASK, trajectories=trajectories, config=cfg))
+    assert result.status in (Status.ok, Status.unparsed), result.error
+    assert result.details["mode"] == "cascade"
+    pointwise, pairwise = result.details["pointwise_calls"], result.details["pairwise_calls"]
+    assert pointwise >= 2 and result.calls == pointwise + pairwise
+    assert pairwise == 0 or len(result.details["close_group"]) == 2
