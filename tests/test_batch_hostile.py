@@ -99,6 +99,7 @@ def test_task_timeout_covers_parsing_and_a_resume_keeps_the_row(scripted_server,
     # says the line was still being evaluated when its budget ran out; either way it failed, named.
     assert rows[1]["status"] == "failed" and rows[1]["error"]["type"] == "TimeoutError"
     stage = "parsing" if rows[1]["valid"] is None else "evaluating"
+    assert rows[1]["calls"] == (None if stage == "evaluating" else 0)  # unknown is not zero
     assert f"line 1: {stage} took longer than the task timeout of 0.01 s" in rows[1]["error"]["message"]
     assert set(rows) == {1, 2}
     again = _batch(config, src, out, "--task-timeout", "0.01")

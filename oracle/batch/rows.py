@@ -46,11 +46,14 @@ def crash_row(entry: InputEntry, task_id: str | None, valid: bool | None, exc: B
               wall_ms: float) -> dict[str, Any]:
     """The oracle never raises on evaluator faults; anything else (a timeout, a bug) still gets its row.
 
-    ``valid`` is None when the line had not finished parsing (a timeout while parsing).
+    ``valid`` is None when the line had not finished parsing (a timeout while parsing). ``calls``
+    is None once evaluation had started (requests may have gone out; the count died with the
+    evaluation), 0 when it never started: unknown is not zero.
     """
     return {"line": entry.line, "task_id": task_id, "key": entry.key, "valid": valid,
             "status": Status.failed.value, "evaluator": None, "best": [], "score": None, "passed": None,
-            "escalation": None, "latency_ms": round(wall_ms, 3), "cost_usd": None, "calls": 0,
+            "escalation": None, "latency_ms": round(wall_ms, 3), "cost_usd": None,
+            "calls": None if valid else 0,
             "error": ErrorInfo.from_exception(exc).model_dump(), "result": None}
 
 

@@ -45,7 +45,7 @@ class EvaluatorStats:
         self.pending += row.get("status") == "pending"
         if row.get("cost_usd") is not None:
             self.cost_usd += float(row["cost_usd"])
-        elif row.get("calls"):
+        elif row.get("calls") or ("calls" in row and row["calls"] is None):  # None: count unknown
             self.cost_unknown += 1
         if row.get("latency_ms") is not None:
             self.latencies.append(float(row["latency_ms"]))
