@@ -167,3 +167,19 @@ def test_resume_drops_duplicate_rows_and_recomputes_nothing(tmp_path, scripted_s
     again = _batch(config, src, out)
     assert again.returncode == 0 and json.loads(again.stdout)["computed"] == 0
     assert len(out.read_text().splitlines()) == 10 and len(scripted_server.requests) == before
+
+
+def test_the_ray_worker_gives_hostile_lines_their_rows_too(tmp_path):
+    """The Ray engine ships raw lines; its worker function parses them like the local engine
+    (called directly here: Ray itself is an opt-in extra)."""
+    from oracle.batch.ray_engine import _evaluate_chunk
+    from oracle.batch.source import entry_to_wire, iter_entries
+    from oracle.config import OracleConfig
+
+    src = tmp_path / "t.jsonl"
+    src.write_bytes(b"\n".join(_hostile_lines()) + b"\n")
+    entries = list(iter_entries(src))
+    rows = _evaluate_chunk(OracleConfig().model_dump_json(), None, [entry_to_wire(e) for e in entries], 4, 30.0)
+    assert [r["line"] for r in rows] == [e.line for e in entries]
+    assert [r["key"] for r in rows] == [e.key for e in entries]
+    assert all(r["valid"] is False and r["error"]["type"] == "TaskValidationError" for r in rows)
