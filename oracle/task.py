@@ -2,7 +2,11 @@
 
 A task file is ``{"task": {...}, "trajectories": [...]}``. Models use ``extra='forbid'`` so a
 misspelt key fails at load time with the field named. An OpenAI-style message list is accepted as
-a trajectory and converted into answer + steps.
+a trajectory and converted into answer + steps (typed first, in ``oracle.messages``).
+
+Whatever the caller passes, bad input raises ``TaskValidationError`` naming the field, bounded by
+``oracle.limits.InputLimits`` (depth, huge integers, candidates per task) before anything copies
+or hashes it.
 """
 
 from __future__ import annotations
