@@ -21,8 +21,11 @@ pytestmark = [pytest.mark.local_model, pytest.mark.slow]
 REPLY = Trajectory(id="r1", answer="I'm sorry for the double charge! Could you send me your order number?")
 
 
-def _config(local_model) -> OracleConfig:
-    return OracleConfig(providers=ProvidersConfig(judge=local_model.provider_settings()))
+def _config(local_model, coverage_floor: float = 0.0) -> OracleConfig:
+    """The mechanics tests read whatever mass the tiny model puts on the labels (floor 0); the
+    default floor's verdict on the same model is tested on its own below."""
+    return OracleConfig(providers=ProvidersConfig(judge=local_model.provider_settings()),
+                        decision_judge={"coverage_floor": coverage_floor})
 
 
 async def test_readout_probabilities_over_labels_sum_to_one_and_mass_is_recorded(local_model):
@@ -61,3 +64,23 @@ async def test_readout_is_repeatable_at_temperature_zero(local_model):
     p2 = second.candidates[0].details["criteria"][0]["probability"]
     assert p1 == pytest.approx(p2, abs=1e-6)
     assert 0.0 < first.candidates[0].details["criteria"][0]["covered_mass"] < 1.0
+
+
+async def test_the_default_coverage_floor_never_turns_crumbs_into_a_verdict(local_model):
+    """With the default floor, a question whose label mass is below it is unparsed, and the mass the
+    model really put on the labels is recorded; a question above it is read."""
+    task = Task(id="t", prompt="What is the capital of France?", criteria=["The answer is correct"])
+    config = _config(local_model, coverage_floor=OracleConfig().decision_judge.coverage_floor)
+    result = await make_decision_judge(config).evaluate(
+        EvaluationContext(task=task, trajectories=(Trajectory(id="a", answer="Paris."),), config=config))
+    details = result.candidates[0].details
+    floor = config.decision_judge.coverage_floor
+    if "unparsed_questions" in details:  # below the floor: no verdict, the real mass recorded
+        (low,) = details["unparsed_questions"].values()
+        assert low["covered_mass"] is not None and 0.0 <= low["covered_mass"] < floor, low
+        assert "probability mass" in low["reason"]
+        assert result.candidates[0].passed is None and result.candidates[0].score is None
+        assert result.status == Status.unparsed, result.status
+    else:
+        assert details["criteria"][0]["covered_mass"] >= floor
+        assert result.status == Status.ok

@@ -130,7 +130,7 @@ def test_hundred_thousand_trajectories_rejected_fast_and_linear_when_allowed():
     start = time.perf_counter()
     with pytest.raises(TaskValidationError, match="at most 10000"):
         TaskInput.model_validate(data)
-    assert time.perf_counter() - start < 2  # refused before any candidate is validated
+    assert time.perf_counter() - start < 10  # refused before any candidate is validated (ms unloaded)
     # With the limit raised, the duplicate-id check is linear. Unloaded, validating and routing
     # 100,000 candidates takes about a second; the bound leaves room for a busy machine while a
     # quadratic check (10^10 comparisons) would take hours.
