@@ -6,6 +6,6 @@ Modules: ``source`` (lazy input, resume keys), ``output`` (fsynced appends, resu
 """
 
 from oracle.batch.runner import BatchReport, run_batch
-from oracle.batch.summary import export_parquet, render_summary, summarize
+from oracle.batch.summary import export_parquet, parquet_available, render_summary, summarize
 
-__all__ = ["BatchReport", "run_batch", "summarize", "render_summary", "export_parquet"]
+__all__ = ["BatchReport", "run_batch", "summarize", "render_summary", "export_parquet", "parquet_available"]

@@ -60,12 +60,16 @@ class EvaluatorStats:
 
 def summarize(path: str | Path) -> dict[str, Any]:
     per: dict[str, EvaluatorStats] = {}
+    statuses: dict[str, int] = {}
     rows = 0
     for row in iter_rows(path):
         rows += 1
+        status = "invalid" if row.get("valid") is False else str(row.get("status"))
+        statuses[status] = statuses.get(status, 0) + 1
         name = row.get("evaluator") or ("(invalid input)" if row.get("valid") is False else "(none)")
         per.setdefault(name, EvaluatorStats()).add(row)
-    return {"rows": rows, "evaluators": {k: v.as_dict() for k, v in sorted(per.items())}}
+    return {"rows": rows, "statuses": dict(sorted(statuses.items())),
+            "evaluators": {k: v.as_dict() for k, v in sorted(per.items())}}
 
 
 def render_summary(summary: dict[str, Any]) -> str:
@@ -108,6 +112,30 @@ def export_parquet(path: str | Path, dest: str | Path, *, batch_rows: int = 1000
                         ("latency_ms", pa.float64()), ("cost_usd", pa.float64()), ("calls", pa.int64()),
                         ("error_type", pa.string()), ("error_message", pa.string()),
                         ("result_json", pa.string())])
+    n = 0
+    dest = Path(dest)
+    if dest.resolve() == Path(path).resolve():
+        raise ValueError(f"the Parquet export {dest} would overwrite the JSONL rows it reads")
+    tmp = dest.with_name(f".{dest.name}.partial")  # renamed into place only once complete
+    try:
+        n = _write_parquet(path, tmp, pa, pq, schema, batch_rows)
+        tmp.replace(dest)
+    finally:
+        tmp.unlink(missing_ok=True)
+    return n
+
+
+def parquet_available() -> bool:
+    """Whether the Parquet export can run here (checked before a batch starts)."""
+    try:
+        import pyarrow  # noqa: F401
+        import pyarrow.parquet  # noqa: F401
+    except ImportError:
+        return False
+    return True
+
+
+def _write_parquet(path: str | Path, dest: Path, pa: Any, pq: Any, schema: Any, batch_rows: int) -> int:
     n = 0
     with pq.ParquetWriter(str(dest), schema) as out:
         buf: list[dict[str, Any]] = []
