@@ -82,3 +82,12 @@ def test_strict_exits_3_when_a_row_is_not_ok(tmp_path):
     assert len((tmp_path / "b.jsonl").read_text().splitlines()) == 2  # every line still has its row
     clean = write_jsonl(tmp_path / "clean.jsonl", json.dumps(TASK))
     assert run_cli("batch", str(clean), "-o", str(tmp_path / "c.jsonl"), "--no-store", "--strict").returncode == 0
+
+
+def test_reading_escalations_never_creates_a_store(tmp_path):
+    store = tmp_path / "nested" / "esc.sqlite"
+    listed = run_cli("escalations", "list", "--store", str(store))
+    assert listed.returncode == 0 and "no store at" in listed.stderr, listed.stderr
+    shown = run_cli("escalations", "show", "esc-12345678", "--store", str(store))
+    assert shown.returncode == 2 and "no escalation store" in shown.stderr
+    assert not store.exists() and not store.parent.exists()

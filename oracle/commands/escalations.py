@@ -51,14 +51,29 @@ def register(sub: argparse._SubParsersAction) -> None:
     res.set_defaults(func=cmd_resume)
 
 
+def _path(args: argparse.Namespace) -> str:
+    return args.store or OracleConfig.load(args.config).escalation.store_path
+
+
 def _open(args: argparse.Namespace):
     from oracle.escalation_store import EscalationStore
 
-    path = args.store or OracleConfig.load(args.config).escalation.store_path
-    return EscalationStore(path)
+    return EscalationStore(_path(args))
+
+
+def _missing_store(args: argparse.Namespace) -> str | None:
+    """Reading commands never create a store: a missing file is said, not made."""
+    from pathlib import Path
+
+    path = _path(args)
+    return None if path == ":memory:" or Path(path).exists() else path
 
 
 def cmd_list(args: argparse.Namespace) -> int:
+    missing = _missing_store(args)
+    if missing:
+        print(f"no escalations (no store at {missing})", file=sys.stderr)
+        return 0
     with _open(args) as store:
         entries = store.list(args.state)
     for e in entries:
@@ -76,6 +91,11 @@ def cmd_list(args: argparse.Namespace) -> int:
 
 def cmd_show(args: argparse.Namespace) -> int:
     from oracle.escalation_store import EscalationNotFound
+
+    missing = _missing_store(args)
+    if missing:
+        print(f"error: no escalation store at {missing}: nothing to show for {args.id!r}", file=sys.stderr)
+        return 2
 
     with _open(args) as store:
         try:
