@@ -166,3 +166,45 @@ async def test_concurrency_limit_holds_across_connection_shards(scripted_server)
     assert elapsed >= 0.19  # 40 requests, 20 at a time, 100 ms each: two rounds at least
     # latency counts from the send, not from the wait for a slot
     assert all(90 <= r.provenance.latency_ms < 1000 for r in replies)
+
+
+async def test_a_4xx_error_carries_the_servers_own_words(scripted_server):
+    scripted_server.push(status_reply(404, message="The model `gpt-9` does not exist"))
+    with pytest.raises(ProviderHTTPError) as info:
+        await _complete(scripted_server.provider_settings(max_retries=2))
+    assert "HTTP 404" in str(info.value) and "The model `gpt-9` does not exist" in str(info.value)
+    assert info.value.attempts == 1 and len(scripted_server.requests) == 1  # a 4xx is not retried
+
+
+async def test_nothing_listening_at_the_local_endpoint_says_how_to_start_it():
+    import socket
+
+    with socket.socket() as probe:  # a loopback port nobody listens on
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    from oracle.config import ProviderSettings
+
+    settings = ProviderSettings(base_url=f"http://127.0.0.1:{port}/v1", max_retries=0)
+    with pytest.raises(ProviderError) as info:
+        await _complete(settings)
+    assert "oracle model serve" in str(info.value) and "ORACLE_BASE_URL" in str(info.value)
+
+
+def test_the_cli_shows_the_hint_when_the_local_model_is_not_running(tmp_path):
+    import json
+    import socket
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    task = tmp_path / "t.json"
+    task.write_text(json.dumps({"task": {"id": "t", "prompt": "Explain why the sky is blue.",
+                                         "evaluator": "llm_judge"},
+                                "trajectories": [{"id": "a", "answer": "Rayleigh scattering."}]}))
+    env = {**__import__("os").environ, "ORACLE_BASE_URL": f"http://127.0.0.1:{port}/v1"}
+    res = subprocess.run([sys.executable, "-m", "oracle", "evaluate", str(task)], capture_output=True, text=True,
+                         env=env, cwd=Path(__file__).resolve().parents[1], timeout=120)
+    assert "oracle model serve" in res.stdout + res.stderr, res.stdout + res.stderr

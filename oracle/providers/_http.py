@@ -90,7 +90,7 @@ def call_flow(parse: Callable[[httpx.Response], Any], *, policy: RetryPolicy, ti
         attempt += 1
         per_attempt = timeout_s if remaining is None else min(timeout_s, remaining)
         outcome = yield Send(per_attempt)
-        failure = _classify(outcome, per_attempt)
+        failure = _classify(outcome, per_attempt, str(label.get("base_url") or ""))
         if failure is None:
             try:
                 return Delivered(parse(outcome), attempt, outcome)
@@ -113,12 +113,25 @@ def call_flow(parse: Callable[[httpx.Response], Any], *, policy: RetryPolicy, ti
         yield Sleep(delay)
 
 
-def _classify(outcome: Any, timeout_s: float) -> _Failure | None:
+LOCAL_HOSTS = ("127.0.0.1", "localhost", "[::1]", "::1")
+
+
+def connection_hint(base_url: str) -> str:
+    """What to do when nothing listens at a loopback endpoint (the embedded model's, by default)."""
+    host = httpx.URL(base_url).host if base_url else ""
+    if host not in LOCAL_HOSTS:
+        return ""
+    return (f"; nothing is listening at {base_url}: start the embedded local model with `oracle model serve`, "
+            "or point ORACLE_BASE_URL at a running OpenAI-compatible server")
+
+
+def _classify(outcome: Any, timeout_s: float, base_url: str = "") -> _Failure | None:
     """None for a 2xx response; otherwise what went wrong and whether to retry."""
     if isinstance(outcome, (httpx.TimeoutException, TimeoutError)):
         return _Failure(ProviderTimeout, f"no reply within {timeout_s:g}s ({type(outcome).__name__})", True)
     if isinstance(outcome, httpx.TransportError):
-        return _Failure(ProviderError, f"connection failed: {type(outcome).__name__}: {outcome}", True)
+        hint = connection_hint(base_url) if isinstance(outcome, httpx.ConnectError) else ""
+        return _Failure(ProviderError, f"connection failed: {type(outcome).__name__}: {outcome}{hint}", True)
     if isinstance(outcome, BaseException):
         raise outcome
     response: httpx.Response = outcome
@@ -128,8 +141,32 @@ def _classify(outcome: Any, timeout_s: float) -> _Failure | None:
     retry_after = parse_retry_after(response.headers.get("retry-after"))
     if status == 429:
         return _Failure(RateLimited, "rate limited (HTTP 429)", True, status, _excerpt(response), retry_after)
-    return _Failure(ProviderHTTPError, f"HTTP {status} from {response.request.url.copy_with(query=None)}",
+    said = server_error_text(response)
+    return _Failure(ProviderHTTPError, f"HTTP {status} from {response.request.url.copy_with(query=None)}"
+                    + (f": {said}" if said else ""),
                     is_retryable_status(status), status, _excerpt(response), retry_after)
+
+
+def server_error_text(response: httpx.Response, limit: int = 300) -> str:
+    """The server's own words about the error: ``error.message`` (OpenAI, Anthropic), ``error`` or
+    ``detail`` (FastAPI) or ``message`` in a JSON body, else the start of the text body."""
+    try:
+        body = response.json()
+    except Exception:  # noqa: BLE001 - not JSON: the text itself
+        body = None
+    text = None
+    if isinstance(body, dict):
+        err = body.get("error")
+        if isinstance(err, dict):
+            text = err.get("message") or err.get("type")
+        elif isinstance(err, str):
+            text = err
+        text = text or body.get("detail") or body.get("message")
+        if text is not None and not isinstance(text, str):
+            text = str(text)
+    if text is None:
+        text = _excerpt(response)
+    return " ".join(str(text).split())[:limit]
 
 
 def _excerpt(response: httpx.Response) -> str:
