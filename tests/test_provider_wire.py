@@ -55,7 +55,8 @@ async def test_decision_round_trip_with_refusal(scripted_server, kind):
     assert set(reply.answers) == {"correct", "tone", "quality", "secret"}
     assert reply.answers["correct"].probabilities == pytest.approx({"yes": 0.8, "no": 0.2})
     assert reply.answers["tone"].probabilities == pytest.approx({"formal": 0.25, "casual": 0.75})
-    assert reply.answers["tone"].confidence == 0.6
+    assert reply.answers["tone"].server_confidence == 0.6  # the server's own, kept beside ours
+    assert reply.answers["tone"].confidence == pytest.approx(0.5)  # ours: (0.75 - 1/2) / (1 - 1/2)
     assert reply.answers["quality"].probabilities == pytest.approx({"poor": 0.1, "fair": 0.2, "good": 0.7})
     refusal = reply.answers["secret"]
     assert refusal.refused and refusal.refusal_reason == "policy" and refusal.probabilities == {}

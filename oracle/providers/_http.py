@@ -161,12 +161,23 @@ def server_error_text(response: httpx.Response, limit: int = 300) -> str:
             text = err.get("message") or err.get("type")
         elif isinstance(err, str):
             text = err
-        text = text or body.get("detail") or body.get("message")
+        text = text or _detail_text(body.get("detail")) or body.get("message")
         if text is not None and not isinstance(text, str):
             text = str(text)
     if text is None:
         text = _excerpt(response)
     return " ".join(str(text).split())[:limit]
+
+
+def _detail_text(detail: Any) -> Any:
+    """FastAPI's ``detail``: ``{"error_type", "message"}`` -> the message; a validation list
+    ``[{"loc", "msg"}]`` -> "loc: msg; ..."; anything else as it is."""
+    if isinstance(detail, dict) and isinstance(detail.get("message"), str):
+        kind = detail.get("error_type")
+        return f"{kind}: {detail['message']}" if isinstance(kind, str) else detail["message"]
+    if isinstance(detail, list) and detail and all(isinstance(d, dict) and "msg" in d for d in detail):
+        return "; ".join(".".join(str(part) for part in d.get("loc") or []) + f": {d['msg']}" for d in detail)
+    return detail
 
 
 def _excerpt(response: httpx.Response) -> str:

@@ -1,7 +1,15 @@
 """Native decision endpoints, both wire formats, behind the one internal Decision* model.
 
-No public spec was at hand when this was written; the shapes follow the publicly documented style
-of each family (typed questions answered with a probability per option) and are pinned here.
+System One is pinned to the numbered conformance spec of ``jevcompat`` (spec 0.1, ``jevcompat
+spec``); tests/test_decision_conformance.py runs this client against its reference server, clean
+and with every fault it can inject. The Decisions format follows its family's documented style.
+
+Client: we keep our own httpx client (oracle/providers/_core.py) rather than the official SDK
+(``typesafe-sdk``). Every provider then shares the same retries with backoff and Retry-After, the
+per-call timeout and overall deadline, the reply-size limit, the concurrency limit, the response
+cache and the call ledger, and a server's reply is validated by the checks below (which turn a
+self-contradictory reply into a ``ResponseParseError`` naming what is wrong) instead of by an SDK's
+models we do not control; the SDK would also be one more runtime dependency for two JSON shapes.
 
 System One, ``POST {base}/systemone`` (questions keyed by id)::
 
@@ -40,12 +48,25 @@ Internally a likelihood question (noul / predicate) answers ``{"yes": p, "no": 1
 answers per option label, a score per level name. A refusal is a first-class answer
 (``refused=True``), never a guessed distribution. An answer missing for a question asked, an
 unknown label, or probabilities that do not sum to about 1 raise ``ResponseParseError``.
+
+A System One reply is also checked for what would silently change a verdict or betray a server
+that misunderstood the request (spec §4): an answer for a question not asked, a NaN or Infinity
+anywhere, probability keys that are not exactly the option names (or ``"0".."n-1"`` for a score),
+a ``choice`` that is not the most probable option, a ``legend`` that does not map ``"0".."n-1"`` to
+the levels asked, a ``score`` that is not the expectation of its probabilities, a confidence
+outside [0, 1]. Fields the verdict does not use may be absent (``legend``, ``confidence``, ``usage``).
+
+Confidence: servers disagree on what ``confidence`` means (top probability, top-two margin,
+1 - normalised entropy, undisclosed), so ``DecisionAnswer.confidence`` is always our own, from the
+probabilities, by the formula spec §4.5 pins (``reference_confidence``); the server's value is kept
+beside it as ``DecisionAnswer.server_confidence``.
 """
 
 from __future__ import annotations
 
 import math
-from typing import Any
+import unicodedata
+from typing import Any, Literal, Sequence
 
 from oracle._canonical import canonical_json
 from oracle.config import ProviderSettings
@@ -55,7 +76,37 @@ from oracle.providers.types import (Capabilities, DecisionAnswer, DecisionQuesti
                                     DecisionRequest, Usage)
 
 SUM_TOLERANCE = 0.02
-"""Probabilities off 1 by more than this are a broken reply, not rounding."""
+"""Decisions format: probabilities off 1 by more than this are a broken reply, not rounding."""
+SYSTEMONE_SUM_TOLERANCE = 0.05
+"""System One (spec §5): |sum - 1| may reach this, or the rounding the reply shows, whichever is larger."""
+ARGMAX_TOLERANCE = 0.005
+"""System One: ``choice`` may be an option this much less probable than the top one (rounding)."""
+SCORE_TOLERANCE = 0.02
+"""System One: ``score`` may be this far from the expectation (plus the reply's rounding)."""
+
+
+def reference_confidence(kind: Literal["likelihood", "choice", "score"], probabilities: Sequence[float]) -> float:
+    """Our confidence in an answer, from its probabilities alone (System One spec §4.5).
+
+    choice (and likelihood, as a two-option choice): how far the top probability is above uniform,
+    ``(max p - 1/n) / (1 - 1/n)``: 0 for a uniform answer, 1 for a certain one.
+    score (probabilities in level order): one minus the expected distance from the most probable
+    level, relative to that of a uniform distribution around the middle level,
+    ``max(0, 1 - sum_i p_i |i - mode| / (sum_i |i - (n-1)/2| / n))``.
+    The spec pins no confidence for noul; the two-option choice formula gives ``|2p - 1|``.
+    """
+    probs = [float(p) for p in probabilities]
+    n = len(probs)
+    if n <= 1:
+        return 1.0
+    if kind == "score":
+        mode = max(range(n), key=probs.__getitem__)
+        spread = sum(p * abs(i - mode) for i, p in enumerate(probs))
+        uniform_spread = sum(abs(i - (n - 1) / 2) for i in range(n)) / n
+        value = 1.0 - spread / uniform_spread
+    else:
+        value = (max(probs) - 1.0 / n) / (1.0 - 1.0 / n)
+    return min(1.0, max(0.0, value))
 
 _WIRE_TYPES = {"systemone": {"likelihood": "noul", "choice": "choice", "score": "score"},
                "decisions": {"likelihood": "predicate", "choice": "choice", "score": "score"}}
@@ -100,14 +151,19 @@ class _DecisionFormat:
         expected = _WIRE_TYPES[self.endpoint_kind][q.type]
         if wire_type != expected:
             raise ResponseParseError(f"answer to {q.id!r} has type {wire_type!r}, expected {expected!r}")
+        server_confidence = _optional_probability(raw.get("confidence"), q.id, what="confidence")
         if q.type == "likelihood":
             p = _probability(raw.get("noul" if expected == "noul" else "probability"), q.id)
             return DecisionAnswer(question_id=q.id, probabilities={"yes": p, "no": 1.0 - p},
-                                  confidence=_optional_probability(raw.get("confidence"), q.id))
+                                  confidence=reference_confidence("likelihood", [p, 1.0 - p]),
+                                  server_confidence=server_confidence)
         labels = list(q.options or {}) if q.type == "choice" else list(q.levels or [])
-        probs = self._distribution(q, raw, labels)
-        return DecisionAnswer(question_id=q.id, probabilities=_checked(probs, labels, q.id),
-                              confidence=_optional_probability(raw.get("confidence"), q.id))
+        probs = _checked(self._distribution(q, raw, labels), labels, q.id, self._sum_tolerance)
+        return DecisionAnswer(question_id=q.id, probabilities=probs,
+                              confidence=reference_confidence(q.type, [probs[label] for label in labels]),
+                              server_confidence=server_confidence)
+
+    _sum_tolerance = SUM_TOLERANCE
 
     def _distribution(self, q: DecisionQuestion, raw: dict[str, Any], labels: list[str]) -> dict[str, float]:
         raise NotImplementedError
@@ -130,25 +186,38 @@ class SystemOneFormat(_DecisionFormat):
             questions[q.id] = item
         return {"model": self.settings.model, "state": req.state, "questions": questions}
 
+    _sum_tolerance = SYSTEMONE_SUM_TOLERANCE
+
     def parse(self, data: Any, req: DecisionRequest) -> dict[str, Any]:
         if not isinstance(data, dict) or not isinstance(data.get("answers"), dict):
             raise ResponseParseError("systemone reply has no answers object")
+        where = _non_finite(data, "reply")
+        if where:
+            raise ResponseParseError(f"systemone reply has a NaN or Infinity at {where} (not JSON; spec: response.finite)")
+        asked = {q.id for q in req.questions}
+        extra = [k for k in data["answers"] if k not in asked]
+        if extra:
+            raise ResponseParseError(f"systemone reply answers questions that were not asked: {extra[:5]}")
         return _reply_fields(data, self._answers(data["answers"], req))
 
     def _distribution(self, q: DecisionQuestion, raw: dict[str, Any], labels: list[str]) -> dict[str, float]:
         probs = raw.get("probabilities")
         if not isinstance(probs, dict):
             raise ResponseParseError(f"answer to {q.id!r} has no probabilities object")
+        values = {str(k): _probability(v, q.id) for k, v in probs.items()}
         if q.type == "choice":
-            return {str(k): _probability(v, q.id) for k, v in probs.items()}
-        out = {}
-        for index, value in probs.items():  # score: keyed by level index as a string
-            try:
-                label = labels[int(index)]
-            except (ValueError, IndexError):
-                raise ResponseParseError(f"answer to {q.id!r}: level index {index!r} out of range") from None
-            out[label] = _probability(value, q.id)
-        return out
+            _same_keys(q.id, "probability keys", labels, list(values), "the options asked")
+            _check_sum(q.id, list(values.values()))
+            _check_choice(q.id, raw, values)
+            return values
+        # score: keyed by level index as a string, "0".."n-1"; legend maps the same keys to the levels
+        keys = [str(i) for i in range(len(labels))]
+        _same_keys(q.id, "score probability keys", keys, list(values), "the level indices")
+        _check_legend(q.id, raw, keys, labels)
+        ordered = [values[k] for k in keys]
+        _check_sum(q.id, ordered)
+        _check_score(q.id, raw, ordered)
+        return {labels[i]: p for i, p in enumerate(ordered)}
 
 
 class DecisionsFormat(_DecisionFormat):
@@ -212,15 +281,114 @@ def _probability(value: Any, qid: str) -> float:
     return float(value)
 
 
-def _optional_probability(value: Any, qid: str) -> float | None:
-    return None if value is None else _probability(value, qid)
+def _optional_probability(value: Any, qid: str, what: str = "probability") -> float | None:
+    if value is None:
+        return None
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value) \
+            or not 0.0 <= float(value) <= 1.0:
+        raise ResponseParseError(f"answer to {qid!r}: {what} {value!r} is not in [0, 1]")
+    return float(value)
 
 
-def _checked(probs: dict[str, float], labels: list[str], qid: str) -> dict[str, float]:
+def _checked(probs: dict[str, float], labels: list[str], qid: str,
+             tolerance: float = SUM_TOLERANCE) -> dict[str, float]:
     unknown = sorted(set(probs) - set(labels))
     if unknown:
         raise ResponseParseError(f"answer to {qid!r}: unknown labels {unknown}")
     total = sum(probs.values())
-    if abs(total - 1.0) > SUM_TOLERANCE:
+    if abs(total - 1.0) > tolerance:
         raise ResponseParseError(f"answer to {qid!r}: probabilities sum to {total:.3f}, not 1")
     return {label: probs.get(label, 0.0) / total for label in labels}
+
+
+# ---------------------------------------------------------------- System One reply checks (spec §4)
+
+def _rounding(values: Sequence[float]) -> float:
+    """Half a unit of the coarsest decimal place (2..6) at which every value is exact; 0 if none."""
+    for digits in range(2, 7):
+        if all(abs(v - round(v, digits)) < 1e-7 for v in values):
+            return 0.5 / 10 ** digits
+    return 0.0
+
+
+def _check_sum(qid: str, values: list[float]) -> None:
+    r = _rounding(values)
+    total = sum(values)
+    over = max(SYSTEMONE_SUM_TOLERANCE, sum(1 for v in values if v > 0) * r)
+    under = max(SYSTEMONE_SUM_TOLERANCE, len(values) * r)
+    if total - 1.0 > over + 1e-9 or 1.0 - total > under + 1e-9:
+        raise ResponseParseError(f"answer to {qid!r}: probabilities sum to {total:.3f}, not 1 "
+                                 f"(spec: distribution)")
+
+
+def _same_keys(qid: str, what: str, expected: list[str], got: list[str], meaning: str) -> None:
+    missing = [k for k in expected if k not in got]
+    unexpected = [k for k in got if k not in expected]
+    if not missing and not unexpected:
+        return
+    hint = ""
+    if unexpected:
+        if {unicodedata.normalize("NFC", k) for k in unexpected} <= {unicodedata.normalize("NFC", k) for k in expected}:
+            hint = "; the server changed the Unicode normalisation of the names"
+        elif {k.casefold() for k in unexpected} <= {k.casefold() for k in expected}:
+            hint = "; the server changed the letter case of the names"
+        elif all(k.isdigit() for k in got) and sorted(got, key=int) == [str(i + 1) for i in range(len(got))]:
+            hint = "; they are 1-based"
+    raise ResponseParseError(f"answer to {qid!r}: {what} are not exactly {meaning}: missing {missing[:3]}, "
+                             f"unexpected {unexpected[:3]}{hint}")
+
+
+def _check_choice(qid: str, raw: dict[str, Any], probs: dict[str, float]) -> None:
+    if "choice" not in raw:
+        return
+    choice = raw["choice"]
+    if not isinstance(choice, str) or choice not in probs:
+        raise ResponseParseError(f"answer to {qid!r}: choice {choice!r} is not one of the options")
+    best = max(probs, key=probs.__getitem__)
+    if probs[best] - probs[choice] > ARGMAX_TOLERANCE + _rounding(list(probs.values())):
+        raise ResponseParseError(f"answer to {qid!r}: choice {choice!r} (p={probs[choice]:.3f}) is not the most "
+                                 f"probable option {best!r} (p={probs[best]:.3f}) (spec: choice.argmax)")
+
+
+def _check_legend(qid: str, raw: dict[str, Any], keys: list[str], levels: list[str]) -> None:
+    if "legend" not in raw:
+        return
+    legend = raw["legend"]
+    if not isinstance(legend, dict):
+        raise ResponseParseError(f"answer to {qid!r}: legend is not an object")
+    _same_keys(qid, "legend keys", keys, [str(k) for k in legend], "the level indices")
+    for key in keys:
+        if legend[key] != levels[int(key)]:
+            raise ResponseParseError(f"answer to {qid!r}: legend[{key!r}] is {legend[key]!r}, but level {key} "
+                                     f"asked was {levels[int(key)]!r}")
+
+
+def _check_score(qid: str, raw: dict[str, Any], ordered: list[float]) -> None:
+    if "score" not in raw:
+        return
+    score = raw["score"]
+    if isinstance(score, bool) or not isinstance(score, (int, float)):
+        raise ResponseParseError(f"answer to {qid!r}: score {score!r} is not a number")
+    n = len(ordered)
+    expected = sum(i * p for i, p in enumerate(ordered))
+    tolerance = SCORE_TOLERANCE + _rounding(ordered) * (1 + n * (n - 1) / 2)
+    if abs(float(score) - expected) > tolerance + 1e-9:
+        raise ResponseParseError(f"answer to {qid!r}: score {score!r} is not the expectation {expected:.3f} of its "
+                                 f"probabilities (spec: score.expectation)")
+
+
+def _non_finite(value: Any, path: str) -> str | None:
+    """The path of the first NaN or Infinity in a parsed JSON value, or None."""
+    if isinstance(value, float):
+        return None if math.isfinite(value) else path
+    if isinstance(value, dict):
+        for key, item in value.items():
+            found = _non_finite(item, f"{path}.{key}")
+            if found:
+                return found
+    elif isinstance(value, list):
+        for index, item in enumerate(value):
+            found = _non_finite(item, f"{path}[{index}]")
+            if found:
+                return found
+    return None

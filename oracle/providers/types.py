@@ -143,6 +143,11 @@ class DecisionAnswer(BaseModel):
     question_id: str
     probabilities: dict[str, float] = Field(default_factory=dict)
     confidence: float | None = None
+    """Native endpoints: our own confidence, computed from ``probabilities`` with the System One
+    reference formula (``oracle.providers.decisions.reference_confidence``), whatever the server says."""
+    server_confidence: float | None = None
+    """The confidence the server itself reported (None when it sent none); kept for provenance only,
+    since servers disagree on what it means."""
     refused: bool = False
     refusal_reason: str | None = None
     probability_source: ProbabilitySource = "native"
