@@ -63,6 +63,11 @@ def test_plain_data_crosses_with_its_types(value):
     assert same(roundtrip(value), value)
 
 
+def test_distinct_nans_in_a_set_stay_distinct():
+    got = roundtrip({frozenset({float("nan"), float("nan")})})
+    assert len(next(iter(got))) == 2
+
+
 def test_subclasses_cross_as_their_plain_base():
     Point = collections.namedtuple("Point", "x y")
 

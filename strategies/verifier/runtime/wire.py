@@ -118,7 +118,7 @@ def encode(value: object, to_handle=None, _depth: int = 0) -> object:
 
 def _float_tag(text: object) -> float:
     if text == "nan":
-        return math.nan
+        return float("nan")  # a fresh object each time: two NaNs in a set stay two, as sent
     if text == "inf":
         return math.inf
     if text == "-inf":
