@@ -11,7 +11,6 @@ from __future__ import annotations
 import re
 from typing import Any
 
-import yaml
 from pydantic import ValidationError
 
 from oracle.errors import TaskValidationError
@@ -54,6 +53,8 @@ def _clean_loc(loc: tuple[Any, ...]) -> tuple[Any, ...]:
 
 def _line_of(node: Any, loc: tuple[Any, ...]) -> int | None:
     """Follow ``loc`` through a YAML node tree; return the 1-based line of the deepest match."""
+    import yaml
+
     line = None
     for part in loc:
         if isinstance(node, yaml.MappingNode) and isinstance(part, str):
@@ -83,6 +84,8 @@ def format_validation_error(exc: ValidationError, *, source: str | None = None, 
     parts = []
     node = None
     if text is not None and line is None and len(text) <= LINE_LOOKUP_MAX_CHARS:
+        import yaml  # only on this error path: valid tasks never load the YAML parser
+
         try:
             node = yaml.compose(text)
         except (yaml.YAMLError, RecursionError, ValueError):

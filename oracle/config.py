@@ -9,11 +9,9 @@ from __future__ import annotations
 
 import os
 from functools import cached_property
-import tomllib
 from pathlib import Path
 from typing import Any, Literal
 
-import yaml
 from pydantic import (BaseModel, ConfigDict, Field, SecretStr, SerializeAsAny, ValidationError,
                       field_validator, model_validator)
 
@@ -286,27 +284,35 @@ def _read_config_file(path: Path) -> dict[str, Any]:
 
 
 def _parse_config_file(path: Path) -> dict[str, Any]:
-    from oracle._safe_yaml import load_yaml
-
+    # The YAML and TOML parsers load only when a file of their kind is read.
     suffix = path.suffix.lower()
-    try:
-        if suffix in (".yaml", ".yml"):
+    if suffix in (".yaml", ".yml"):
+        import yaml
+
+        from oracle._safe_yaml import load_yaml
+
+        try:
             data = load_yaml(path.read_text(encoding="utf-8"), max_aliases=100, max_depth=64) or {}
-        elif suffix == ".toml":
+        except yaml.YAMLError as exc:
+            raise ConfigError(f"{path}: cannot parse: {exc}") from None
+    elif suffix == ".toml":
+        import tomllib
+
+        try:
             data = tomllib.loads(path.read_text(encoding="utf-8"))
-        elif suffix == ".py":
-            namespace: dict[str, Any] = {}
-            exec(compile(path.read_text(encoding="utf-8"), str(path), "exec"), namespace)  # noqa: S102
-            value = namespace.get("CONFIG")
-            if isinstance(value, OracleConfig):
-                return value.model_dump(mode="python")
-            if not isinstance(value, dict):
-                raise ConfigError(f"{path}: a Python config must define CONFIG (a dict or OracleConfig)")
-            data = value
-        else:
-            raise ConfigError(f"{path}: unsupported config type {suffix!r} (use .yaml, .toml or .py)")
-    except (yaml.YAMLError, tomllib.TOMLDecodeError) as exc:
-        raise ConfigError(f"{path}: cannot parse: {exc}") from None
+        except tomllib.TOMLDecodeError as exc:
+            raise ConfigError(f"{path}: cannot parse: {exc}") from None
+    elif suffix == ".py":
+        namespace: dict[str, Any] = {}
+        exec(compile(path.read_text(encoding="utf-8"), str(path), "exec"), namespace)  # noqa: S102
+        value = namespace.get("CONFIG")
+        if isinstance(value, OracleConfig):
+            return value.model_dump(mode="python")
+        if not isinstance(value, dict):
+            raise ConfigError(f"{path}: a Python config must define CONFIG (a dict or OracleConfig)")
+        data = value
+    else:
+        raise ConfigError(f"{path}: unsupported config type {suffix!r} (use .yaml, .toml or .py)")
     if not isinstance(data, dict):
         raise ConfigError(f"{path}: the config must be a mapping")
     return data

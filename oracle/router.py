@@ -69,34 +69,39 @@ class PolicyChain:
         self.config_hash = config.hash()
         self._specs = {p.name: p.spec() for p in self.policies}
         self._versions = {p.name: p.version for p in self.policies}
+        # Everything a route reads from the policies and the config, looked up once here.
+        self._chain = [(p.vote, p.name, p.version, p.weight, self._specs[p.name]) for p in self.policies]
+        routing = config.routing
+        self._prefix_chars, self._scan_chars = routing.cue_prefix_chars, routing.scan_chars
+        self._enabled, self._threshold = routing.enabled_evaluators, routing.threshold
 
     def route(self, task: Task, trajectories: Sequence[Trajectory], *,
               history: Mapping[str, float] | None = None) -> Route:
         start = time.perf_counter()
-        routing = self.config.routing
         values = extract_values(task, trajectories, history=history,
-                                prefix_chars=routing.cue_prefix_chars, scan_chars=routing.scan_chars)
-        signals = Signals(**values)
+                                prefix_chars=self._prefix_chars, scan_chars=self._scan_chars)
+        signals = Signals.of(values)
 
         # Weighted totals in the fixed evaluator order: decision_judge, llm_judge, verifier.
         total_d = total_l = total_v = 0.0
         votes: list[dict[str, Any]] = []
         abstained: list[str] = []
-        for policy in self.policies:
-            vote = policy.vote(signals)
+        for vote_of, name, version, weight, spec in self._chain:
+            vote = vote_of(signals)
             if vote is None:
-                abstained.append(policy.name)
+                abstained.append(name)
                 continue
-            weight, scores = policy.weight, vote.scores
+            scores = vote.scores
             total_d += weight * scores["decision_judge"]
             total_l += weight * scores["llm_judge"]
             total_v += weight * scores["verifier"]
-            votes.append({"policy": policy.name, "version": policy.version, "weight": weight, "scores": scores,
+            votes.append({"policy": name, "version": version, "weight": weight, "scores": scores,
                           "reason": vote.reason, "signals": {k: values[k] for k in vote.reads},
-                          "spec": self._specs[policy.name]})
+                          "spec": spec})
         totals = {_DECISION: round(total_d, 9), _LLM: round(total_l, 9), _VERIFIER: round(total_v, 9)}
 
-        gates = gates_for(routing.enabled_evaluators, values["has_tests"] or values["has_reference"],
+        threshold = self._threshold
+        gates = gates_for(self._enabled, values["has_tests"] or values["has_reference"],
                           values["has_closed_question"] or values["n_criteria"] > 0)
         feasible = [g.evaluator for g in gates if g.feasible]
         feasible_total = sum(totals[k] for k in feasible)
@@ -122,10 +127,10 @@ class PolicyChain:
             fallback = f"no policy voted for a feasible evaluator; using default {evaluator}"
         else:
             evaluator = ranked[0]
-            if shares[evaluator] < routing.threshold:
+            if shares[evaluator] < threshold:
                 low = True
                 default = self._default_or(ranked)
-                fallback = (f"confidence {shares[evaluator]:.3f} below threshold {routing.threshold}; "
+                fallback = (f"confidence {shares[evaluator]:.3f} below threshold {threshold}; "
                             + (f"using default {default}" if default != evaluator
                                else f"default {default} is the vote winner"))
                 evaluator = default
@@ -137,10 +142,10 @@ class PolicyChain:
             if runner_up:
                 margin = round(confidence - shares[runner_up], 6)
         data = {
-            "evaluator": evaluator, "confidence": round(confidence or 0.0, 6), "totals": totals, "votes": votes,
-            "abstained": abstained, "policies": self._versions, "gates": gates, "runner_up": runner_up,
-            "margin": margin, "threshold": routing.threshold, "low_confidence": low, "fallback": fallback,
-            "override": override, "signals": values, "config_hash": self.config_hash,
+            "evaluator": evaluator, "confidence": round(confidence, 6) if confidence else 0.0, "totals": totals,
+            "votes": votes, "abstained": abstained, "policies": self._versions, "gates": gates,
+            "runner_up": runner_up, "margin": margin, "threshold": threshold, "low_confidence": low,
+            "fallback": fallback, "override": override, "signals": values, "config_hash": self.config_hash,
             "schema_version": SCHEMA_VERSION}
         data["elapsed_us"] = round((time.perf_counter() - start) * 1e6, 1)
         return Route.model_validate(data)

@@ -13,7 +13,7 @@ from typing import Any, Literal, Mapping
 
 from oracle.policy_settings import CUE_PREFIX_CHARS, SCAN_CHARS
 from oracle.task import Task, Trajectory
-from oracle.text_cues import asks_graded_scale, asks_rationale, cue_counts, has_code_line, is_yes_no_check
+from oracle.text_cues import asks_scale_or_rationale, cue_counts, has_code_line, is_yes_no_check
 
 RUNNABLE_LANGUAGES = frozenset({"python", "javascript"})
 _LANGUAGE_ALIASES = {"py": "python", "python3": "python", "js": "javascript", "node": "javascript"}
@@ -82,6 +82,14 @@ class Signals:
             raise TypeError(f"Signals: missing {missing}, unknown {unknown}")
         object.__setattr__(self, "__dict__", values)
 
+    @classmethod
+    def of(cls, values: dict[str, Any]) -> "Signals":
+        """Signals over ``values`` as returned by ``extract_values`` (exactly the fields, already
+        typed): no key check and no copy, so the caller must not change the dict afterwards."""
+        signals = object.__new__(cls)
+        object.__setattr__(signals, "__dict__", values)
+        return signals
+
     def __setattr__(self, name: str, value: Any) -> None:
         raise AttributeError("Signals are read-only")
 
@@ -110,13 +118,6 @@ def _normalize_language(language: str | None, scan_chars: int) -> str | None:
     return _LANGUAGE_ALIASES.get(lang, lang)
 
 
-def _has_code(t: Trajectory, scan_chars: int) -> bool:
-    if t.code:
-        return True
-    head = t.answer[:scan_chars]
-    return "```" in head or has_code_line(head)
-
-
 def _has_text(text: str | None, scan_chars: int) -> bool:
     """Some non-whitespace among the first ``scan_chars`` characters (usually among the first 64)."""
     if not text:
@@ -142,52 +143,80 @@ def _joined_prefix(texts: list[str], limit: int) -> str:
     return "".join(parts)
 
 
+def _share(part: int, whole: int) -> float:
+    """``round(part / whole, 6)``, without the rounding when the share is exactly 0 or 1."""
+    if part == 0:
+        return 0.0
+    return 1.0 if part == whole else round(part / whole, 6)
+
+
 def extract_values(task: Task, trajectories: tuple[Trajectory, ...] | list[Trajectory], *,
                    history: Mapping[str, float] | None = None, prefix_chars: int = CUE_PREFIX_CHARS,
                    scan_chars: int = SCAN_CHARS) -> dict[str, Any]:
     """The signal values as a plain dict (the router's hot path and the trace both use it)."""
-    prefix = task.prompt[:prefix_chars]
+    prompt = task.prompt
+    prefix = prompt[:prefix_chars]
     if task.description:
         prefix = prefix + "\n" + task.description[: max(0, prefix_chars - len(prefix))]
     lower = prefix.lower()
     n_words, n_verifiable, n_judgment = cue_counts(lower)
     n_words = max(1, n_words)
 
-    criteria_text = [c.criterion for c in task.criteria]
-    n_criteria = len(criteria_text)
-    yes_no = sum(1 for c in criteria_text if is_yes_no_check(c, scan_chars))
-    scan = (lower + "\n" + _joined_prefix(criteria_text, prefix_chars).lower()) if criteria_text else lower
+    criteria = task.criteria
+    n_criteria = len(criteria)
+    if n_criteria:
+        criteria_text = [c.criterion for c in criteria]
+        yes_no = sum(1 for c in criteria_text if is_yes_no_check(c, scan_chars))
+        scan = lower + "\n" + _joined_prefix(criteria_text, prefix_chars).lower()
+    else:
+        yes_no, scan = 0, lower
 
-    code_flags = [_has_code(t, scan_chars) for t in trajectories]
-    has_code = any(code_flags)
+    n = len(trajectories)
+    n_code = 0
+    has_output = False
+    answer_chars = 0
+    for t in trajectories:  # one pass: code (field, fence, code-shaped line), output, answer length
+        answer = t.answer
+        answer_chars += len(answer)
+        if t.code:
+            n_code += 1
+        else:
+            head = answer[:scan_chars]
+            if "```" in head or has_code_line(head):
+                n_code += 1
+        if not has_output:
+            has_output = _has_text(t.output, scan_chars)
     language = _normalize_language(task.language, scan_chars)
     n_tests = len(task.tests)
-    if language is None and (n_tests or has_code):
+    if language is None and (n_tests or n_code):
         language = "python"
-    n = len(trajectories)
     reference = task.reference
+    n_questions = len(task.questions)
+    graded, rationale = asks_scale_or_rationale(scan)
     return {
         "has_reference": _has_text(reference, scan_chars),
-        "reference_chars": len(reference or ""),
+        "reference_chars": len(reference) if reference else 0,
         "has_tests": n_tests > 0,
         "tests_runnable": n_tests > 0 and language in RUNNABLE_LANGUAGES,
         "n_tests": n_tests,
         "language": language,
-        "has_code": has_code,
-        "code_share": round(sum(code_flags) / n, 6) if n else 0.0,
-        "has_execution_output": any(_has_text(t.output, scan_chars) for t in trajectories),
+        "has_code": n_code > 0,
+        "code_share": _share(n_code, n) if n else 0.0,
+        "has_execution_output": has_output,
         "n_candidates": n,
-        "n_questions": len(task.questions),
+        "n_questions": n_questions,
         "n_criteria": n_criteria,
-        "yes_no_criteria_share": round(yes_no / n_criteria, 6) if n_criteria else 0.0,
-        "has_closed_question": bool(task.questions) or (n_criteria > 0 and yes_no == n_criteria),
+        "yes_no_criteria_share": _share(yes_no, n_criteria) if n_criteria else 0.0,
+        "has_closed_question": n_questions > 0 or (n_criteria > 0 and yes_no == n_criteria),
         "difficulty": task.difficulty,
-        "verifiable_cue_density": round(n_verifiable / n_words, 6),
-        "judgment_cue_density": round(n_judgment / n_words, 6),
-        "asks_graded_scale": asks_graded_scale(scan),
-        "asks_rationale": asks_rationale(scan),
-        "prompt_chars": len(task.prompt),
-        "mean_answer_chars": round(sum(len(t.answer) for t in trajectories) / n, 3) if n else 0.0,
+        "verifiable_cue_density": round(n_verifiable / n_words, 6) if n_verifiable else 0.0,
+        "judgment_cue_density": round(n_judgment / n_words, 6) if n_judgment else 0.0,
+        "asks_graded_scale": graded,
+        "asks_rationale": rationale,
+        "prompt_chars": len(prompt),
+        # A whole mean is exact already: round() only where there is a fraction to round.
+        "mean_answer_chars": (answer_chars / n if answer_chars % n == 0 else round(answer_chars / n, 3))
+        if n else 0.0,
         "prior_hardness": None if history is None or task.id not in history else float(history[task.id]),
         "evaluator_override": task.evaluator,
     }
@@ -197,5 +226,5 @@ def extract(task: Task, trajectories: tuple[Trajectory, ...] | list[Trajectory],
             history: Mapping[str, float] | None = None, prefix_chars: int = CUE_PREFIX_CHARS,
             scan_chars: int = SCAN_CHARS) -> Signals:
     """Compute the signals. ``history`` maps task id -> prior hardness in 0..1 (optional)."""
-    return Signals(**extract_values(task, trajectories, history=history, prefix_chars=prefix_chars,
-                                    scan_chars=scan_chars))
+    return Signals.of(extract_values(task, trajectories, history=history, prefix_chars=prefix_chars,
+                                     scan_chars=scan_chars))

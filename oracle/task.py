@@ -22,7 +22,6 @@ from pydantic_core import PydanticCustomError
 from oracle._frozen import FrozenWithCache
 from oracle._validation_errors import NAMED_FIELD_ERROR, format_validation_error
 from oracle.limits import DEFAULT_LIMITS, InputLimits, input_problem
-from oracle.messages import trajectory_data_from_item, trajectory_data_from_messages
 from oracle.questions import Question
 from oracle.testspec import ReferenceCheck, TestCase
 
@@ -176,6 +175,8 @@ def trajectory_from_messages(messages: list[dict[str, Any]], *, id: str) -> Traj
     The last assistant message with text is the answer; tool calls and tool results become steps,
     so nothing in the conversation is lost. A list of the wrong shape raises ``TaskValidationError``.
     """
+    from oracle.messages import trajectory_data_from_messages
+
     return Trajectory.model_validate(trajectory_data_from_messages(messages, id=id))
 
 
@@ -220,9 +221,14 @@ class TaskInput(_InputModel):
                 {"count": len(value), "limit": limit})
         out = []
         for i, item in enumerate(value):
+            # Message lists are typed in oracle.messages, loaded only when a task holds one.
             if isinstance(item, list):
+                from oracle.messages import trajectory_data_from_messages
+
                 out.append(trajectory_data_from_messages(item, id=f"t{i}", index=i))
             elif isinstance(item, dict) and "messages" in item and "answer" not in item:
+                from oracle.messages import trajectory_data_from_item
+
                 out.append(trajectory_data_from_item(item, i))
             else:
                 out.append(item)

@@ -16,9 +16,6 @@ import json
 from pathlib import Path
 from typing import Any, BinaryIO, Iterator
 
-import yaml
-
-from oracle._safe_yaml import YamlLimitError, load_yaml
 from oracle._validation_errors import format_validation_error
 from oracle.errors import TaskValidationError
 from oracle.limits import DEFAULT_LIMITS, InputLimits
@@ -76,6 +73,10 @@ def decode_json(raw: str | bytes, *, source: str | None, line: int | None) -> An
 
 
 def _decode_yaml(text: str, *, source: str, limits: InputLimits) -> Any:
+    import yaml  # loaded only when a YAML file is read (a JSON task file never pays for it)
+
+    from oracle._safe_yaml import YamlLimitError, load_yaml
+
     try:
         return load_yaml(text, max_aliases=limits.max_yaml_aliases, max_depth=limits.max_depth)
     except YamlLimitError as exc:

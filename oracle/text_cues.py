@@ -8,6 +8,7 @@ so the lists stay short.
 from __future__ import annotations
 
 import re
+from typing import Any
 
 _SUFFIXES = ("ations", "ation", "ingly", "ings", "ing", "edly", "ness", "ment", "ies", "ied",
              "ers", "er", "ed", "ly", "es", "s", "e")
@@ -42,6 +43,7 @@ _ENDINGS = ("",) + _SUFFIXES
 VERIFIABLE_FORMS = frozenset((stem_ + ending).encode() for stem_ in VERIFIABLE_CUES for ending in _ENDINGS)
 JUDGMENT_FORMS = frozenset((stem_ + ending).encode() for stem_ in JUDGMENT_CUES for ending in _ENDINGS)
 """Every cue stem with each known ending, as bytes: membership of a word is 'its stem is a cue'."""
+_CUE_FORMS = VERIFIABLE_FORMS | JUDGMENT_FORMS
 _LETTERS_ONLY = bytes(c + 32 if 65 <= c <= 90 else c if 97 <= c <= 122 or c >= 128 else 32 for c in range(256))
 """Byte table: ASCII letters lower-cased, other ASCII bytes -> space, UTF-8 bytes of other characters kept."""
 
@@ -51,14 +53,18 @@ def cue_counts(text: str) -> tuple[int, int, int]:
 
     A word is a run of letters (any character but ASCII non-letters and whitespace). The text is
     split as UTF-8 bytes through a 256-byte table, so the work is a few C passes and one set lookup
-    per word and cue list; text with non-ASCII characters first has its Unicode whitespace turned
+    per word (in both cue lists at once); text with non-ASCII characters first has its Unicode whitespace turned
     into spaces, which bytes.split would not see.
     """
     if not text.isascii():
         text = " ".join(text.split())
     words = text.encode().translate(_LETTERS_ONLY).split()
-    return (len(words), sum(map(VERIFIABLE_FORMS.__contains__, words)),
-            sum(map(JUDGMENT_FORMS.__contains__, words)))
+    # One set lookup per word (either list), then the few hits are sorted into the two lists.
+    hits = list(filter(_CUE_FORMS.__contains__, words))
+    if not hits:
+        return len(words), 0, 0
+    return (len(words), sum(map(VERIFIABLE_FORMS.__contains__, hits)),
+            sum(map(JUDGMENT_FORMS.__contains__, hits)))
 
 
 YES_NO_START = re.compile(
@@ -163,3 +169,36 @@ def asks_rationale(text: str) -> bool:
     """Whether the text asks for a written reason: "explain why", "justify", "give reasons",
     "show your work"... (lower-case text)."""
     return match_at_word_starts(RATIONALE_AT, text, RATIONALE_STARTS)
+
+
+# Supersets of what asks_graded_scale and asks_rationale find, as RE2 patterns: RE2 reads a text
+# once (a DFA, linear), where the exact checks scan it once per start phrase and hint (18 scans).
+# Superset: the same phrases behind RE2's ASCII \b, which holds wherever the exact checks' boundary
+# (no letter, digit or "_" before) holds; for the number ranges, a digit or any non-ASCII character,
+# then spaces or non-ASCII characters, then a scale word (every range the exact check accepts has
+# that shape, whatever str.isdigit / str.isspace characters it is made of).
+_GRADED_PREFILTER = (r"\b(?:" + GRADED_AT.pattern + r")"
+                     r"|(?:[0-9]|[^\x00-\x7f])(?:[\t-\r\x1c-\x20]|[^\x00-\x7f])*(?:scale|point|star)")
+_RATIONALE_PREFILTER = r"\b(?:" + RATIONALE_AT.pattern + r")"
+_asks_prefilter: Any = None
+
+
+def asks_scale_or_rationale(text: str) -> tuple[bool, bool]:
+    """``(asks_graded_scale(text), asks_rationale(text))``, reading the text once when neither is
+    asked (the usual case): an exact check runs only where an RE2 prefilter finds a candidate for
+    it. RE2 loads on the first call (so ``oracle route`` pays for it only when it routes)."""
+    global _asks_prefilter
+    if _asks_prefilter is None:
+        import re2
+
+        _asks_prefilter = tuple(re2.compile(pattern.encode()) for pattern in (
+            _GRADED_PREFILTER + "|" + _RATIONALE_PREFILTER, _GRADED_PREFILTER, _RATIONALE_PREFILTER))
+    try:
+        data = text.encode()
+    except UnicodeEncodeError:  # a lone surrogate (task validation rejects them): the exact checks
+        return asks_graded_scale(text), asks_rationale(text)
+    either, graded, rationale = _asks_prefilter
+    if either.search(data) is None:
+        return False, False
+    return (graded.search(data) is not None and asks_graded_scale(text),
+            rationale.search(data) is not None and asks_rationale(text))

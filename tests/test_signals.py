@@ -71,7 +71,10 @@ def test_cue_density_uses_capped_prefix():
 
 import pytest  # noqa: E402
 
-from oracle.text_cues import asks_graded_scale, asks_rationale, has_code_line, is_yes_no_check  # noqa: E402
+from hypothesis import given, settings, strategies as st  # noqa: E402
+
+from oracle.text_cues import (asks_graded_scale, asks_rationale, asks_scale_or_rationale, cue_counts,  # noqa: E402
+                              has_code_line, is_yes_no_check)
 
 
 @pytest.mark.parametrize("text, graded", [
@@ -83,6 +86,7 @@ from oracle.text_cues import asks_graded_scale, asks_rationale, has_code_line, i
 ])
 def test_graded_scale_phrases(text, graded):
     assert asks_graded_scale(text) is graded
+    assert asks_scale_or_rationale(text)[0] is graded
 
 
 @pytest.mark.parametrize("text, rationale", [
@@ -93,6 +97,39 @@ def test_graded_scale_phrases(text, graded):
 ])
 def test_rationale_phrases(text, rationale):
     assert asks_rationale(text) is rationale
+    assert asks_scale_or_rationale(text)[1] is rationale
+
+
+# Pieces that sit on every edge of the phrases: starts glued to letters, digits, "_" and non-ASCII
+# letters, Unicode digits and spaces in number ranges, scale words inside other words.
+_PHRASE_PIECES = ["rate it", "on a scale", "scale of", "1-5 stars", "1 to 10 points", "0-100 scale", "score from",
+                  "out of 10", "out of time", "likert", "grade each", "explain why", "justify", "rationale",
+                  "give reasons", "give your reason", "why is", "with an explanation", "show your work",
+                  "reasoning behind", "pirate", "start", "pointer", "\u00e9", "\u2014", "_", "9", "\u00a0", "\u2003",
+                  "\uff11\uff12", "\u0663", "\u00b2", "\n", " ", "\x1c", "\x0b", "-", "to", "x", "star", "point",
+                  "scale", "rate ", "give ", "why", "stars"]
+
+
+@settings(max_examples=3000, deadline=None)
+@given(st.lists(st.one_of(st.sampled_from(_PHRASE_PIECES), st.text(max_size=3)), max_size=10))
+def test_scale_or_rationale_prefilter_never_hides_a_phrase(pieces):
+    """The RE2 prefilter is a superset: the one-pass answer always equals the exact checks'."""
+    text = "".join(pieces)
+    assert asks_scale_or_rationale(text) == (asks_graded_scale(text), asks_rationale(text))
+
+
+@settings(max_examples=500, deadline=None)
+@given(st.lists(st.one_of(st.sampled_from(["return", "returns", "essay", "explained", "sum", "x", "_", "\u00e9",
+                                           "compute", "poem", "\u2003", "1", " ", "\n"]), st.text(max_size=4)),
+                max_size=30))
+def test_cue_counts_count_each_word_once(pieces):
+    from oracle.text_cues import JUDGMENT_FORMS, VERIFIABLE_FORMS, _LETTERS_ONLY
+
+    text = "".join(pieces).lower()
+    spaced = text if text.isascii() else " ".join(text.split())
+    words = spaced.encode().translate(_LETTERS_ONLY).split()
+    assert cue_counts(text) == (len(words), sum(w in VERIFIABLE_FORMS for w in words),
+                                sum(w in JUDGMENT_FORMS for w in words))
 
 
 @pytest.mark.parametrize("text, code", [
