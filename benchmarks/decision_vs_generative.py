@@ -184,7 +184,7 @@ def llm_verdict(result: EvaluationResult) -> str | None:
 
 
 def _tokens(result: EvaluationResult) -> int | None:
-    tokens = result.provenance.get("tokens") or {}
+    tokens = result.provenance.tokens.model_dump()
     if tokens.get("input") is None or tokens.get("output") is None:
         return None
     return int(tokens["input"]) + int(tokens["output"])

@@ -267,8 +267,12 @@ def verifier_child(args: argparse.Namespace) -> dict:
     per_candidate, failed_tasks, backends = [], [], set()
     for (task, trajectories), result in zip(items, results):
         status = getattr(result.status, "value", result.status)
-        prov = result.provenance or {}
-        backends.add(str(prov.get("backend") or prov.get("isolation_level")))
+        prov = result.provenance
+        if isinstance(prov, dict):  # a tree from before the typed provenance (--import-root)
+            backends.add(str(prov.get("backend") or prov.get("isolation_level")))
+        else:
+            run = prov.execution
+            backends.add(str(run.backend or run.isolation_level) if run else "None")
         if status != "ok":
             failed_tasks.append({"task_id": task.id, "status": status, "error": str(result.error)[:300]})
             per_candidate += [{"hash": t.id, "verdict": None, "ms": None,

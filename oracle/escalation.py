@@ -1,11 +1,11 @@
 """Escalation triggers: pure checks over a route and a result that ask a human a specific question.
 
 Each trigger names what is missing or which candidates could not be separated and on what, so a
-person can answer in one line. Thresholds come from ``EscalationConfig``. The facts are read from
-the route and from ``EvaluationResult.details`` / ``provenance`` as the evaluators write them
-(decision judge: ``refused``, ``abstained``, ``low_confidence``, ``order_flip``; LLM judge:
-``order_inconsistent_pairs``, ``cycles``; verifier: ``provenance["isolation_level"]``), so this
-module never calls a model and gives the same request for the same inputs.
+person can answer in one line. Thresholds come from ``EscalationConfig``. The facts come from the
+route and from the result's typed parts only: its ``concerns`` (oracle/concerns.py: one class per
+thing an evaluator can notice), status, error, scores and typed provenance. An evaluator's free-form
+``details`` are never read here, so renaming a detail cannot silence an escalation. This module
+never calls a model and gives the same request for the same inputs.
 
 Request ids are a hash of the task content, the reason and the evidence: re-running the same
 evaluation (a resumed batch, say) finds the request it stored before instead of filing a second.
@@ -13,19 +13,20 @@ evaluation (a resumed batch, say) finds the request it stored before instead of 
 
 from __future__ import annotations
 
-from typing import Any, Callable, Sequence
+from typing import Any, Callable, Sequence, TypeVar
 
 from oracle._canonical import sha256_json
+from oracle.concerns import (DecisionAbstention, DecisionLowConfidence, DecisionOrderFlip, DecisionRefusal,
+                             NoCandidatePassed, OrderInconsistent, PreferenceCycle, SandboxFailure, TaskUnrunnable,
+                             WeakIsolation, verifier_failure)
 from oracle.config import EscalationConfig
+from oracle.provenance import ISOLATION_ORDER
 from oracle.result import Escalation, EvaluationResult, Status
 from oracle.route import Route
 from oracle.task import Task
 
 EscalationRequest = Escalation
 """The issue's name for a request; one model serves both."""
-
-ISOLATION_ORDER = ("none", "rlimits", "landlock", "namespaces")
-"""Weakest to strongest sandbox isolation."""
 
 REASONS = ("no_feasible_evaluator", "low_route_confidence", "verifier_infrastructure_failure",
            "verifier_task_unrunnable",
@@ -89,53 +90,69 @@ def check_route(task: Task, route: Route, config: EscalationConfig) -> Escalatio
 
 
 # ---- result-level triggers -------------------------------------------------------------------------
-# Each takes (task, result, config, candidate_ids) and returns a request or None.
+# Each takes (task, result, config, candidate_ids) and returns a request or None. They read the
+# evaluator's typed concerns and typed fields (status, error, scores, provenance.mode), never its
+# ``details``.
 
-_TASK_PROBLEMS = ("TaskValidationError", "UnsupportedLanguage")
+C = TypeVar("C")
+
+
+def _concern(result: EvaluationResult, kind: type[C]) -> C | None:
+    return next((c for c in result.concerns if isinstance(c, kind)), None)
+
+
+def _failure_concern(result: EvaluationResult, ids: list[str]) -> SandboxFailure | TaskUnrunnable | None:
+    """The verifier's failure concern; for a failed verifier result the Oracle built itself (the
+    evaluator could not be constructed, or raised), the same concern derived from its error."""
+    found = _concern(result, SandboxFailure) or _concern(result, TaskUnrunnable)
+    if found is None and result.status == Status.failed and result.evaluator == "verifier":
+        error = result.error
+        found = verifier_failure(error.type if error else "EvaluationFailed",
+                                 error.message if error else "unknown error", ids)
+    return found
 
 
 def _verifier_failure(task: Task, result: EvaluationResult, config: EscalationConfig,
                       ids: list[str]) -> Escalation | None:
-    if result.status != Status.failed or result.evaluator != "verifier":
+    concern = _failure_concern(result, ids)
+    if concern is None:
         return None
-    message = result.error.message if result.error else "unknown error"
-    if result.error is not None and result.error.type in _TASK_PROBLEMS:
+    error = concern.evidence.model_dump()
+    message = concern.evidence.message
+    if isinstance(concern, TaskUnrunnable):
         # not the sandbox's fault: the task lacks something the verifier needs
         return _make(task, "verifier_task_unrunnable",
                      f"The verifier cannot run task {task.id!r}: {message}. Supply that, or choose "
                      "another evaluator?",
                      options=["decision_judge", "llm_judge"], blocking=True,
-                     evidence={"error": result.error.model_dump(), "candidate_ids": ids})
+                     evidence={"error": error, "candidate_ids": ids})
     return _make(task, "verifier_infrastructure_failure",
                  f"The sandbox could not run the candidates of task {task.id!r} ({message}). "
                  "Re-run on a machine with a working sandbox ('rerun'), or name the candidate "
                  "that is correct?",
                  options=["rerun", *ids], blocking=True,
-                 evidence={"error": result.error.model_dump() if result.error else None, "candidate_ids": ids})
+                 evidence={"error": error, "candidate_ids": ids})
 
 
 def isolation_level(result: EvaluationResult) -> str | None:
-    """The isolation level the verifier recorded (top level or under ``sandbox``)."""
-    prov = result.provenance
-    level = prov.get("isolation_level")
-    if level is None and isinstance(prov.get("sandbox"), dict):
-        level = prov["sandbox"].get("isolation_level")
-    return level
+    """The isolation level the verifier recorded (None when no code ran)."""
+    return result.provenance.isolation_level
 
 
 def _weak_isolation(task: Task, result: EvaluationResult, config: EscalationConfig,
                     ids: list[str]) -> Escalation | None:
-    if result.evaluator != "verifier" or result.status == Status.failed:
+    concern = _concern(result, WeakIsolation)
+    if concern is None or result.status == Status.failed:
         return None
-    if result.provenance.get("integrity") == "in_process":
+    level = concern.evidence.isolation_level
+    if concern.evidence.integrity == "in_process":
         return _make(task, "isolation_below_required",
                      f"The tests of task {task.id!r} ran inside each candidate's own process "
                      "(execution: in_process), where a candidate can forge its verdict. Accept this "
                      "verdict ('accept') or re-run the tests isolated ('rerun')?",
                      options=["accept", "rerun"], blocking=True,
-                     evidence={"integrity": "in_process", "isolation_level": isolation_level(result),
+                     evidence={"integrity": "in_process", "isolation_level": level,
                                "candidate_ids": ids, "scores": _scores(result)})
-    level = isolation_level(result)
     if level is None:
         return None
     rank = ISOLATION_ORDER.index(level) if level in ISOLATION_ORDER else -1
@@ -154,15 +171,6 @@ def _scores(result: EvaluationResult) -> dict[str, float | None]:
     return {c.id: c.score for c in result.candidates}
 
 
-def _flagged(result: EvaluationResult, key: str) -> list[str]:
-    return [c.id for c in result.candidates if c.details.get(key)]
-
-
-def _questions_of(result: EvaluationResult, cid: str, key: str) -> list[str]:
-    cand = result.candidate(cid)
-    return list(cand.details.get(key) or []) if cand else []
-
-
 def _verdict_options(ids: list[str]) -> list[str]:
     """One candidate: pass/fail; several: which one is best."""
     return ["pass", "fail"] if len(ids) == 1 else list(ids)
@@ -170,20 +178,18 @@ def _verdict_options(ids: list[str]) -> list[str]:
 
 def _decision_refusal(task: Task, result: EvaluationResult, config: EscalationConfig,
                       ids: list[str]) -> Escalation | None:
-    if result.evaluator != "decision_judge" or not result.details.get("refused"):
+    concern = _concern(result, DecisionRefusal)
+    if concern is None:
         return None
-    refused = _flagged(result, "refused") or ids
-    questions = {cid: _questions_of(result, cid, "refused_questions") for cid in refused}
-    reasons = {cid: (result.candidate(cid).details.get("refusal_reasons") if result.candidate(cid) else None)
-               for cid in refused}
-    extra_reasons = result.details.get("refusals")
+    refused = concern.candidates or ids
+    questions = {cid: concern.evidence.questions.get(cid, []) for cid in refused}
+    why = concern.evidence.reasons
     on_what = "; ".join(f"{cid}: {', '.join(qs)}" for cid, qs in questions.items() if qs) or "the comparison"
-    why = extra_reasons or [r for v in reasons.values() if v for r in v.values()]
     ask = (f"Does candidate {refused[0]!r} satisfy the task?" if len(ids) == 1
            else f"Which of {_join(ids)} is best?")
     return _make(task, "decision_refusal",
                  f"The decision model refused to answer for task {task.id!r} ({on_what}"
-                 f"{'; reason: ' + '; '.join(map(str, why)) if why else ''}). {ask}",
+                 f"{'; reason: ' + '; '.join(why) if why else ''}). {ask}",
                  options=_verdict_options(ids), blocking=not any(c.score is not None for c in result.candidates),
                  evidence={"candidate_ids": refused, "refused_questions": questions,
                            "refusal_reasons": why, "scores": _scores(result)})
@@ -191,12 +197,11 @@ def _decision_refusal(task: Task, result: EvaluationResult, config: EscalationCo
 
 def _decision_abstention(task: Task, result: EvaluationResult, config: EscalationConfig,
                          ids: list[str]) -> Escalation | None:
-    if result.evaluator != "decision_judge":
+    concern = _concern(result, DecisionAbstention)
+    if concern is None:
         return None
-    if not (result.details.get("abstained") or result.status == Status.abstained):
-        return None
-    abstained = _flagged(result, "abstained") or [c.id for c in result.candidates if c.status == Status.abstained]
-    questions = {cid: _questions_of(result, cid, "abstained_questions") for cid in abstained}
+    abstained = concern.candidates
+    questions = {cid: concern.evidence.questions.get(cid, []) for cid in abstained}
     on_what = "; ".join(f"{cid} on {', '.join(qs)}" for cid, qs in questions.items() if qs) or _join(abstained)
     ask = (f"Does candidate {abstained[0]!r} satisfy the task?" if len(ids) == 1
            else f"Which of {_join(ids)} is best?")
@@ -207,24 +212,14 @@ def _decision_abstention(task: Task, result: EvaluationResult, config: Escalatio
                            "scores": _scores(result)})
 
 
-def _pairs(value: Any) -> list[tuple[str, str]]:
-    """Read pairs written as [a, b], (a, b) or {"a": .., "b": ..}."""
-    out = []
-    for item in value or []:
-        if isinstance(item, dict) and "a" in item and "b" in item:
-            out.append((str(item["a"]), str(item["b"])))
-        elif isinstance(item, (list, tuple)) and len(item) >= 2:
-            out.append((str(item[0]), str(item[1])))
-    return out
-
-
 def _order_inconsistent(task: Task, result: EvaluationResult, config: EscalationConfig,
                         ids: list[str]) -> Escalation | None:
-    pairs = _pairs(result.details.get("order_inconsistent_pairs"))
+    concern = _concern(result, OrderInconsistent)
+    pairs = concern.evidence.pairs if concern else []
     if not pairs:
         return None
     a, b = pairs[0]
-    on = result.details.get("criterion") or "the rubric"
+    on = concern.evidence.basis or "the rubric"  # type: ignore[union-attr]
     more = f" ({len(pairs) - 1} more pair(s) flipped too)" if len(pairs) > 1 else ""
     return _make(task, "pairwise_order_inconsistent",
                  f"The {result.evaluator} preferred {a!r} over {b!r} in one order and {b!r} over {a!r} "
@@ -237,7 +232,8 @@ def _order_inconsistent(task: Task, result: EvaluationResult, config: Escalation
 
 def _cycle(task: Task, result: EvaluationResult, config: EscalationConfig,
            ids: list[str]) -> Escalation | None:
-    cycles = [list(map(str, c)) for c in (result.details.get("cycles") or []) if c]
+    concern = _concern(result, PreferenceCycle)
+    cycles = [c for c in concern.evidence.cycles if c] if concern else []
     if not cycles:
         return None
     cycle = cycles[0]
@@ -252,34 +248,28 @@ def _cycle(task: Task, result: EvaluationResult, config: EscalationConfig,
 
 def _decision_order_flip(task: Task, result: EvaluationResult, config: EscalationConfig,
                          ids: list[str]) -> Escalation | None:
-    if result.evaluator != "decision_judge" or not result.details.get("order_flip"):
+    concern = _concern(result, DecisionOrderFlip)
+    if concern is None:
         return None
-    winners = [w for w in (result.details.get("winners_by_order") or []) if w]
-    pair = list(dict.fromkeys(winners))[:2] if len(set(winners)) >= 2 else ids[:2]
+    pair = concern.candidates[:2] if len(concern.candidates) >= 2 else ids[:2]
     return _make(task, "decision_order_flip",
                  f"Asked which candidate of task {task.id!r} is best, the decision model picked "
                  f"{pair[0]!r} in the given order and {pair[-1]!r} with the order reversed. "
                  f"Which is better: {pair[0]!r} or {pair[-1]!r}?",
                  options=pair, blocking=False,
-                 evidence={"candidate_ids": pair, "winners_by_order": winners,
-                           "probabilities": result.details.get("probabilities"), "scores": _scores(result)})
+                 evidence={"candidate_ids": pair, "winners_by_order": concern.evidence.winners_by_order,
+                           "probabilities": concern.evidence.probabilities, "scores": _scores(result)})
 
 
 def _decision_low_confidence(task: Task, result: EvaluationResult, config: EscalationConfig,
                              ids: list[str]) -> Escalation | None:
-    if result.evaluator != "decision_judge" or not result.details.get("low_confidence"):
+    concern = _concern(result, DecisionLowConfidence)
+    if concern is None or not concern.candidates:
         return None
-    low = list(result.details.get("low_confidence_candidates") or _flagged(result, "low_confidence"))
-    if not low:
-        return None
+    low = concern.candidates
     cid = low[0]
-    questions = _questions_of(result, cid, "low_confidence_questions")
-    cand = result.candidate(cid)
-    confidence = None
-    for q in (cand.details.get("questions") or []) if cand else []:
-        if isinstance(q, dict) and q.get("question_id") in questions:
-            confidence = q.get("confidence")
-            break
+    questions = concern.evidence.questions.get(cid, [])
+    confidence = concern.evidence.confidence.get(cid)
     what = f"question(s) {', '.join(questions)}" if questions else "its verdict"
     conf = f" (confidence {confidence:.2f})" if isinstance(confidence, (int, float)) else ""
     ask = f"Does candidate {cid!r} satisfy the task?" if len(ids) == 1 else f"Which of {_join(ids)} is best?"
@@ -303,19 +293,19 @@ def _inseparable(task: Task, result: EvaluationResult, config: EscalationConfig,
     if result.evaluator == "verifier" and all(
             (c := result.candidate(i)) is not None and c.passed is True for i in (a, b)):
         return None  # both pass every test: verified correct, a tie the result already reports
-    if result.evaluator == "verifier" and result.details.get("none_passed"):
-        firsts = {i: (result.candidate(i).details.get("first_failure") or result.candidate(i).details.get("message")
-                      or "failed") for i in (a, b)}
+    none_passed = _concern(result, NoCandidatePassed)
+    if none_passed is not None:
+        firsts = {i: none_passed.evidence.first_failures.get(i, "failed") for i in (a, b)}
         return _make(task, "inseparable_candidates",
                      f"No candidate of task {task.id!r} passed the verifier's "
-                     f"{'tests' if result.details.get('mode') == 'tests' else 'reference check'}; the closest, "
+                     f"{'tests' if none_passed.evidence.mode == 'tests' else 'reference check'}; the closest, "
                      f"{a!r} ({top:.3f}) and {b!r} ({second:.3f}), failed first at: "
                      + "; ".join(f"{i}: {m}" for i, m in firsts.items())
                      + ". Is one of them acceptable anyway, or none?",
                      options=[a, b, "none"], blocking=False,
                      evidence={"candidate_ids": [a, b], "scores": {a: top, b: second}, "none_passed": True,
                                "first_failures": firsts, "evaluator": result.evaluator})
-    basis = result.details.get("mode") or result.details.get("criterion") or "its scores"
+    basis = result.provenance.mode or "its scores"
     return _make(task, "inseparable_candidates",
                  f"The {result.evaluator} scored candidates {a!r} and {b!r} of task {task.id!r} "
                  f"within {config.score_spread} of each other ({top:.3f} vs {second:.3f}, judged on "

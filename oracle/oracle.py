@@ -101,8 +101,9 @@ class Oracle:
             result = EvaluationResult.failure(kind, exc)  # type: ignore[arg-type]
         if not result.latency_ms:
             result.latency_ms = round((time.perf_counter() - start) * 1000, 3)
-        result.provenance.setdefault("config_hash", self.chain.config_hash)
-        result.provenance.setdefault("strategy", {"name": kind, "version": getattr(strategy, "version", None)})
+        prov = result.provenance
+        prov.config_hash = prov.config_hash or self.chain.config_hash
+        prov.strategy = prov.strategy or {"name": kind, "version": getattr(strategy, "version", None)}
         return result
 
     async def aevaluate(self, task: Task | TaskInput | Mapping[str, Any],

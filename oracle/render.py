@@ -59,10 +59,10 @@ def _why(details: dict) -> str:
 def render_result(res: OracleResult) -> str:
     parts = [render_route(res.route, res.task_id), f"status: {res.status.value}"]
     r = res.result
-    if r is not None and r.provenance.get("integrity"):
-        prov = r.provenance
-        sandbox = f", {prov['backend']} sandbox ({prov.get('isolation_level')})" if prov.get("backend") else ""
-        parts[-1] += f"  integrity: {prov['integrity']}{sandbox}"
+    run = r.provenance.execution if r is not None else None
+    if run is not None and run.integrity:
+        sandbox = f", {run.backend} sandbox ({run.isolation_level})" if run.backend else ""
+        parts[-1] += f"  integrity: {run.integrity}{sandbox}"
     if r is not None:
         if r.error:
             parts.append(f"error: {r.error.type}: {r.error.message}")

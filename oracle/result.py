@@ -1,5 +1,8 @@
 """Result models: what an evaluator returns and what the Oracle hands back.
 
+Seams: ``concerns`` (typed) are what escalation reads, ``provenance`` (typed, oracle/provenance.py)
+is how the verdict was produced, ``details`` is free-form evidence for people.
+
 A result that could not be scored says so (``status``, ``error``, ``score=None``); nothing is ever
 mapped to a midpoint. Status names are a contract: ok, failed, abstained, unparsed, escalated,
 pending.
@@ -12,6 +15,8 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from oracle.concerns import Concern
+from oracle.provenance import EvaluationProvenance
 from oracle.route import Route
 from oracle.task import EvaluatorKind
 
@@ -83,8 +88,12 @@ class EvaluationResult(BaseModel):
     error: ErrorInfo | None = None
     explanation: str | None = None
     details: dict[str, Any] = Field(default_factory=dict)
-    provenance: dict[str, Any] = Field(default_factory=dict)
-    """Model requested/answered, endpoint kind, probability source, prompt hash, isolation level..."""
+    """Evaluator-specific evidence for people and reports; nothing downstream reads it by key."""
+    concerns: list[Concern] = Field(default_factory=list)
+    """What the evaluator noticed that may need a human (oracle/concerns.py); escalation reads these."""
+    provenance: EvaluationProvenance = Field(default_factory=EvaluationProvenance)
+    """Calls (models, endpoint, probability source, tokens, cost, sampling, template hash) and, where
+    code ran, the sandbox and verdict integrity; the same shape for every evaluator."""
 
     @classmethod
     def failure(cls, evaluator: EvaluatorKind, exc_or_message: BaseException | str, *,

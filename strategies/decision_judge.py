@@ -12,7 +12,8 @@ probabilities instead of parsing a generative model's prose. Three modes, picked
 
 The judge never raises on model or network faults and never invents a number: failures give a
 ``failed`` result with the error, unreadable answers ``unparsed``, abstentions and refusals
-``score=None``. Escalation-worthy facts are flags in ``details`` (see ``ESCALATION_KEYS``).
+``score=None``. What may need a human is reported as typed concerns on the result
+(strategies/decision/concerns.py); ``details`` keeps the flags for people and reports.
 """
 
 from __future__ import annotations
@@ -32,9 +33,12 @@ from oracle.questions import QuestionInputs
 from oracle.result import CandidateResult, EvaluationResult, Status
 from oracle.strategy import EvaluationContext, register_strategy
 from oracle.task import Task, Trajectory
-from strategies.decision.backends import (BackendKind, CallLedger, LogprobReadoutBackend,
-                                          NativeBackend, SampledBackend, elapsed_ms)
-from strategies.decision.readout import PROMPT_TEMPLATE_HASH, UnreadableAnswer
+from oracle.ledger import CallLedger
+from oracle.provenance import EvaluationProvenance
+from strategies.decision.backends import (BackendKind, LogprobReadoutBackend, NativeBackend, SampledBackend,
+                                          elapsed_ms)
+from strategies.decision.concerns import decision_concerns
+from strategies.decision.readout import UnreadableAnswer
 from strategies.decision.requests import (comparison_question, comparison_state, criterion_questions,
                                           group_by_inputs, visible_state)
 from strategies.decision.scoring import (AnswerVerdict, criteria_verdict, merge_orders,
@@ -42,9 +46,7 @@ from strategies.decision.scoring import (AnswerVerdict, criteria_verdict, merge_
 from strategies.decision.validation import Mode, validate_for_decision
 
 ESCALATION_KEYS = ("low_confidence", "refused", "order_flip", "abstained", "unparsed")
-"""Boolean flags in ``EvaluationResult.details``; ``details["escalation_reasons"]`` lists the
-ones that ask for a human (low_confidence, refused, order_flip)."""
-_ESCALATING = ("low_confidence", "refused", "order_flip")
+"""Boolean flags in ``EvaluationResult.details``, for people; escalation reads ``concerns``."""
 
 
 class DecisionJudge:
@@ -77,7 +79,7 @@ class DecisionJudge:
             return await run.execute(started)
         except Exception as exc:  # the contract: faults become a failed result, never an exception
             return EvaluationResult.failure(
-                "decision_judge", exc, calls=ledger.calls, cost_usd=ledger.cost_usd(),
+                "decision_judge", exc, calls=ledger.requests, cost_usd=ledger.cost_usd(),
                 latency_ms=elapsed_ms(started), details={"mode": run.mode, "backend": run.backend_kind},
                 provenance=run.provenance(elapsed_ms(started)))
 
@@ -109,14 +111,10 @@ class _Run:
         self.model: str | None = None
         self.threshold_info: dict[str, Any] = {}
 
-    def provenance(self, latency_ms: float) -> dict[str, Any]:
-        prov = self.ledger.provenance()
-        prov.update({"decision_model": self.model, "backend": self.backend_kind,
-                     "strategy": self.judge.spec(), "config_hash": self.ctx.config.hash(),
-                     "latency_ms": latency_ms})
-        if self.backend_kind in ("logprob_readout", "sampled"):
-            prov["prompt_template_hash"] = PROMPT_TEMPLATE_HASH
-        return prov
+    def provenance(self, latency_ms: float) -> EvaluationProvenance:
+        return self.ledger.provenance(
+            strategy=self.judge.spec(), config_hash=self.ctx.config.hash(), mode=self.mode,
+            model_requested=self.model, decision_backend=self.backend_kind, latency_ms=latency_ms)
 
     def _resolve_threshold(self) -> float:
         info: dict[str, Any] = {"source": "default", "model": self.model}
@@ -293,15 +291,15 @@ class _Run:
             "mode": self.mode, "backend": self.backend_kind, "decision_model": self.model,
             "pass_threshold": self.threshold_info.get("pass_threshold"),
             "threshold": self.threshold_info, **flags,
-            "escalation_reasons": [k for k in _ESCALATING if flags[k]],
             "low_confidence_candidates": [c.id for c in candidates if c.details.get("low_confidence")],
             **extra,
         }
         return EvaluationResult(
             evaluator="decision_judge", status=status, best=best, ranking=ranking,
-            candidates=candidates, calls=self.ledger.calls, cost_usd=self.ledger.cost_usd(),
+            candidates=candidates, calls=self.ledger.requests, cost_usd=self.ledger.cost_usd(),
             latency_ms=latency, explanation=_explain(self.mode, candidates, self.threshold_info),
-            details=details, provenance=self.provenance(latency))
+            details=details, concerns=decision_concerns(candidates, extra, flags),
+            provenance=self.provenance(latency))
 
 
 def _chat_capabilities_logprobs(providers: ProvidersConfig) -> bool:

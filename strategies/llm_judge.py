@@ -10,8 +10,8 @@ Modes (``llm_judge.mode``):
 - ``pointwise``: every candidate scored on the rubric; ranking by score.
 - ``pairwise``: the tournament; needs at least two candidates (one is bad input).
 
-Escalation-relevant facts go into ``EvaluationResult.details`` under fixed keys, listed in
-``ESCALATION_KEYS``; ``details["escalation_reasons"]`` names the ones that fired. Faults never raise
+What may need a human is reported as typed concerns on the result (strategies/llm_judge_concerns.py);
+``details`` keeps the same facts under ``ESCALATION_KEYS`` for people and reports. Faults never raise
 out of ``evaluate``: a provider error yields ``status=failed`` with the calls spent so far, an
 unreadable reply yields ``unparsed`` with the raw text kept, never a midpoint.
 """
@@ -31,7 +31,10 @@ from oracle.result import CandidateResult, EvaluationResult, Status
 from oracle.strategy import EvaluationContext, register_strategy
 from oracle.task import Trajectory
 
-from strategies.llm_judge_calls import ChatCompleter, Ledger
+from oracle.ledger import CallLedger
+from oracle.provenance import EvaluationProvenance
+from strategies.llm_judge_calls import ChatCompleter
+from strategies.llm_judge_concerns import judge_concerns
 from strategies.llm_judge_pairwise import PairwiseRun, run_pairwise
 from strategies.llm_judge_pointwise import score_candidate
 from strategies.llm_judge_prompts import prompt_hash, template_hashes
@@ -90,7 +93,7 @@ class LLMJudge:
 
     async def evaluate(self, ctx: EvaluationContext) -> EvaluationResult:
         started = time.perf_counter()
-        ledger = Ledger()
+        ledger = CallLedger()
         mode: str | None = None
         client: Any = None
         try:
@@ -108,15 +111,17 @@ class LLMJudge:
                 result = EvaluationResult.failure("llm_judge", str(exc), error_type="InvalidInput", details=details)
             else:
                 result = EvaluationResult.failure("llm_judge", exc, details=details)
-        result.calls = ledger.calls
-        result.cost_usd = ledger.cost_usd if ledger.calls else 0.0
+        result.calls = ledger.requests
+        result.cost_usd = ledger.cost_usd() if ledger.requests else 0.0
         result.latency_ms = (time.perf_counter() - started) * 1000
-        result.provenance = self._provenance(ctx.config, ledger, client, mode, result)
+        result.provenance = self._provenance(ctx.config, ledger, client, mode, result.latency_ms)
+        if result.status != Status.failed:
+            result.concerns = judge_concerns(result.details, result.candidates)
         return result
 
     # ------------------------------------------------------------------ modes
 
-    async def _pointwise(self, client: ChatCompleter, ledger: Ledger, ctx: EvaluationContext) -> EvaluationResult:
+    async def _pointwise(self, client: ChatCompleter, ledger: CallLedger, ctx: EvaluationContext) -> EvaluationResult:
         cfg = self.settings
         candidates = list(await gather_or_cancel(*(score_candidate(client, ledger, ctx.task, t, cfg)
                                                  for t in ctx.trajectories)))
@@ -132,7 +137,6 @@ class LLMJudge:
             "repeat_spread": {c.id: c.details.get("repeat_spread") for c in scored} if cfg.repeats > 1 else None,
             "repairs": ledger.repairs,
         }
-        details["escalation_reasons"] = _reasons(details)
         status = Status.ok if scored else Status.unparsed
         explanation = (f"pointwise rubric scores on {cfg.scale_min}..{cfg.scale_max}, normalized: "
                        + ", ".join(f"{c.id}={c.score:.3f}" if c.score is not None else f"{c.id}=unparsed"
@@ -140,12 +144,12 @@ class LLMJudge:
         return EvaluationResult(evaluator="llm_judge", status=status, best=best, ranking=ranking,
                                 candidates=candidates, explanation=explanation, details=details)
 
-    async def _cascade(self, client: ChatCompleter, ledger: Ledger, ctx: EvaluationContext) -> EvaluationResult:
+    async def _cascade(self, client: ChatCompleter, ledger: CallLedger, ctx: EvaluationContext) -> EvaluationResult:
         """Pointwise for everyone, then pairwise only among the close group (see module docstring)."""
         pointwise = await self._pointwise(client, ledger, ctx)
         margin = self.settings.pairwise_margin
         scored = {c.id: c.score for c in pointwise.candidates if c.score is not None}
-        pointwise_calls = ledger.calls
+        pointwise_calls = ledger.requests
         if not scored:
             pointwise.details.update(mode="cascade", close_group=[], pairwise_margin=margin,
                                      pointwise_calls=pointwise_calls, pairwise_calls=0)
@@ -175,44 +179,29 @@ class LLMJudge:
         details.update({k: duel.details[k] for k in ("order_inconsistent_pairs", "unparsed_pairs", "cycles",
                                                      "position_bias", "seat_readouts_used", "pairs", "copeland",
                                                      "bradley_terry", "scheme")})
-        details["pairwise_calls"] = ledger.calls - pointwise_calls
+        details["pairwise_calls"] = ledger.requests - pointwise_calls
         best = duel.best if duel.status == Status.ok else [c for c in close if scored[c] == top]
         details["tied_best"] = best if len(best) > 1 else []
-        details["escalation_reasons"] = _reasons(details)
         explanation = (f"cascade: pointwise scores, then both-order pairwise among {len(close)} within {margin} of "
                        f"the top ({', '.join(close)}): " + " > ".join(ranking))
         return EvaluationResult(evaluator="llm_judge", status=Status.ok, best=best, ranking=ranking,
                                 candidates=candidates, explanation=explanation, details=details)
 
-    async def _pairwise(self, client: ChatCompleter, ledger: Ledger, ctx: EvaluationContext) -> EvaluationResult:
+    async def _pairwise(self, client: ChatCompleter, ledger: CallLedger, ctx: EvaluationContext) -> EvaluationResult:
         trajectories = list(ctx.trajectories)
         run = await run_pairwise(client, ledger, ctx.task, trajectories, self.settings)
         return _pairwise_result(run, [t.id for t in trajectories], ledger)
 
     # ------------------------------------------------------------------ provenance
 
-    def _provenance(self, config: OracleConfig, ledger: Ledger, client: Any, mode: str | None,
-                    result: EvaluationResult) -> dict[str, Any]:
-        judge = config.providers.judge
+    def _provenance(self, config: OracleConfig, ledger: CallLedger, client: Any, mode: str | None,
+                    latency_ms: float) -> EvaluationProvenance:
         caps = getattr(client, "capabilities", None)
-        if mode in ("pairwise", "cascade") and result.details.get("seat_readouts_used"):
-            source = "logprob_readout"
-        elif mode == "pairwise":
-            source = "verbalized"
-        else:
-            source = "sampled" if self.settings.repeats > 1 and self.settings.temperature > 0 else "verbalized"
-        return {
-            "strategy": self.spec(), "config_hash": config.hash(), "mode": mode,
-            "model_requested": judge.model, "models_answered": sorted(ledger.models_answered),
-            "endpoint_kind": sorted(ledger.endpoint_kinds), "base_url": judge.base_url,
-            "probability_source": source,
-            "prompt_hash": prompt_hash(), "prompt_templates": template_hashes(),
-            "structured_output": caps.structured_output if caps is not None else None,
-            "sampling_requested": ledger.sampling_requested, "sampling_applied": ledger.sampling_applied,
-            "logprobs_dropped": ledger.logprobs_dropped,
-            "tokens": {"input": ledger.input_tokens, "output": ledger.output_tokens, "complete": ledger.tokens_known},
-            "calls": ledger.calls, "repairs": ledger.repairs,
-        }
+        return ledger.provenance(
+            strategy=self.spec(), config_hash=config.hash(), mode=mode, model_requested=config.providers.judge.model,
+            base_url=config.providers.judge.base_url, prompt_template_hash=prompt_hash(),
+            prompt_templates=template_hashes(), structured_output=caps.structured_output if caps is not None else None,
+            latency_ms=latency_ms)
 
 
 @register_strategy("llm_judge")
@@ -225,13 +214,7 @@ def _empty_escalation() -> dict[str, Any]:
             "tied_best": [], "position_bias": None, "repeat_spread": None}
 
 
-def _reasons(details: dict[str, Any]) -> list[str]:
-    """Escalation keys that hold something."""
-    return [k for k in ("order_inconsistent_pairs", "cycles", "unparsed_pairs", "unparsed_candidates", "tied_best")
-            if details.get(k)]
-
-
-def _pairwise_result(run: PairwiseRun, ids: list[str], ledger: Ledger) -> EvaluationResult:
+def _pairwise_result(run: PairwiseRun, ids: list[str], ledger: CallLedger) -> EvaluationResult:
     r = run.ranking
     n = len(ids)
     read = [v for v in run.verdicts if not v.unparsed]
@@ -267,7 +250,6 @@ def _pairwise_result(run: PairwiseRun, ids: list[str], ledger: Ledger) -> Evalua
         "round_robin_judgements": all_pairs_judgements(n),
         "seat_readouts_used": run.readouts_used, "repairs": ledger.repairs, "pairs": pairs,
     }
-    details["escalation_reasons"] = _reasons(details)
     status = Status.ok if read else Status.unparsed
     explanation = (f"pairwise {r.scheme} tournament, {r.pairs_judged} pairs in both orders; order "
                    + " > ".join(r.order) + (f"; {len(details['order_inconsistent_pairs'])} order-inconsistent"

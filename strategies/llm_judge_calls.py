@@ -1,20 +1,23 @@
 """Model calls for the LLM judge: one request, a strict parse, at most one repair request.
 
-``Ledger`` counts every call (repairs included), adds up cost (None as soon as one price is
-unknown, never a silent 0), tokens, and records what the endpoint says it applied. ``ask`` is the
-only place the judge talks to the model.
+Every call (repairs included) goes into the shared ``CallLedger`` (oracle/ledger.py), the same one
+the decision judge uses: HTTP requests, cost (None as soon as one price is unknown, never a silent
+0), tokens, the probability source and what the endpoint says it applied. ``ask`` is the only place
+the judge talks to the model.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
-from typing import Any, Callable, Generic, Protocol, TypeVar
+from dataclasses import dataclass
+from typing import Any, Callable, Generic, Protocol, TypeVar, Union
 
 from oracle.errors import ProviderError, ResponseParseError
+from oracle.ledger import CallLedger
+from oracle.provenance import ProbabilitySource
 from oracle.providers.types import Capabilities, ChatMessage, ChatReply, ChatRequest
 
 from strategies.llm_judge_parse import ParseProblem
-from strategies.llm_judge_prompts import repair_messages
+from strategies.llm_judge_prompts import prompt_hash, repair_messages
 
 T = TypeVar("T")
 
@@ -27,58 +30,30 @@ class ChatCompleter(Protocol):
     async def complete(self, req: ChatRequest) -> ChatReply: ...
 
 
-@dataclass
-class Ledger:
-    """Running totals for one evaluation."""
+Source = Union[ProbabilitySource, Callable[[ChatReply], ProbabilitySource]]
+"""A call's probability source, or how to tell it from the reply (a seat readout needs logprobs)."""
 
-    calls: int = 0
-    repairs: int = 0
-    cost_usd: float | None = 0.0
-    input_tokens: int = 0
-    output_tokens: int = 0
-    tokens_known: bool = True
-    models_answered: set[str] = field(default_factory=set)
-    endpoint_kinds: set[str] = field(default_factory=set)
-    sampling_requested: dict[str, Any] = field(default_factory=dict)
-    sampling_applied: dict[str, Any] = field(default_factory=dict)
-    logprobs_dropped: bool = False
-    """The endpoint failed to return requested logprobs once; later calls no longer ask."""
 
-    def record(self, reply: ChatReply) -> None:
-        self.calls += 1
-        if reply.cost_usd is None or self.cost_usd is None:
-            self.cost_usd = None
-        else:
-            self.cost_usd += reply.cost_usd
-        if reply.usage.input_tokens is None or reply.usage.output_tokens is None:
-            self.tokens_known = False
-        self.input_tokens += reply.usage.input_tokens or 0
-        self.output_tokens += reply.usage.output_tokens or 0
-        prov = reply.provenance
-        if prov.model_answered:
-            self.models_answered.add(prov.model_answered)
-        self.endpoint_kinds.add(prov.endpoint_kind)
-        self.sampling_requested = dict(prov.sampling_requested)
-        self.sampling_applied = dict(prov.sampling_applied)
-
-    async def complete(self, client: ChatCompleter, req: ChatRequest) -> ChatReply:
-        if self.logprobs_dropped and req.logprobs:
-            req = req.model_copy(update={"logprobs": False, "top_logprobs": None})
-        try:
-            reply = await client.complete(req)
-        except ResponseParseError:
-            self.calls += 1
-            self.cost_usd = None  # a reply came back and may be billed; its price is unknown to us
-            if not req.logprobs:
-                raise
-            # Some OpenAI-compatible servers ignore logprobs; the verdict does not need them.
-            self.logprobs_dropped = True
-            return await self.complete(client, req)
-        except ProviderError:
-            self.calls += 1  # spent, even though it failed after its retries
+async def complete(client: ChatCompleter, ledger: CallLedger, req: ChatRequest, *, source: Source,
+                   repair: bool = False) -> ChatReply:
+    """One call, written into the shared ledger; a failure is written before it propagates."""
+    if ledger.logprobs_dropped and req.logprobs:
+        req = req.model_copy(update={"logprobs": False, "top_logprobs": None})
+    try:
+        reply = await client.complete(req)
+    except ResponseParseError as exc:
+        ledger.add_failure(exc)  # a reply came back and may be billed: cost unknown from here on
+        if not req.logprobs:
             raise
-        self.record(reply)
-        return reply
+        # Some OpenAI-compatible servers ignore logprobs; the verdict does not need them.
+        ledger.logprobs_dropped = True
+        return await complete(client, ledger, req, source=source, repair=repair)
+    except ProviderError as exc:
+        ledger.add_failure(exc)  # spent, even though it failed after its retries
+        raise
+    ledger.add(reply, source=source(reply) if callable(source) else source, template_hash=prompt_hash(),
+               repair=repair)
+    return reply
 
 
 @dataclass
@@ -104,16 +79,17 @@ class Asked(Generic[T]):
         return out
 
 
-async def ask(client: ChatCompleter, ledger: Ledger, req: ChatRequest, parse: Callable[[str], T]) -> Asked[T]:
+async def ask(client: ChatCompleter, ledger: CallLedger, req: ChatRequest, parse: Callable[[str], T], *,
+              source: Source) -> Asked[T]:
     """Ask once; on a parse problem ask once more with the problem quoted; then give up honestly."""
-    reply = await ledger.complete(client, req)
+    reply = await complete(client, ledger, req, source=source)
     try:
         return Asked(parse(reply.text), reply, [reply.text], [])
     except ParseProblem as first:
         problem = str(first)
     ledger.repairs += 1
     repair = req.model_copy(update={"messages": repair_messages(list(req.messages), reply.text, problem)})
-    second_reply = await ledger.complete(client, repair)
+    second_reply = await complete(client, ledger, repair, source=source, repair=True)
     try:
         return Asked(parse(second_reply.text), second_reply, [reply.text, second_reply.text], [problem])
     except ParseProblem as second:

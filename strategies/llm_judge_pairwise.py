@@ -13,9 +13,11 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from oracle.config import LLMJudgeConfig
+from oracle.provenance import ProbabilitySource
+from oracle.providers.types import ChatReply
 from oracle.task import Task, Trajectory
 
-from strategies.llm_judge_calls import ChatCompleter, Ledger, ask, chat_request
+from strategies.llm_judge_calls import ChatCompleter, CallLedger, ask, chat_request
 from strategies.llm_judge_parse import parse_pairwise, seat_readout
 from strategies.llm_judge_prompts import PAIRWISE_SCHEMA, pairwise_messages, rubric
 from strategies.ranking import (OrderJudgement, PairVerdict, Ranking, combine_orders, gather_or_cancel,
@@ -32,14 +34,19 @@ class PairwiseRun:
     readouts_used: int = 0
 
 
-async def judge_order(client: ChatCompleter, ledger: Ledger, task: Task, first: Trajectory, second: Trajectory,
+def _seat_source(reply: ChatReply) -> ProbabilitySource:
+    """A seat readout from the reply's logprobs when it has one, else the written verdict."""
+    return "logprob_readout" if seat_readout(reply.text, reply.logprobs).available else "verbalized"
+
+
+async def judge_order(client: ChatCompleter, ledger: CallLedger, task: Task, first: Trajectory, second: Trajectory,
                       cfg: LLMJudgeConfig) -> tuple[OrderJudgement, dict[str, Any]]:
     """One order of one pair: first in seat A, second in seat B."""
     items = rubric(task) if task.criteria else None
     req = chat_request(pairwise_messages(task, first, second, items), schema=PAIRWISE_SCHEMA,
                        capabilities=client.capabilities, temperature=cfg.temperature, max_tokens=cfg.max_tokens,
                        logprobs=cfg.logprobs, top_logprobs=cfg.top_logprobs)
-    asked = await ask(client, ledger, req, parse_pairwise)
+    asked = await ask(client, ledger, req, parse_pairwise, source=_seat_source)
     evidence: dict[str, Any] = {"seat_a": first.id, "seat_b": second.id, **asked.evidence()}
     if asked.value is None:
         return OrderJudgement(first.id, second.id, None), evidence
@@ -50,7 +57,7 @@ async def judge_order(client: ChatCompleter, ledger: Ledger, task: Task, first: 
     return OrderJudgement(first.id, second.id, seat, p_first), evidence
 
 
-async def run_pairwise(client: ChatCompleter, ledger: Ledger, task: Task, trajectories: list[Trajectory],
+async def run_pairwise(client: ChatCompleter, ledger: CallLedger, task: Task, trajectories: list[Trajectory],
                        cfg: LLMJudgeConfig) -> PairwiseRun:
     """Tournament over the candidates (all pairs up to ``all_pairs_max``, merge sort beyond)."""
     by_id = {t.id: t for t in trajectories}

@@ -18,7 +18,7 @@ from oracle.config import LLMJudgeConfig
 from oracle.result import CandidateResult, Status
 from oracle.task import Task, Trajectory
 
-from strategies.llm_judge_calls import ChatCompleter, Ledger, ask, chat_request
+from strategies.llm_judge_calls import ChatCompleter, CallLedger, ask, chat_request
 from strategies.llm_judge_parse import CriterionScore, Readout, expected_value, parse_pointwise, pointwise_readouts
 from strategies.llm_judge_prompts import RubricItem, pointwise_messages, pointwise_schema, rubric
 from strategies.ranking import gather_or_cancel
@@ -47,7 +47,7 @@ def _spread(values: list[float]) -> dict[str, float]:
             "stdev": statistics.pstdev(values) if len(values) > 1 else 0.0}
 
 
-async def _one_sample(client: ChatCompleter, ledger: Ledger, task: Task, candidate: Trajectory,
+async def _one_sample(client: ChatCompleter, ledger: CallLedger, task: Task, candidate: Trajectory,
                       groups: list[list[RubricItem]], cfg: LLMJudgeConfig
                       ) -> tuple[dict[str, CriterionScore] | None, dict[str, Readout], list[dict[str, Any]]]:
     def request(group: list[RubricItem]):
@@ -56,7 +56,8 @@ async def _one_sample(client: ChatCompleter, ledger: Ledger, task: Task, candida
                            schema=pointwise_schema(group, cfg.scale_min, cfg.scale_max),
                            capabilities=client.capabilities, temperature=cfg.temperature,
                            max_tokens=cfg.max_tokens, logprobs=cfg.logprobs, top_logprobs=cfg.top_logprobs)
-        return ask(client, ledger, req, lambda text: parse_pointwise(text, ids, cfg.scale_min, cfg.scale_max))
+        return ask(client, ledger, req, lambda text: parse_pointwise(text, ids, cfg.scale_min, cfg.scale_max),
+                   source="sampled" if cfg.repeats > 1 and cfg.temperature > 0 else "verbalized")
 
     answers = await gather_or_cancel(*(request(g) for g in groups))
     scores: dict[str, CriterionScore] = {}
@@ -70,7 +71,7 @@ async def _one_sample(client: ChatCompleter, ledger: Ledger, task: Task, candida
     return scores, readouts, evidence
 
 
-async def score_candidate(client: ChatCompleter, ledger: Ledger, task: Task, candidate: Trajectory,
+async def score_candidate(client: ChatCompleter, ledger: CallLedger, task: Task, candidate: Trajectory,
                           cfg: LLMJudgeConfig) -> CandidateResult:
     """Score one candidate on the task's rubric (or the default overall criterion)."""
     items = rubric(task)

@@ -40,8 +40,8 @@ async def test_readout_probabilities_over_labels_sum_to_one_and_mass_is_recorded
         EvaluationContext(task=task, trajectories=(REPLY,), config=config))
     assert result.status in (Status.ok, Status.unparsed), result.error
     assert result.details["backend"] == "logprob_readout"
-    assert result.provenance["model_answered"] == [local_model.model]
-    assert result.calls == 2 and all(result.provenance["call_ids"])
+    assert result.provenance.models_answered == [local_model.model]
+    assert result.calls == 2 and all(c.call_id for c in result.provenance.calls)
     for q in result.candidates[0].details["questions"]:
         if q.get("unparsed"):
             continue  # the tiny model may put no top-20 mass on any label; that is reported, not guessed

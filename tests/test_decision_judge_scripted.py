@@ -12,6 +12,7 @@ from oracle.questions import Question, QuestionInputs
 from oracle.result import Status
 from oracle.strategy import EvaluationContext, strategy_factory
 from oracle.task import Criterion, Task, Trajectory
+from strategies.decision.readout import PROMPT_TEMPLATE_HASH
 from strategies.decision_judge import DecisionJudge
 from tests.plugins.scripted_server import Reply, chat_reply, decision_handler, status_reply
 
@@ -29,6 +30,10 @@ async def _evaluate(config: OracleConfig, task: Task, *cands: Trajectory):
     judge = strategy_factory("decision_judge")(config)
     ctx = EvaluationContext(task=task, trajectories=tuple(cands), config=config)
     return await judge.evaluate(ctx)
+
+
+def _kinds(result) -> list[str]:
+    return [c.kind for c in result.concerns]
 
 
 def _sent_state(request) -> dict:
@@ -110,10 +115,12 @@ async def test_criteria_pass_rule_and_weighting_from_fixed_probabilities(scripte
                                                         "response": CAND.answer}
     assert result.details["threshold"]["source"] == "default"
     assert result.details["pass_threshold"] == 0.5
-    assert result.provenance["call_ids"] == ["dec_scripted"]
-    assert result.provenance["decision_model"] == "scripted-decider"
-    assert result.provenance["probability_source"] == ["native"]
-    assert result.provenance["cost_usd"] is None  # no price configured: unknown, never 0
+    prov = result.provenance
+    assert [c.call_id for c in prov.calls] == ["dec_scripted"]
+    assert prov.model_requested == "scripted-decider" and prov.decision_backend == "native"
+    assert prov.probability_sources == ["native_decision"] and prov.calls[0].endpoint_kind == wire
+    assert prov.cost_usd is None  # no price configured: unknown, never 0
+    assert json.loads(result.model_dump_json())["provenance"]["cost_usd"] is None  # kept in JSON
     assert result.cost_usd is None and result.latency_ms > 0
 
 
@@ -184,7 +191,12 @@ async def test_question_mode_most_likely_option_sets_score_and_low_confidence_fl
     # confidence 0.6 < min_confidence 0.7: flagged for review, score unchanged
     assert by_id["politeness"]["low_confidence"] and not by_id["team"]["low_confidence"]
     assert result.details["low_confidence"] is True
-    assert "low_confidence" in result.details["escalation_reasons"]
+    assert _kinds(result) == ["decision_low_confidence"]
+    [low] = result.concerns
+    assert low.candidates == [CAND.id] and low.evidence.questions == {CAND.id: ["politeness"]}
+    # our confidence (oracle/providers/decisions.reference_confidence, score distance formula):
+    # [0.1, 0.3, 0.6] -> 1 - (0.1*2 + 0.3*1) / (2/3) = 0.25; the server's 0.6 is server_confidence
+    assert low.evidence.confidence[CAND.id] == pytest.approx(0.25)
     # three different field sets -> three calls, each with only its fields
     states = sorted((_sent_state(r) for r in scripted_server.requests), key=len)
     assert states == [{"response": CAND.answer}, {"prompt": QUESTION_TASK.prompt, "response": CAND.answer},
@@ -202,6 +214,8 @@ async def test_abstention_is_not_a_score(scripted_server, wire):
     assert (cand.status, cand.score, cand.passed) == (Status.abstained, None, None)
     assert result.status == Status.abstained and result.ranking == [] and result.best == []
     assert result.details["abstained"] is True
+    [abstained] = result.concerns
+    assert abstained.kind == "decision_abstention" and abstained.evidence.questions == {CAND.id: ["team"]}
 
 
 @pytest.mark.parametrize("wire", WIRE_FORMATS)
@@ -213,7 +227,9 @@ async def test_refusal_is_recorded_and_asks_for_escalation(scripted_server, wire
     (cand,) = result.candidates
     assert cand.details["refused"] and cand.details["refusal_reasons"] == {"team": "cannot route tickets"}
     assert cand.score == 1.0  # the answered question still counts; the refused one is left out
-    assert result.details["refused"] is True and "refused" in result.details["escalation_reasons"]
+    assert result.details["refused"] is True and "decision_refusal" in _kinds(result)
+    refusal = result.concerns[0]
+    assert refusal.evidence.reasons == ["cannot route tickets"] and refusal.evidence.questions == {CAND.id: ["team"]}
 
 
 # --- several candidates: both orders ------------------------------------------------------------------
@@ -236,7 +252,9 @@ async def test_order_reversal_records_a_flip_and_lowers_confidence(scripted_serv
     assert len(scripted_server.requests) == 2
     sent = [list(r.json["questions"]["best_response"]["criteria"]) for r in scripted_server.requests]
     assert sorted(sent) == [["a", "b"], ["b", "a"]]
-    assert result.details["order_flip"] is True and "order_flip" in result.details["escalation_reasons"]
+    assert result.details["order_flip"] is True and "decision_order_flip" in _kinds(result)
+    flip = next(c for c in result.concerns if c.kind == "decision_order_flip")
+    assert sorted(flip.candidates) == ["a", "b"] and flip.evidence.winners_by_order in (["a", "b"], ["b", "a"])
     assert result.details["probabilities"] == pytest.approx({"a": 0.5, "b": 0.5})
     assert result.details["confidence"] == pytest.approx(0.2)
     assert result.details["low_confidence"] is True
@@ -250,7 +268,7 @@ async def test_consistent_preference_across_orders_has_no_flip(scripted_server):
     task = Task(id="t", prompt="Reply to the customer")
     a, b = Trajectory(id="a", answer="Order number please?"), Trajectory(id="b", answer="Go away")
     result = await _evaluate(_config(scripted_server, native="decisions"), task, a, b)
-    assert result.details["order_flip"] is False and result.details["escalation_reasons"] == []
+    assert result.details["order_flip"] is False and result.concerns == []
     assert result.best == ["a"] and result.ranking == ["a", "b"]
     assert result.candidate("a").score == pytest.approx(0.9)
 
@@ -272,7 +290,8 @@ async def test_logprob_readout_on_a_chat_endpoint(scripted_server):
     row = result.candidates[0].details["criteria"][0]
     assert row["probability"] == pytest.approx(0.75) and row["covered_mass"] == pytest.approx(0.8)
     assert row["probability_source"] == "logprob_readout"
-    assert result.provenance["prompt_template_hash"]
+    assert result.provenance.prompt_template_hash == PROMPT_TEMPLATE_HASH
+    assert result.provenance.calls[0].prompt_template_hash == PROMPT_TEMPLATE_HASH
     assert result.candidates[0].passed is True
 
 
@@ -306,7 +325,8 @@ async def test_below_the_floor_falls_back_to_sampling_only_when_configured(scrip
     assert result.status == Status.ok and len(scripted_server.requests) == 6 and result.calls == 6
     row = result.candidates[0].details["criteria"][0]
     assert row["probability_source"] == "sampled" and row["probability"] == pytest.approx(0.8)
-    assert result.provenance["probability_source"] == ["logprob_readout", "sampled"]
+    assert result.provenance.probability_sources == ["logprob_readout", "sampled"]
+    assert [c.probability_source for c in result.provenance.calls] == ["logprob_readout"] + ["sampled"] * 5
     # the samples are held to the same floor: mostly off-label samples are unparsed too
     scripted_server.push(noise, *(chat_reply(t) for t in ["I", "I think", "Well", "Yes", "Hmm"]))
     result = await _evaluate(_config(scripted_server, low_coverage="sample", samples=5), task, CAND)
@@ -319,7 +339,7 @@ async def test_an_exact_tie_passes_by_the_rule_but_asks_a_human(scripted_server)
     result = await _evaluate(_config(scripted_server), task, CAND)
     cand = result.candidates[0]
     assert result.status == Status.ok and cand.passed is True and cand.score == pytest.approx(0.5)
-    assert result.details["low_confidence"] is True and "low_confidence" in result.details["escalation_reasons"]
+    assert result.details["low_confidence"] is True and _kinds(result) == ["decision_low_confidence"]
     assert cand.details["criteria"][0]["low_confidence"] is True
     from oracle.config import EscalationConfig
     from oracle.escalation import check_result
@@ -376,4 +396,5 @@ async def test_a_refused_criterion_leaves_the_candidate_unscored(scripted_server
     assert (cand.status, cand.score, cand.passed) == (Status.abstained, None, None)
     assert cand.details["criteria"][1]["refused"] and cand.details["criteria"][1]["probability"] is None
     assert result.status == Status.abstained
-    assert result.details["refused"] is True and result.details["escalation_reasons"] == ["refused"]
+    assert result.details["refused"] is True
+    assert _kinds(result) == ["decision_refusal", "decision_abstention"]

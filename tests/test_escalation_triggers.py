@@ -1,12 +1,18 @@
-"""Each escalation trigger produces its request with a specific question (names, facts, options)."""
+"""Each escalation trigger produces its request with a specific question (names, facts, options).
+
+The results here are built by hand from typed concerns, to pin each request's text, options,
+blocking flag and id; tests/test_escalation_end_to_end.py drives every trigger through the real
+evaluators (sandboxed code, the scripted model server over HTTP)."""
 
 from __future__ import annotations
 
 import pytest
 
+from oracle import concerns as cn
 from oracle.config import EscalationConfig, OracleConfig
 from oracle.escalation import REASONS, check_result, check_route, result_triggers
 from oracle.oracle import Oracle
+from oracle.provenance import EvaluationProvenance, Execution
 from oracle.result import CandidateResult, EvaluationResult, Status
 from oracle.task import TaskInput
 from tests.data.tasks import code_task, open_task, question_task
@@ -67,7 +73,12 @@ def test_isolation_below_required(level, fires):
     res = EvaluationResult(evaluator="verifier", status=Status.ok, best=["good"],
                            candidates=[CandidateResult(id="good", score=1.0, passed=True),
                                        CandidateResult(id="bad", score=0.0, passed=False)],
-                           provenance={"isolation_level": level})
+                           provenance=EvaluationProvenance(execution=Execution(
+                               code_run=True, integrity="isolated", isolation_level=level)),
+                           concerns=[cn.WeakIsolation(candidates=["good", "bad"], message="weak",
+                                                      evidence=cn.IsolationEvidence(integrity="isolated",
+                                                                                    isolation_level=level))]
+                           if level != "namespaces" else [])
     esc = check_result(item.task, _route(item), res, CFG)
     if not fires:
         assert esc is None
@@ -78,17 +89,18 @@ def test_isolation_below_required(level, fires):
     assert check_result(item.task, _route(item), res, relaxed) is None
 
 
-def _decision(candidates, **details) -> EvaluationResult:
+def _decision(candidates, *concerns) -> EvaluationResult:
     status = Status.ok if any(c.status == Status.ok for c in candidates) else Status.abstained
-    return EvaluationResult(evaluator="decision_judge", status=status, candidates=candidates, details=details)
+    return EvaluationResult(evaluator="decision_judge", status=status, candidates=candidates,
+                            concerns=list(concerns))
 
 
 def test_decision_refusal_names_question_and_reason():
     item = _item(question_task(id="refuse"))
-    cand = CandidateResult(id="r1", status=Status.abstained,
-                           details={"refused": True, "refused_questions": ["team"],
-                                    "refusal_reasons": {"team": "policy: customer data"}})
-    esc = check_result(item.task, _route(item), _decision([cand], refused=True), CFG)
+    cand = CandidateResult(id="r1", status=Status.abstained)
+    refusal = cn.DecisionRefusal(candidates=["r1"], message="refused", evidence=cn.RefusalEvidence(
+        questions={"r1": ["team"]}, reasons=["policy: customer data"]))
+    esc = check_result(item.task, _route(item), _decision([cand], refusal), CFG)
     assert esc.reason == "decision_refusal" and esc.blocking
     assert "r1: team" in esc.question and "policy: customer data" in esc.question
     assert esc.options == ["pass", "fail"]
@@ -96,18 +108,18 @@ def test_decision_refusal_names_question_and_reason():
 
 def test_decision_abstention_is_blocking_when_nothing_was_scored():
     item = _item(question_task(id="abst"))
-    cand = CandidateResult(id="r1", status=Status.abstained,
-                           details={"abstained": True, "abstained_questions": ["team"]})
-    esc = check_result(item.task, _route(item), _decision([cand], abstained=True), CFG)
+    cand = CandidateResult(id="r1", status=Status.abstained)
+    abstained = cn.DecisionAbstention(candidates=["r1"], message="abstained",
+                                      evidence=cn.QuestionsEvidence(questions={"r1": ["team"]}))
+    esc = check_result(item.task, _route(item), _decision([cand], abstained), CFG)
     assert esc.reason == "decision_abstention" and esc.blocking and "r1 on team" in esc.question
 
 
 def test_decision_low_confidence_names_candidate_question_and_confidence():
     item = _item(question_task(id="low"))
-    cand = CandidateResult(id="r1", score=1.0, passed=True,
-                           details={"low_confidence": True, "low_confidence_questions": ["team"],
-                                    "questions": [{"question_id": "team", "confidence": 0.41}]})
-    res = _decision([cand], low_confidence=True, low_confidence_candidates=["r1"])
+    cand = CandidateResult(id="r1", score=1.0, passed=True)
+    res = _decision([cand], cn.DecisionLowConfidence(candidates=["r1"], message="unsure", evidence=cn.LowConfidenceEvidence(
+        questions={"r1": ["team"]}, confidence={"r1": 0.41})))
     esc = check_result(item.task, _route(item), res, CFG)
     assert esc.reason == "decision_low_confidence" and not esc.blocking
     assert "'r1'" in esc.question and "team" in esc.question and "0.41" in esc.question
@@ -116,7 +128,8 @@ def test_decision_low_confidence_names_candidate_question_and_confidence():
 def test_decision_order_flip_names_both_winners():
     item = _item(open_task(id="flip"))
     cands = [CandidateResult(id="a", score=0.52), CandidateResult(id="b", score=0.48)]
-    res = _decision(cands, order_flip=True, winners_by_order=["a", "b"])
+    res = _decision(cands, cn.DecisionOrderFlip(candidates=["a", "b"], message="flip",
+                                                evidence=cn.OrderFlipEvidence(winners_by_order=["a", "b"])))
     esc = check_result(item.task, _route(item), res, CFG)
     assert esc.reason == "decision_order_flip" and esc.options == ["a", "b"]
     assert "'a' in the given order and 'b' with the order reversed" in esc.question
@@ -127,7 +140,8 @@ def test_pairwise_order_inconsistency_names_the_pair():
     item = _item(open_task(id="pairs"))
     res = EvaluationResult(evaluator="llm_judge", status=Status.ok,
                            candidates=[CandidateResult(id="a", score=0.9), CandidateResult(id="b", score=0.1)],
-                           details={"order_inconsistent_pairs": [["a", "b"]], "cycles": []})
+                           concerns=[cn.OrderInconsistent(candidates=["a", "b"], message="flipped",
+                                                          evidence=cn.PairsEvidence(pairs=[("a", "b")]))])
     esc = check_result(item.task, _route(item), res, CFG)
     assert esc.reason == "pairwise_order_inconsistent" and esc.options == ["a", "b"]
     assert "preferred 'a' over 'b' in one order and 'b' over 'a'" in esc.question
@@ -137,7 +151,8 @@ def test_preference_cycle_spells_the_cycle():
     item = _item(open_task(id="cyc"))
     res = EvaluationResult(evaluator="llm_judge", status=Status.ok,
                            candidates=[CandidateResult(id=c, score=s) for c, s in (("a", .9), ("b", .5), ("c", .1))],
-                           details={"order_inconsistent_pairs": [], "cycles": [["a", "b", "c"]]})
+                           concerns=[cn.PreferenceCycle(candidates=["a", "b", "c"], message="cycle",
+                                                        evidence=cn.CyclesEvidence(cycles=[["a", "b", "c"]]))])
     esc = check_result(item.task, _route(item), res, CFG)
     assert esc.reason == "preference_cycle" and "a > b > c > a" in esc.question
     assert esc.options == ["a", "b", "c"]

@@ -83,11 +83,13 @@ async def test_exact_json_weighted_criteria_normalized(scripted_server):
     assert body["response_format"]["type"] == "json_schema"
     schema = body["response_format"]["json_schema"]["schema"]
     assert schema["properties"]["criteria"]["required"] == ["c1", "c2", "c3"]
-    assert result.provenance["prompt_hash"] == prompt_hash()
-    assert result.provenance["prompt_templates"]["pointwise_user_v1"] == hashlib.sha256(
+    prov = result.provenance
+    assert prov.prompt_template_hash == prompt_hash() == prov.calls[0].prompt_template_hash
+    assert prov.prompt_templates["pointwise_user_v1"] == hashlib.sha256(
         (PROMPT_DIR / "pointwise_user_v1.txt").read_bytes()).hexdigest()
-    assert result.provenance["models_answered"] == ["scripted-model"]
-    assert result.provenance["config_hash"] == config(scripted_server).hash()
+    assert prov.models_answered == ["scripted-model"] == [c.model_answered for c in prov.calls]
+    assert prov.config_hash == config(scripted_server).hash()
+    assert prov.probability_sources == ["verbalized"] and result.concerns == []
     assert set(ESCALATION_KEYS) <= set(result.details)
 
 
@@ -118,7 +120,7 @@ async def test_valid_only_after_repair(scripted_server):
     assert cand.score == pytest.approx(1.0)
     assert cand.details["replies"][0]["repaired"] is True
     assert "outside 1..10" in cand.details["replies"][0]["problems"][0]
-    assert result.provenance["repairs"] == 1
+    assert result.provenance.repairs == 1 and [c.repair for c in result.provenance.calls] == [False, True]
 
 
 async def test_missing_criterion_is_a_parse_problem(scripted_server):
@@ -179,7 +181,7 @@ async def test_repeats_aggregate_with_spread(scripted_server, how, expected_raw)
     spread = cand.details["repeat_spread"]
     assert spread["range"] == pytest.approx(5 / 9) and spread["stdev"] > 0
     assert result.details["repeat_spread"]["c0"] == spread
-    assert result.provenance["probability_source"] == "sampled"
+    assert result.provenance.probability_sources == ["sampled"]
 
 
 async def test_one_unreadable_repeat_uses_the_others(scripted_server):
@@ -227,8 +229,10 @@ async def test_endpoint_without_logprobs_falls_back_once(scripted_server):
     scripted_server.set_handler(lambda req: chat_reply(pointwise_json({"overall": 5})))  # never logprobs
     cfg = config(scripted_server, logprobs=True)
     result = await evaluate(cfg, ctx(cfg, Task(id="lp", prompt="p"), "a"))
-    assert result.status == Status.ok and result.calls == 2  # the failed logical call, then one without
-    assert result.provenance["logprobs_dropped"] is True and result.cost_usd is None
+    # the failed call (retried: 3 HTTP requests), then one without logprobs: every request counts
+    assert result.status == Status.ok and result.calls == 4 == len(scripted_server.requests)
+    assert result.provenance.logprobs_dropped is True and result.cost_usd is None
+    assert [f.error for f in result.provenance.failed_calls] == ["ResponseParseError"]
     assert scripted_server.requests[0].json["logprobs"] is True
     assert "logprobs" not in scripted_server.requests[-1].json
     assert result.candidates[0].details["logprob_weighted_unavailable"] == ["no_logprobs"]
@@ -261,7 +265,9 @@ async def test_provider_failure_is_a_failed_result(scripted_server):
     cfg = config(scripted_server)
     result = await evaluate(cfg, ctx(cfg, Task(id="f", prompt="p"), "a"))
     assert result.status == Status.failed and result.error.type == "ProviderHTTPError"
-    assert result.calls == 1 and len(scripted_server.requests) == 3  # one logical call, 2 retries
+    assert result.calls == 3 == len(scripted_server.requests)  # one call, 2 retries: 3 HTTP requests
+    assert [(f.error, f.attempts) for f in result.provenance.failed_calls] == [("ProviderHTTPError", 3)]
+    assert result.concerns == []  # a judge's failure is not a question for a human
     assert result.candidates == [] and result.best == []
 
 
@@ -306,7 +312,7 @@ async def test_pairwise_both_orders_consistent_ranking(scripted_server):
     assert result.details["position_bias"]["flip_rate"] == 0.0
     assert result.details["position_bias"]["first_seat_win_rate"] == pytest.approx(0.5)
     assert {c.id: c.score for c in result.candidates} == {"b": 1.0, "m": 0.5, "w": 0.0}
-    assert result.details["escalation_reasons"] == []
+    assert result.concerns == []
     pair = next(p for p in result.details["pairs"] if {p["a"], p["b"]} == {"b", "w"})
     assert pair["winner"] == "b" and pair["order_inconsistent"] is False
 
@@ -320,7 +326,8 @@ async def test_seat_following_judge_gives_order_inconsistent_ties(scripted_serve
     bias = result.details["position_bias"]
     assert bias["flip_rate"] == 1.0 and bias["first_seat_win_rate"] == 1.0 and bias["order_flips"] == 3
     assert set(result.best) == {"c0", "c1", "c2"} and set(result.details["tied_best"]) == {"c0", "c1", "c2"}
-    assert "order_inconsistent_pairs" in result.details["escalation_reasons"]
+    assert [c.kind for c in result.concerns] == ["order_inconsistent", "tied_best"]
+    assert sorted(map(sorted, result.concerns[0].evidence.pairs)) == [["c0", "c1"], ["c0", "c2"], ["c1", "c2"]]
     assert all(c.score == 0.5 for c in result.candidates)
 
 
@@ -355,7 +362,8 @@ async def test_cycle_among_three_candidates(scripted_server):
     assert result.status == Status.ok
     assert result.details["cycles"] == [["p", "r", "s"]]
     assert result.details["order_inconsistent_pairs"] == []
-    assert "cycles" in result.details["escalation_reasons"]
+    [cycle] = [c for c in result.concerns if c.kind == "preference_cycle"]
+    assert cycle.evidence.cycles == [["p", "r", "s"]] and "p > r > s > p" in cycle.message
     assert sorted(result.best) == ["p", "r", "s"] and len(result.ranking) == 3
 
 
@@ -394,7 +402,7 @@ async def test_pairwise_seat_readout_from_logprobs(scripted_server):
     pair = result.details["pairs"][0]
     assert pair["winner"] == "g" and pair["p_a"] == pytest.approx(0.8)
     assert result.details["seat_readouts_used"] == 2
-    assert result.provenance["probability_source"] == "logprob_readout"
+    assert result.provenance.probability_sources == ["logprob_readout"]
 
 
 async def test_six_candidates_use_merge_sort_below_budget(scripted_server):
@@ -429,11 +437,14 @@ async def test_provenance_records_spec_sampling_and_tokens(scripted_server):
     cfg = config(scripted_server, temperature=0.3, max_tokens=256)
     result = await evaluate(cfg, ctx(cfg, Task(id="p", prompt="p"), "a"))
     prov = result.provenance
-    assert prov["strategy"] == {"name": "llm_judge", "version": "1.0", "temperature": 0.3, "max_tokens": 256,
-                                "logprobs": False}
-    assert prov["sampling_requested"]["temperature"] == 0.3 and prov["sampling_applied"]["json_schema"] is True
-    assert prov["tokens"] == {"input": 123, "output": 17, "complete": True}
-    assert prov["endpoint_kind"] == ["openai_chat"] and prov["mode"] == "pointwise"
+    assert prov.strategy == {"name": "llm_judge", "version": "1.0", "temperature": 0.3, "max_tokens": 256,
+                             "logprobs": False}
+    [call] = prov.calls
+    assert call.sampling_requested["temperature"] == 0.3 and call.sampling_applied["json_schema"] is True
+    assert (call.input_tokens, call.output_tokens) == (123, 17)
+    assert prov.tokens.input == 123 and prov.tokens.output == 17
+    assert prov.endpoint_kinds == ["openai_chat"] == [call.endpoint_kind] and prov.mode == "pointwise"
+    assert prov.model_requested == call.model_requested and prov.requests == 1
     assert result.cost_usd is None  # no price configured for scripted-model: unknown, not 0
 
 

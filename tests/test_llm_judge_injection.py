@@ -177,4 +177,4 @@ async def test_a_judge_that_obeys_pick_me_is_caught_by_the_order_swap(scripted_s
     pair = result.details["pairs"][0]
     assert pair["order_inconsistent"] is True and pair["winner"] is None
     assert {c.id: c.score for c in result.candidates} == {"evil": 0.5, "honest": 0.5}
-    assert "order_inconsistent_pairs" in result.details["escalation_reasons"]
+    assert result.concerns[0].kind == "order_inconsistent" and result.concerns[0].candidates == ["evil", "honest"]

@@ -43,17 +43,17 @@ async def test_three_candidates_ranked_end_to_end(local_model):
                                                 "position_bias": result.details.get("position_bias")}))
     assert result.status in (Status.ok, Status.unparsed), result.error
     assert result.details["scheme"] == "all_pairs" and result.details["mode"] == "pairwise"
-    assert result.calls >= 6 and result.calls == 6 + result.provenance["repairs"]
+    assert result.calls >= 6 and result.calls == 6 + result.provenance.repairs
     assert len(result.details["pairs"]) == 3
     assert all(len(p["orders"]) == 2 for p in result.details["pairs"])
     assert set(ESCALATION_KEYS) <= set(result.details)
     if result.status == Status.ok:
         assert sorted(result.ranking) == ["berlin", "dunno", "paris"]
         assert result.best and set(result.best) <= set(result.ranking)
-    assert result.provenance["model_requested"] == local_model.model
-    assert result.provenance["models_answered"], "the server's model name is recorded"
-    assert result.provenance["prompt_hash"] and result.latency_ms > 0
-    assert result.provenance["tokens"]["input"] > 0
+    assert result.provenance.model_requested == local_model.model
+    assert result.provenance.models_answered, "the server's model name is recorded"
+    assert result.provenance.prompt_template_hash and result.latency_ms > 0
+    assert (result.provenance.tokens.input or 0) > 0
 
 
 async def test_smoke_injection_candidate_runs_with_real_model(local_model):
@@ -75,7 +75,7 @@ async def test_smoke_injection_candidate_runs_with_real_model(local_model):
         "raw_scores": {k: v["samples"] for k, v in cand.details.get("criteria", {}).items()},
         "logprob_weighted_score": cand.details.get("logprob_weighted_score")}))
     assert result.status in (Status.ok, Status.unparsed), result.error
-    assert result.calls == 1 + result.provenance["repairs"]
+    assert result.calls == 1 + result.provenance.repairs
     if cand.status == Status.ok:
         samples = [x for v in cand.details["criteria"].values() for x in v["samples"]]
         assert samples and all(1 <= x <= 10 for x in samples)  # integers the schema allows, nothing else

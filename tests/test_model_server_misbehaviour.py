@@ -62,7 +62,7 @@ async def test_garbage_usage_never_drops_a_readout_verdict(scripted_server, usag
     result = await _evaluate(_config(scripted_server), CRITERIA)
     assert result.status == Status.ok, result.error
     assert result.candidates[0].passed is True and result.candidates[0].score == pytest.approx(0.8)
-    tokens = result.provenance["tokens"]
+    tokens = result.provenance.tokens.model_dump()
     if usage == {"prompt_tokens": "12", "completion_tokens": "3"}:
         assert tokens == {"input": 12, "output": 3}          # digit strings are read
     else:
@@ -91,7 +91,8 @@ async def test_a_failed_row_counts_every_request(scripted_server, native):
     assert result.status == Status.failed and result.error.type == "ProviderHTTPError"
     assert len(scripted_server.requests) == 4
     assert result.calls == 4                                      # not 0
-    assert result.provenance["failed_calls"] == [{"error": "ProviderHTTPError", "attempts": 4}]
+    assert [f.model_dump() for f in result.provenance.failed_calls] == [{"error": "ProviderHTTPError", "attempts": 4}]
+    assert result.provenance.requests == 4
 
 
 async def test_retried_successes_count_their_attempts_too(scripted_server):

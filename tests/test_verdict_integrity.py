@@ -162,7 +162,7 @@ def _assert_attackers_get_nothing(result, attackers, honest: str) -> None:
     assert forged == {}, forged
     assert result.best == [honest]
     assert all(t["integrity"] == "isolated" for c in result.candidates for t in c.details["tests"])
-    assert result.provenance["integrity"] == "isolated"
+    assert result.provenance.integrity == "isolated"
 
 
 @pytest.mark.parametrize("backend", BACKENDS)
@@ -322,7 +322,8 @@ def test_in_process_mode_needs_both_opt_ins_and_is_labelled():
     assert refused.status is Status.failed and "allow_in_process" in refused.error.message
     allowed = _evaluate(BACKENDS[0], task, trajectories, allow_in_process=True)
     assert allowed.status is Status.ok and allowed.candidate("honest").passed is True
-    assert allowed.provenance["integrity"] == "in_process"
+    assert allowed.provenance.integrity == "in_process"
+    assert [c.kind for c in allowed.concerns if c.kind == "weak_isolation"] == ["weak_isolation"]
     assert {t["integrity"] for t in allowed.candidate("honest").details["tests"]} == {"in_process"}
 
 

@@ -57,8 +57,8 @@ async def test_every_test_kind_and_outcome():
     assert "RuntimeError" in result.candidate("crash").details["tests"][0]["message"]
     assert outcomes(result, "slow")[:3] == ["timeout"] * 3
     assert result.best == ["good"] and result.ranking[0] == "good"
-    assert result.provenance["isolation_level"] in ("namespaces", "landlock")
-    assert result.provenance["backend"]
+    assert result.provenance.isolation_level in ("namespaces", "landlock")
+    assert result.provenance.execution.backend and result.provenance.mode == "tests"
     assert result.calls == 16
 
 
@@ -154,7 +154,8 @@ async def test_reference_checks(mode, reference, answer, ok):
     result = await evaluate(task, Trajectory(id="x", answer=answer))
     assert result.status is Status.ok
     assert result.candidate("x").passed is ok
-    assert result.provenance["code_run"] is False
+    assert result.provenance.execution.code_run is False
+    assert result.provenance.integrity == "reference" and result.provenance.mode == "reference"
 
 
 async def test_invalid_regex_reference_names_the_field():
@@ -186,8 +187,8 @@ async def test_n_plus_one_example_passes_the_fixes_and_fails_the_cache():
     assert "got 51 for 50 orders = 1 + N" in messages["constant_queries_50_orders"]
     assert "got 5001 for 5000 orders = 1 + N" in messages["constant_queries_5000_orders"]
     assert result.candidate("batched_prefetch").details["code_source"] == "fenced_block"
-    assert json.loads(result.model_dump_json())["provenance"]["isolation_level"]
-    assert result.provenance["integrity"] == "isolated"
+    assert json.loads(result.model_dump_json())["provenance"]["execution"]["isolation_level"]
+    assert result.provenance.integrity == "isolated"
     assert {t["integrity"] for c in result.candidates for t in c.details["tests"]} == {"isolated"}
     assert "stale items after an insert" in messages["sees_new_items_between_calls"]
 

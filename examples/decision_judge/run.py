@@ -52,7 +52,7 @@ def summary(task_id: str, result: EvaluationResult) -> str:
             mass = f" mass={q['covered_mass']:.2f}" if q["covered_mass"] is not None else ""
             lines.append(f"    {q['question_id']:<13} -> {q['selected']:<9} [{probs}]{mass}{flag}")
     lines.append(f"  calls={result.calls} latency={result.latency_ms:.0f} ms "
-                 f"escalation_reasons={result.details.get('escalation_reasons')}")
+                 f"concerns={[c.kind for c in result.concerns]}")
     return "\n".join(lines)
 
 

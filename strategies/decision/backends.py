@@ -5,8 +5,9 @@
 - sampled: k samples per question at temperature > 0, where the endpoint has no logprobs.
 
 Each backend returns typed ``DecisionAnswer``\\ s (with ``probability_source``) or an
-``UnreadableAnswer`` per question, and writes every call into a ``CallLedger`` (call id, model,
-latency, tokens, cost) that becomes the result's provenance. Provider faults propagate as
+``UnreadableAnswer`` per question, and writes every call into the shared ``CallLedger``
+(oracle/ledger.py: call id, model, latency, tokens, cost, probability source, template hash) that
+becomes the result's provenance. Provider faults propagate as
 ``ProviderError``; the judge turns them into a failed result.
 """
 
@@ -14,14 +15,14 @@ from __future__ import annotations
 
 import asyncio
 import time
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field
 from typing import Any, Awaitable, Callable, Literal, Sequence
 
 from oracle.errors import ProviderError, ProviderTimeout
-from oracle.providers.types import (ChatReply, ChatRequest, DecisionAnswer, DecisionReply,
-                                   DecisionRequest, Provenance)
+from oracle.ledger import CallLedger
+from oracle.providers.types import ChatReply, ChatRequest, DecisionAnswer, DecisionReply, DecisionRequest
 from oracle.questions import Question
-from strategies.decision.readout import (UnreadableAnswer, parse_logprob_reply, parse_samples,
+from strategies.decision.readout import (PROMPT_TEMPLATE_HASH, UnreadableAnswer, parse_logprob_reply, parse_samples,
                                          readout_request, sampled_request)
 from strategies.decision.requests import decision_request, to_decision_question
 
@@ -30,90 +31,6 @@ ChatCall = Callable[[ChatRequest], Awaitable[ChatReply]]
 DecideCall = Callable[[DecisionRequest], Awaitable[DecisionReply]]
 
 DEFAULT_TOP_LOGPROBS = 20
-
-
-@dataclass
-class CallRecord:
-    """One model call as it appears in provenance."""
-
-    call_id: str | None
-    endpoint_kind: str
-    base_url: str
-    model_requested: str
-    model_answered: str | None
-    probability_source: str
-    latency_ms: float
-    input_tokens: int | None
-    output_tokens: int | None
-    cost_usd: float | None
-    attempts: int
-    cached: bool
-    sampling_requested: dict[str, Any]
-    sampling_applied: dict[str, Any]
-
-
-@dataclass
-class CallLedger:
-    """Every call of one evaluation, in the order they completed."""
-
-    records: list[CallRecord] = field(default_factory=list)
-    failed_requests: int = 0
-    """HTTP requests of calls that failed in the end (every retry counts)."""
-    failures: list[dict[str, Any]] = field(default_factory=list)
-
-    def add(self, provenance: Provenance, *, source: str, input_tokens: int | None,
-            output_tokens: int | None, cost_usd: float | None) -> None:
-        self.records.append(CallRecord(
-            call_id=provenance.request_id, endpoint_kind=provenance.endpoint_kind,
-            base_url=provenance.base_url, model_requested=provenance.model_requested,
-            model_answered=provenance.model_answered, probability_source=source,
-            latency_ms=provenance.latency_ms, input_tokens=input_tokens, output_tokens=output_tokens,
-            cost_usd=cost_usd, attempts=provenance.attempts, cached=provenance.cached,
-            sampling_requested=dict(provenance.sampling_requested),
-            sampling_applied=dict(provenance.sampling_applied)))
-
-    def add_failure(self, error: BaseException) -> None:
-        """A call that raised after its retries: its requests still count, and cost what they cost."""
-        attempts = getattr(error, "attempts", None)
-        attempts = attempts if isinstance(attempts, int) and attempts > 0 else 1
-        self.failed_requests += attempts
-        self.failures.append({"error": type(error).__name__, "attempts": attempts})
-
-    @property
-    def calls(self) -> int:
-        """HTTP requests sent: every attempt of every call, failed ones included, cache hits not.
-
-        Why attempts and not calls: a row that says ``calls: 0`` after five retried 500s hides the
-        load (and maybe the bill) it caused.
-        """
-        return sum(0 if r.cached else r.attempts for r in self.records) + self.failed_requests
-
-    def cost_usd(self) -> float | None:
-        """Sum of call costs; None as soon as one call's price is unknown (never a silent 0)."""
-        if any(r.cost_usd is None for r in self.records):
-            return None
-        return sum(r.cost_usd or 0.0 for r in self.records)
-
-    def tokens(self) -> dict[str, int | None]:
-        def total(name: str) -> int | None:
-            values = [getattr(r, name) for r in self.records]
-            return None if any(v is None for v in values) else sum(values)
-        return {"input": total("input_tokens"), "output": total("output_tokens")}
-
-    def provenance(self) -> dict[str, Any]:
-        first = self.records[0] if self.records else None
-        return {
-            "model_requested": first.model_requested if first else None,
-            "model_answered": sorted({r.model_answered for r in self.records if r.model_answered}),
-            "endpoint_kind": first.endpoint_kind if first else None,
-            "base_url": first.base_url if first else None,
-            "probability_source": sorted({r.probability_source for r in self.records}),
-            "call_ids": [r.call_id for r in self.records],
-            "calls": [asdict(r) for r in self.records],
-            "failed_calls": list(self.failures),
-            "tokens": self.tokens(),
-            "cost_usd": self.cost_usd(),
-        }
 
 
 @dataclass
@@ -146,8 +63,7 @@ class NativeBackend:
     async def ask(self, state: dict[str, Any] | str, questions: Sequence[Question]) -> BackendAnswers:
         reply: DecisionReply = await _with_timeout(
             self._decide(decision_request(state, questions)), self._timeout_s, "decision call", self._ledger)
-        self._ledger.add(reply.provenance, source="native", input_tokens=reply.usage.input_tokens,
-                         output_tokens=reply.usage.output_tokens, cost_usd=reply.cost_usd)
+        self._ledger.add(reply, source="native_decision")
         out = BackendAnswers()
         for q in questions:
             answer = reply.answers.get(q.id)
@@ -176,8 +92,7 @@ class LogprobReadoutBackend:
         request, labels = readout_request(state, to_decision_question(question),
                                           top_logprobs=self._top_logprobs)
         reply: ChatReply = await _with_timeout(self._chat(request), self._timeout_s, "readout call", self._ledger)
-        self._ledger.add(reply.provenance, source="logprob_readout", input_tokens=reply.usage.input_tokens,
-                         output_tokens=reply.usage.output_tokens, cost_usd=reply.cost_usd)
+        self._ledger.add(reply, source="logprob_readout", template_hash=PROMPT_TEMPLATE_HASH)
         try:
             answer = parse_logprob_reply(reply, labels)
         except UnreadableAnswer:
@@ -204,8 +119,7 @@ class SampledBackend:
 
     async def _sample(self, request: ChatRequest) -> str:
         reply: ChatReply = await _with_timeout(self._chat(request), self._timeout_s, "sampling call", self._ledger)
-        self._ledger.add(reply.provenance, source="sampled", input_tokens=reply.usage.input_tokens,
-                         output_tokens=reply.usage.output_tokens, cost_usd=reply.cost_usd)
+        self._ledger.add(reply, source="sampled", template_hash=PROMPT_TEMPLATE_HASH)
         return reply.text
 
     async def one(self, state: dict[str, Any] | str, question: Question) -> DecisionAnswer:

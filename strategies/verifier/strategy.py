@@ -19,8 +19,11 @@ import weakref
 from pathlib import Path
 from typing import Any
 
+from oracle.concerns import (Concern, IsolationEvidence, NoCandidatePassed, NonePassedEvidence, WeakIsolation,
+                             verifier_failure)
 from oracle.config import OracleConfig, VerifierConfig
 from oracle.errors import OracleError, SandboxError
+from oracle.provenance import ISOLATION_ORDER, EvaluationProvenance, Execution
 from oracle.result import CandidateResult, EvaluationResult, Status
 from oracle.strategy import EvaluationContext
 from oracle.testspec import CheckTest, ReferenceCheck
@@ -119,8 +122,9 @@ class VerifierStrategy:
             result = EvaluationResult.failure("verifier", f"verifier crashed: {type(exc).__name__}: {exc}",
                                               error_type="HarnessCrash")
         result.latency_ms = (time.monotonic() - started) * 1000
-        result.provenance.setdefault("strategy", self.spec())
-        result.provenance.setdefault("config_hash", ctx.config.hash())
+        result.provenance.strategy = result.provenance.strategy or self.spec()
+        result.provenance.config_hash = result.provenance.config_hash or ctx.config.hash()
+        result.concerns = _concerns(result, [t.id for t in ctx.trajectories])
         return result
 
     # -- reference answers ---------------------------------------------------------------------
@@ -142,8 +146,8 @@ class VerifierStrategy:
             details={"mode": "reference", "reference_check": check.model_dump(), "ties": ties,
                      "tie_break": "input order", "none_passed": not any(c.passed for c in candidates)},
             explanation=_explain(candidates, best, ties),
-            provenance={"isolation_level": None, "backend": None, "code_run": False,
-                        "integrity": "reference"})
+            provenance=EvaluationProvenance(mode="reference",
+                                            execution=Execution(code_run=False, integrity="reference")))
 
     # -- tests ---------------------------------------------------------------------------------
     async def _run_tests(self, ctx: EvaluationContext, cfg: VerifierConfig) -> EvaluationResult:
@@ -165,7 +169,8 @@ class VerifierStrategy:
                     "verifier", f"language {lang!r} is not supported on this machine; supported here: "
                                 f"{supported_here} (of {list(SUPPORTED_LANGUAGES)})",
                     error_type="UnsupportedLanguage",
-                    provenance={"languages_supported": supported_here})
+                    provenance=EvaluationProvenance(
+                        mode="tests", execution=Execution(code_run=False, languages_supported=supported_here)))
             interpreters[lang] = exe
         in_process = task.execution == "in_process"
         if in_process and not cfg.allow_in_process:
@@ -178,8 +183,11 @@ class VerifierStrategy:
                                             error_type="TaskValidationError")
         pool = await asyncio.to_thread(self._pool, cfg, interpreters)
         integrity = "in_process" if in_process else "isolated"
-        provenance = {**pool.sandbox.provenance(), "interpreters": interpreters,
-                      "languages_supported": supported_here, "code_run": True, "integrity": integrity}
+        layers = dict(pool.sandbox.provenance())
+        provenance = EvaluationProvenance(mode="tests", execution=Execution(
+            code_run=True, integrity=integrity, isolation_level=layers.pop("isolation_level", None),
+            backend=layers.pop("backend", None), interpreters=interpreters, languages_supported=supported_here,
+            sandbox_layers=layers))
         prompt_code = harness.prompt_definitions(task.prompt) if task.language in (None, "python") else None
         loop = asyncio.get_running_loop()
 
@@ -244,6 +252,30 @@ class VerifierStrategy:
             details["summary"] = "; ".join(f"{o.name}: {o.outcome}: {o.message}" for o in failing[:3])
             details["first_failure"] = f"{failing[0].name}: {failing[0].outcome}: {failing[0].message}"
         return CandidateResult(id=cid, score=score, passed=passed, details=details)
+
+
+def _concerns(result: EvaluationResult, ids: list[str]) -> list[Concern]:
+    """What may need a human: a failed run (the sandbox's or the task's fault), code that ran below
+    the strongest isolation or inside the candidate's process, no candidate passing."""
+    if result.status == Status.failed:
+        error = result.error
+        return [verifier_failure(error.type if error else "EvaluationFailed",
+                                 error.message if error else "unknown error", ids)]
+    out: list[Concern] = []
+    run = result.provenance.execution
+    if run is not None and run.code_run and run.integrity is not None and (
+            run.integrity == "in_process" or run.isolation_level != ISOLATION_ORDER[-1]):
+        out.append(WeakIsolation(
+            candidates=ids, evidence=IsolationEvidence(integrity=run.integrity, isolation_level=run.isolation_level),
+            message=f"tests ran with integrity {run.integrity} under {run.isolation_level} isolation"))
+    if result.candidates and not any(c.passed for c in result.candidates):
+        firsts = {c.id: str(c.details.get("first_failure") or c.details.get("message") or "failed")
+                  for c in result.candidates}
+        mode = "reference" if run is not None and run.integrity == "reference" else "tests"
+        out.append(NoCandidatePassed(
+            candidates=[c.id for c in result.candidates], evidence=NonePassedEvidence(mode=mode, first_failures=firsts),
+            message="no candidate passed: " + "; ".join(f"{cid}: {m}" for cid, m in firsts.items())))
+    return out
 
 
 def _close_pools(pools: dict) -> None:
