@@ -73,7 +73,12 @@ class PolicyChain:
         self._chain = [(p.vote, p.name, p.version, p.weight, self._specs[p.name]) for p in self.policies]
         routing = config.routing
         self._prefix_chars, self._scan_chars = routing.cue_prefix_chars, routing.scan_chars
-        self._enabled, self._threshold = routing.enabled_evaluators, routing.threshold
+        self._threshold = routing.threshold
+        # The gates and the feasible evaluators for each (checkable, closed) pair: four constants of
+        # the config, so a route picks its gates instead of building them.
+        self._gates = {(checkable, closed): (gates, [g.evaluator for g in gates if g.feasible])
+                       for checkable in (False, True) for closed in (False, True)
+                       for gates in [gates_for(routing.enabled_evaluators, checkable, closed)]}
 
     def route(self, task: Task, trajectories: Sequence[Trajectory], *,
               history: Mapping[str, float] | None = None) -> Route:
@@ -101,10 +106,9 @@ class PolicyChain:
         totals = {_DECISION: round(total_d, 9), _LLM: round(total_l, 9), _VERIFIER: round(total_v, 9)}
 
         threshold = self._threshold
-        gates = gates_for(self._enabled, values["has_tests"] or values["has_reference"],
-                          values["has_closed_question"] or values["n_criteria"] > 0)
-        feasible = [g.evaluator for g in gates if g.feasible]
-        feasible_total = sum(totals[k] for k in feasible)
+        gates, feasible = self._gates[values["has_tests"] or values["has_reference"],
+                                      values["has_closed_question"] or values["n_criteria"] > 0]
+        feasible_total = sum(map(totals.__getitem__, feasible))
         shares = {k: (totals[k] / feasible_total if feasible_total > 0 else 0.0) for k in feasible}
         # Highest share first; ties keep the fixed evaluator order (sorted is stable, reverse too).
         ranked = sorted(feasible, key=shares.__getitem__, reverse=True)
