@@ -45,6 +45,18 @@ def test_oracle_route_loads_no_provider_batch_or_logging_stack():
     loaded = loaded_after(code)
     unwanted = set(HEAVY) | {"structlog", "oracle.oracle", "oracle.providers", "oracle.batch", "strategies"}
     assert not loaded & unwanted, sorted(loaded & unwanted)
+    # A JSON task file and the built-in config: no YAML or TOML parser, no message-list models.
+    lazy = {"yaml", "tomllib", "oracle._safe_yaml", "oracle.messages"}
+    assert not loaded & lazy, sorted(loaded & lazy)
+
+
+def test_yaml_and_toml_load_when_a_file_of_their_kind_is_read(tmp_path):
+    (tmp_path / "c.toml").write_text("[routing]\nthreshold = 0.5\n")
+    loaded = loaded_after(f"from oracle.config import OracleConfig\nOracleConfig.load({str(tmp_path / 'c.toml')!r})")
+    assert "tomllib" in loaded and "yaml" not in loaded
+    loaded = loaded_after("from oracle.task_file import load_tasks\n"
+                          f"list(load_tasks({str(ROOT / 'examples' / 'decision_judge' / 'support_replies.yaml')!r}))")
+    assert "yaml" in loaded
 
 
 def test_silent_commands_print_only_their_output(tmp_path):
