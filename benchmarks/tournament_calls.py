@@ -48,25 +48,31 @@ def kendall_tau(order: list[str], truth: list[str]) -> float:
     return (concordant - discordant) / total if total else 1.0
 
 
+class SimulatedJudge:
+    """Hidden strengths; each single-order verdict follows the first seat with probability
+    ``seat_bias``, else a Bradley-Terry draw. Counts its calls (both orders per comparison)."""
+
+    def __init__(self, strength: dict[str, float], seat_bias: float, rng: random.Random) -> None:
+        self.strength, self.seat_bias, self.rng, self.calls = strength, seat_bias, rng, 0
+
+    def once(self, first: str, second: str) -> OrderJudgement:
+        self.calls += 1
+        if self.rng.random() < self.seat_bias:
+            return OrderJudgement(first, second, "A")
+        p_first = 1 / (1 + math.exp(self.strength[second] - self.strength[first]))
+        return OrderJudgement(first, second, "A" if self.rng.random() < p_first else "B")
+
+    async def compare(self, a: str, b: str):
+        return combine_orders(a, b, self.once(a, b), self.once(b, a))
+
+
 async def one_trial(n: int, all_pairs_max: int, seat_bias: float, rng: random.Random) -> tuple[int, float]:
     ids = [f"c{i}" for i in range(n)]
     strength = {x: rng.gauss(0, 1.5) for x in ids}
-    calls = 0
-
-    def judge_once(first: str, second: str) -> OrderJudgement:
-        nonlocal calls
-        calls += 1
-        if rng.random() < seat_bias:
-            return OrderJudgement(first, second, "A")
-        p_first = 1 / (1 + math.exp(strength[second] - strength[first]))
-        return OrderJudgement(first, second, "A" if rng.random() < p_first else "B")
-
-    async def compare(a: str, b: str):
-        return combine_orders(a, b, judge_once(a, b), judge_once(b, a))
-
-    ranking, _ = await tournament(ids, compare, all_pairs_max=all_pairs_max)
+    judge = SimulatedJudge(strength, seat_bias, rng)
+    ranking, _ = await tournament(ids, judge.compare, all_pairs_max=all_pairs_max)
     truth = sorted(ids, key=lambda x: -strength[x])
-    return calls, kendall_tau(ranking.order, truth)
+    return judge.calls, kendall_tau(ranking.order, truth)
 
 
 async def cascade_trial(n: int, all_pairs_max: int, seat_bias: float, margin: float, noise: float,
@@ -80,25 +86,13 @@ async def cascade_trial(n: int, all_pairs_max: int, seat_bias: float, margin: fl
     by_score = sorted(ids, key=lambda x: (-score[x], ids.index(x)))
     top = score[by_score[0]]
     close = [x for x in by_score if score[x] >= top - margin - 1e-12]
-    pairwise = 0
-
-    def judge_once(first: str, second: str) -> OrderJudgement:
-        nonlocal pairwise
-        pairwise += 1
-        if rng.random() < seat_bias:
-            return OrderJudgement(first, second, "A")
-        p_first = 1 / (1 + math.exp(strength[second] - strength[first]))
-        return OrderJudgement(first, second, "A" if rng.random() < p_first else "B")
-
-    async def compare(a: str, b: str):
-        return combine_orders(a, b, judge_once(a, b), judge_once(b, a))
-
+    judge = SimulatedJudge(strength, seat_bias, rng)
     order = by_score
     if len(close) > 1:
-        ranking, _ = await tournament(close, compare, all_pairs_max=all_pairs_max)
+        ranking, _ = await tournament(close, judge.compare, all_pairs_max=all_pairs_max)
         order = ranking.order + [x for x in by_score if x not in close]
     truth = sorted(ids, key=lambda x: -strength[x])
-    return n + pairwise, pairwise, kendall_tau(order, truth)
+    return n + judge.calls, judge.calls, kendall_tau(order, truth)
 
 
 async def main() -> None:

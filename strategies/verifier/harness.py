@@ -77,11 +77,10 @@ def build_plan(test: Test, code: str, *, language: str, entry_point: str | None,
     spec: dict[str, Any] = {"kind": test.kind, "entry_point": entry_point,
                             "prompt_code": prompt_code if language == "python" else None}
     if isinstance(test, (AssertTest, CheckTest)):
-        spec["code"] = test.code
+        # in_process merges this spec with the candidate's, whose "code" is the candidate's source.
+        spec["test_code" if in_process else "code"] = test.code
     else:
         spec["call"] = test.call
-    if in_process:
-        spec = {**spec, "test_code": spec.pop("code", None)}
     return RunPlan(mode="in_process" if in_process else "isolated", language=language, candidate_spec=candidate,
                    test_spec=spec, timeout_s=timeout_s, output_limit=output_limit, node=node)
 

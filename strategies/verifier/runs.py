@@ -76,26 +76,26 @@ class _Streams:
         self.fds[fd] = name
         self.data[name] = bytearray()
 
-    def read(self, fd: int) -> bool:
-        """Read what is there; False at end of stream (the fd is then closed)."""
+    def read(self, fd: int) -> str:
+        """Read what is there: "data", "empty" (nothing now) or "eof" (the fd is then closed)."""
         name = self.fds[fd]
         try:
             chunk = os.read(fd, 65536)
         except BlockingIOError:
-            return True
+            return "empty"
         except OSError:
             chunk = b""
         if not chunk:
             os.close(fd)
             del self.fds[fd]
-            return False
+            return "eof"
         cap = REPORT_LIMIT if name == "report" else self.cap
         room = cap - len(self.data[name])
         if room > 0:
             self.data[name] += chunk[:room]
         if len(chunk) > room:
             self.overflow.add(name)
-        return True
+        return "data"
 
     def close(self) -> None:
         for fd in list(self.fds):
@@ -139,14 +139,20 @@ def execute(candidate: Worker, test: Worker, plan: RunPlan) -> RunResult:
             tout_r, tout_w = os.pipe()
             streams.add(rep_r, "report")
             streams.add(tout_r, "test_output")
-            to_close += [chan_c.detach(), chan_t.detach(), rep_w, tout_w]
+            cand_end, test_end = chan_c.detach(), chan_t.detach()
+            to_close += [cand_end, test_end, rep_w, tout_w]
             workers["test"] = test
             candidate.send({"op": "run", **base, "runtime": _runtime(plan.language, "candidate"),
                             "spec": {**plan.candidate_spec, "mode": "serve"},
-                            "fd_roles": ["channel", "stdout", "stderr"]}, (to_close[2], out_w, err_w))
+                            "fd_roles": ["channel", "stdout", "stderr"]}, (cand_end, out_w, err_w))
             test.send({"op": "run", **base, "runtime": _runtime(plan.language, "test"),
                        "spec": plan.test_spec, "fd_roles": ["channel", "report", "stdout", "stderr"]},
-                      (to_close[3], rep_w, tout_w, tout_w))
+                      (test_end, rep_w, tout_w, tout_w))
+    except BaseException:
+        streams.close()
+        if stdin_w is not None:
+            os.close(stdin_w)
+        raise
     finally:
         for fd in to_close:  # the workers hold their own copies now
             os.close(fd)
@@ -203,9 +209,10 @@ def _watch(workers: dict[str, Worker], streams: _Streams, plan: RunPlan, result:
         while len(exits) < len(workers) or streams.fds:
             now = time.monotonic()
             if len(exits) == len(workers) and streams.fds:
-                # Every process of the run is gone (the workers swept them): drain what is left.
+                # The run is over: take what the pipes still hold. A writer that outlived it (a lost
+                # worker's run, until the pool destroys that worker) must not keep us here.
                 for fd in list(streams.fds):
-                    while streams.read(fd):
+                    while streams.read(fd) == "data":
                         pass
                 break
             if now >= deadline and not result.timed_out and len(exits) < len(workers):

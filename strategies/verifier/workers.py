@@ -107,7 +107,7 @@ class Worker:
         self._cgroup.create()
         hook = make_preexec(uid=uid, procs_files=self._cgroup.procs_files, limits=limits, confinement=confinement,
                             set_address_limit=not sb.layers.cgroups.memory and not namespaces,
-                            seccomp_filter=getattr(sb, "_rlimits_filter", None))
+                            seccomp_filter=seccomp.PreparedFilter() if sb.backend == "rlimits" else None)
         log = open(base / "worker.log", "wb")
         try:
             self.proc = subprocess.Popen(
