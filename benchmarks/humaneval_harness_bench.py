@@ -196,9 +196,9 @@ class RunBudget:
 
 def _check_imported_from(import_root: Path) -> dict:
     import oracle
-    import strategies.verifier
+    import oracle.strategies.verifier
 
-    where = {"oracle": oracle.__file__, "strategies.verifier": strategies.verifier.__file__}
+    where = {"oracle": oracle.__file__, "oracle.strategies.verifier": oracle.strategies.verifier.__file__}
     for name, path in where.items():
         if not Path(path).resolve().is_relative_to(import_root):
             raise SystemExit(f"{name} was imported from {path}, not from {import_root}; "
@@ -245,7 +245,7 @@ def verifier_child(args: argparse.Namespace) -> dict:
 
     from oracle.config import OracleConfig
     from oracle.task import Task, Trajectory
-    from strategies.verifier import VerifierStrategy
+    from oracle.strategies.verifier import VerifierStrategy
 
     data = Path(args.data)
     problems = humaneval_sample.problems(data)

@@ -31,7 +31,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 from oracle.config import OracleConfig  # noqa: E402
 from oracle.strategy import EvaluationContext  # noqa: E402
 from oracle.task import Task, Trajectory  # noqa: E402
-from strategies.llm_judge import LLMJudge  # noqa: E402
+from oracle.strategies.llm_judge import LLMJudge  # noqa: E402
 
 DATA = Path(__file__).resolve().parent.parent.parent / "shared" / "data"
 

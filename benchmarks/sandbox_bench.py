@@ -28,8 +28,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from oracle.config import OracleConfig  # noqa: E402
 from oracle.strategy import EvaluationContext  # noqa: E402
 from oracle.task import Task, Trajectory  # noqa: E402
-from strategies.verifier import VerifierStrategy  # noqa: E402
-from strategies.verifier.sandbox import RunRequest, Sandbox, probe  # noqa: E402
+from oracle.strategies.verifier import VerifierStrategy  # noqa: E402
+from oracle.strategies.verifier.sandbox import RunRequest, Sandbox, probe  # noqa: E402
 
 from benchmarks import humaneval_sample  # noqa: E402
 

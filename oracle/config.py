@@ -225,7 +225,7 @@ class OracleConfig(FrozenWithCache):
 
     @model_validator(mode="after")
     def _known_policies(self) -> "OracleConfig":
-        from policies import registered_policies
+        from oracle.policies import registered_policies
 
         unknown = sorted(set(self.routing.policies) - set(registered_policies()))
         if unknown:

@@ -23,7 +23,7 @@ from oracle.task import EVALUATORS, Task, Trajectory
 
 def build_policies(config: OracleConfig) -> list[Policy]:
     """Instantiate the enabled, positively weighted policies named in the config, in name order."""
-    from policies import registered_policies
+    from oracle.policies import registered_policies
 
     registry = registered_policies()
     out: list[Policy] = []

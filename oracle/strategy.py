@@ -74,7 +74,7 @@ def registered_strategies() -> list[str]:
 def _load_builtin_strategies() -> None:
     import importlib
 
-    for module in ("strategies.verifier", "strategies.decision_judge", "strategies.llm_judge"):
+    for module in ("oracle.strategies.verifier", "oracle.strategies.decision_judge", "oracle.strategies.llm_judge"):
         try:
             importlib.import_module(module)
         except ModuleNotFoundError as exc:

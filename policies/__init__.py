@@ -26,5 +26,5 @@ def register_policy(name: str) -> Callable[[T], T]:
 
 def registered_policies() -> dict[str, type]:
     for family in _FAMILIES:
-        importlib.import_module(f"policies.{family}")
+        importlib.import_module(f"oracle.policies.{family}")
     return dict(_REGISTRY)

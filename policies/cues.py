@@ -10,8 +10,8 @@ from oracle.policy import spread
 from oracle.policy_settings import CueBalanceSettings
 from oracle.route import Vote
 from oracle.signals import Signals
-from policies import register_policy
-from policies._base import BasePolicy
+from oracle.policies import register_policy
+from oracle.policies._base import BasePolicy
 
 
 @register_policy("cue_balance")

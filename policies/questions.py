@@ -9,8 +9,8 @@ from __future__ import annotations
 from oracle.policy_settings import ClosedQuestionSettings
 from oracle.route import Vote
 from oracle.signals import Signals
-from policies import register_policy
-from policies._base import BasePolicy
+from oracle.policies import register_policy
+from oracle.policies._base import BasePolicy
 
 
 @register_policy("closed_question")

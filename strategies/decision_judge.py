@@ -35,15 +35,15 @@ from oracle.strategy import EvaluationContext, register_strategy
 from oracle.task import Task, Trajectory
 from oracle.ledger import CallLedger
 from oracle.provenance import EvaluationProvenance
-from strategies.decision.backends import (BackendKind, LogprobReadoutBackend, NativeBackend, SampledBackend,
+from oracle.strategies.decision.backends import (BackendKind, LogprobReadoutBackend, NativeBackend, SampledBackend,
                                           elapsed_ms)
-from strategies.decision.concerns import decision_concerns
-from strategies.decision.readout import UnreadableAnswer
-from strategies.decision.requests import (comparison_question, comparison_state, criterion_questions,
+from oracle.strategies.decision.concerns import decision_concerns
+from oracle.strategies.decision.readout import UnreadableAnswer
+from oracle.strategies.decision.requests import (comparison_question, comparison_state, criterion_questions,
                                           group_by_inputs, visible_state)
-from strategies.decision.scoring import (AnswerVerdict, criteria_verdict, merge_orders,
+from oracle.strategies.decision.scoring import (AnswerVerdict, criteria_verdict, merge_orders,
                                          question_mode_score, read_answer)
-from strategies.decision.validation import Mode, validate_for_decision
+from oracle.strategies.decision.validation import Mode, validate_for_decision
 
 ESCALATION_KEYS = ("low_confidence", "refused", "order_flip", "abstained", "unparsed")
 """Boolean flags in ``EvaluationResult.details``, for people; escalation reads ``concerns``."""

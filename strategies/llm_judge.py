@@ -33,12 +33,12 @@ from oracle.task import Trajectory
 
 from oracle.ledger import CallLedger
 from oracle.provenance import EvaluationProvenance
-from strategies.llm_judge_calls import ChatCompleter
-from strategies.llm_judge_concerns import judge_concerns
-from strategies.llm_judge_pairwise import PairwiseRun, run_pairwise
-from strategies.llm_judge_pointwise import score_candidate
-from strategies.llm_judge_prompts import prompt_hash, template_hashes
-from strategies.ranking import (all_pairs_judgements, gather_or_cancel, judgement_budget, normalized_copeland,
+from oracle.strategies.llm_judge_calls import ChatCompleter
+from oracle.strategies.llm_judge_concerns import judge_concerns
+from oracle.strategies.llm_judge_pairwise import PairwiseRun, run_pairwise
+from oracle.strategies.llm_judge_pointwise import score_candidate
+from oracle.strategies.llm_judge_prompts import prompt_hash, template_hashes
+from oracle.strategies.ranking import (all_pairs_judgements, gather_or_cancel, judgement_budget, normalized_copeland,
                                 position_bias)
 
 ESCALATION_KEYS = ("order_inconsistent_pairs", "cycles", "unparsed_pairs", "unparsed_candidates",

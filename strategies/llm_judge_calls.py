@@ -16,8 +16,8 @@ from oracle.ledger import CallLedger
 from oracle.provenance import ProbabilitySource
 from oracle.providers.types import Capabilities, ChatMessage, ChatReply, ChatRequest
 
-from strategies.llm_judge_parse import ParseProblem
-from strategies.llm_judge_prompts import prompt_hash, repair_messages
+from oracle.strategies.llm_judge_parse import ParseProblem
+from oracle.strategies.llm_judge_prompts import prompt_hash, repair_messages
 
 T = TypeVar("T")
 

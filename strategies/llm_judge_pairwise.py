@@ -17,10 +17,10 @@ from oracle.provenance import ProbabilitySource
 from oracle.providers.types import ChatReply
 from oracle.task import Task, Trajectory
 
-from strategies.llm_judge_calls import ChatCompleter, CallLedger, ask, chat_request
-from strategies.llm_judge_parse import parse_pairwise, seat_readout
-from strategies.llm_judge_prompts import PAIRWISE_SCHEMA, pairwise_messages, rubric
-from strategies.ranking import (OrderJudgement, PairVerdict, Ranking, combine_orders, gather_or_cancel,
+from oracle.strategies.llm_judge_calls import ChatCompleter, CallLedger, ask, chat_request
+from oracle.strategies.llm_judge_parse import parse_pairwise, seat_readout
+from oracle.strategies.llm_judge_prompts import PAIRWISE_SCHEMA, pairwise_messages, rubric
+from oracle.strategies.ranking import (OrderJudgement, PairVerdict, Ranking, combine_orders, gather_or_cancel,
                                 tournament)
 
 

@@ -18,10 +18,10 @@ from oracle.config import LLMJudgeConfig
 from oracle.result import CandidateResult, Status
 from oracle.task import Task, Trajectory
 
-from strategies.llm_judge_calls import ChatCompleter, CallLedger, ask, chat_request
-from strategies.llm_judge_parse import CriterionScore, Readout, expected_value, parse_pointwise, pointwise_readouts
-from strategies.llm_judge_prompts import RubricItem, pointwise_messages, pointwise_schema, rubric
-from strategies.ranking import gather_or_cancel
+from oracle.strategies.llm_judge_calls import ChatCompleter, CallLedger, ask, chat_request
+from oracle.strategies.llm_judge_parse import CriterionScore, Readout, expected_value, parse_pointwise, pointwise_readouts
+from oracle.strategies.llm_judge_prompts import RubricItem, pointwise_messages, pointwise_schema, rubric
+from oracle.strategies.ranking import gather_or_cancel
 
 
 def aggregate(scores: list[int], how: str) -> float:

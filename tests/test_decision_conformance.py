@@ -33,7 +33,7 @@ from oracle.errors import ProviderError
 from oracle.providers import DecisionReply, DecisionRequest, make_decision_client
 from oracle.providers.decisions import SystemOneFormat, reference_confidence
 from oracle.questions import MAX_CHOICE_OPTIONS, MAX_SCORE_LEVELS, Question
-from strategies.decision.requests import to_decision_question
+from oracle.strategies.decision.requests import to_decision_question
 
 JEVCOMPAT = [sys.executable, "-c", "import sys; from jevcompat.cli import main; sys.exit(main(sys.argv[1:]))"]
 KEY = "k-conformance"

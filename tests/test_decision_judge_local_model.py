@@ -14,7 +14,7 @@ from oracle.questions import Question, QuestionInputs
 from oracle.result import Status
 from oracle.strategy import EvaluationContext
 from oracle.task import Task, Trajectory
-from strategies.decision_judge import make_decision_judge
+from oracle.strategies.decision_judge import make_decision_judge
 
 pytestmark = [pytest.mark.local_model, pytest.mark.slow]
 

@@ -12,8 +12,8 @@ from oracle.questions import Question, QuestionInputs
 from oracle.result import Status
 from oracle.strategy import EvaluationContext, strategy_factory
 from oracle.task import Criterion, Task, Trajectory
-from strategies.decision.readout import PROMPT_TEMPLATE_HASH
-from strategies.decision_judge import DecisionJudge
+from oracle.strategies.decision.readout import PROMPT_TEMPLATE_HASH
+from oracle.strategies.decision_judge import DecisionJudge
 from tests.plugins.scripted_server import Reply, chat_reply, decision_handler, status_reply
 
 WIRE_FORMATS = ["systemone", "decisions"]

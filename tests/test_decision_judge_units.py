@@ -10,13 +10,13 @@ from oracle.errors import TaskValidationError
 from oracle.providers.types import ChatReply, DecisionAnswer, Provenance, TokenLogprob
 from oracle.questions import Question, QuestionInputs
 from oracle.task import Criterion, Task, Trajectory
-from strategies.decision.readout import (UnreadableAnswer, parse_logprob_reply, parse_samples,
+from oracle.strategies.decision.readout import (UnreadableAnswer, parse_logprob_reply, parse_samples,
                                          readout_labels, readout_request)
-from strategies.decision.requests import (criterion_questions, group_by_inputs, to_decision_question,
+from oracle.strategies.decision.requests import (criterion_questions, group_by_inputs, to_decision_question,
                                           visible_state)
-from strategies.decision.scoring import (criteria_verdict, merge_orders, normalize_score,
+from oracle.strategies.decision.scoring import (criteria_verdict, merge_orders, normalize_score,
                                          question_mode_score, read_answer)
-from strategies.decision.validation import validate_for_decision
+from oracle.strategies.decision.validation import validate_for_decision
 
 PROV = Provenance(endpoint_kind="openai_chat", base_url="http://x", model_requested="m")
 POLITE = Question(id="polite", type="score", instructions="How polite is it?",

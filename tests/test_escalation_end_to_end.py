@@ -95,7 +95,7 @@ def test_in_process_integrity_asks_before_the_verdict_stands():
 
 
 def test_landlock_isolation_is_below_the_default_requirement():
-    from strategies.verifier.sandbox.layers import probe
+    from oracle.strategies.verifier.sandbox.layers import probe
 
     if "landlock" not in probe().available:
         pytest.skip("no Landlock on this machine")

@@ -186,7 +186,7 @@ def test_cli_soak_every_malformed_file_exits_2_within_10s(tmp_path):
 
 def test_reference_regex_cannot_hang_the_oracle():
     from oracle.testspec import ReferenceCheck
-    from strategies.verifier.reference import check_answer
+    from oracle.strategies.verifier.reference import check_answer
 
     check = ReferenceCheck(mode="regex")
     hostile = "a" * 5000 + "!"
@@ -222,8 +222,8 @@ def test_non_finite_config_values_are_bad_input(tmp_path):
 
 def test_huge_criterion_weights_are_normalised_safely():
     from oracle.providers.types import DecisionAnswer
-    from strategies.decision.requests import criterion_questions
-    from strategies.decision.scoring import criteria_verdict, read_answer
+    from oracle.strategies.decision.requests import criterion_questions
+    from oracle.strategies.decision.scoring import criteria_verdict, read_answer
 
     criteria = [Criterion(criterion="a", weight=1e9), Criterion(criterion="b", weight=1e9),
                 Criterion(criterion="c", weight=1e-9)]

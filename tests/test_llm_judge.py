@@ -14,8 +14,8 @@ from oracle.config import LLMJudgeConfig, OracleConfig
 from oracle.result import Status
 from oracle.strategy import EvaluationContext, strategy_factory
 from oracle.task import Task, Trajectory
-from strategies.llm_judge import ESCALATION_KEYS, LLMJudge
-from strategies.llm_judge_prompts import PROMPT_DIR, prompt_hash
+from oracle.strategies.llm_judge import ESCALATION_KEYS, LLMJudge
+from oracle.strategies.llm_judge_prompts import PROMPT_DIR, prompt_hash
 from tests.plugins.scripted_server import RecordedRequest, chat_reply, status_reply
 
 TASK = Task(id="t-judge", prompt="Explain in two sentences why the sky is blue.",

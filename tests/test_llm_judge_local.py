@@ -16,7 +16,7 @@ from oracle.config import OracleConfig
 from oracle.result import Status
 from oracle.strategy import EvaluationContext
 from oracle.task import Task, Trajectory
-from strategies.llm_judge import ESCALATION_KEYS, LLMJudge
+from oracle.strategies.llm_judge import ESCALATION_KEYS, LLMJudge
 
 pytestmark = [pytest.mark.local_model, pytest.mark.slow]
 

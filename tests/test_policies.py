@@ -6,7 +6,7 @@ import pytest
 
 from oracle.signals import extract
 from oracle.task_file import parse_task
-from policies import registered_policies
+from oracle.policies import registered_policies
 from tests.data.tasks import code_task, open_task, question_task
 
 

@@ -8,7 +8,7 @@ from oracle.config import OracleConfig, ProviderSettings
 from oracle.providers._loop_clients import close_loop_clients, endpoint_key, loop_client
 from oracle.strategy import EvaluationContext
 from oracle.task import Task, Trajectory
-from strategies.llm_judge import LLMJudge
+from oracle.strategies.llm_judge import LLMJudge
 
 
 class _Client:

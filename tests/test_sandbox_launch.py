@@ -7,8 +7,8 @@ import subprocess
 
 import pytest
 
-from strategies.verifier.sandbox import SandboxLimits, probe, seccomp, slots
-from strategies.verifier.sandbox.launch import build_command, make_preexec
+from oracle.strategies.verifier.sandbox import SandboxLimits, probe, seccomp, slots
+from oracle.strategies.verifier.sandbox.launch import build_command, make_preexec
 
 pytestmark = pytest.mark.sandbox
 

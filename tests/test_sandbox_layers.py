@@ -9,7 +9,7 @@ import json
 import pytest
 
 from oracle.errors import IsolationUnavailable
-from strategies.verifier.sandbox import RunRequest, Sandbox, layers, probe
+from oracle.strategies.verifier.sandbox import RunRequest, Sandbox, layers, probe
 
 pytestmark = pytest.mark.sandbox
 

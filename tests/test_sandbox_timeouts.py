@@ -11,8 +11,8 @@ import pytest
 from pydantic import ValidationError
 
 from oracle.config import VerifierConfig
-from strategies.verifier.sandbox import RunRequest, Sandbox, SandboxLimits, probe
-from strategies.verifier.sandbox.limits import check_timeouts
+from oracle.strategies.verifier.sandbox import RunRequest, Sandbox, SandboxLimits, probe
+from oracle.strategies.verifier.sandbox.limits import check_timeouts
 
 PYTHON = "/usr/bin/python3"
 BACKENDS = [b for b in ("nsjail", "bubblewrap", "landlock") if b in probe().available]

@@ -21,8 +21,8 @@ from oracle.config import OracleConfig
 from oracle.result import Status
 from oracle.strategy import EvaluationContext
 from oracle.task import Task, Trajectory
-from strategies.verifier import VerifierStrategy
-from strategies.verifier.sandbox import probe
+from oracle.strategies.verifier import VerifierStrategy
+from oracle.strategies.verifier.sandbox import probe
 
 pytestmark = pytest.mark.sandbox
 BACKENDS = [b for b in ("nsjail", "bubblewrap", "landlock") if b in probe().available]
@@ -389,7 +389,7 @@ def test_killing_the_oracle_kills_its_warm_workers(tmp_path):
     script.write_text(
         "import asyncio, sys\n"
         "from oracle.config import OracleConfig\nfrom oracle.strategy import EvaluationContext\n"
-        "from oracle.task import Task, Trajectory\nfrom strategies.verifier import VerifierStrategy\n"
+        "from oracle.task import Task, Trajectory\nfrom oracle.strategies.verifier import VerifierStrategy\n"
         "config = OracleConfig(verifier={'timeout_s': 60, 'workers': 1})\n"
         "task = Task(id='t', prompt='', entry_point='f', tests=[{'kind': 'call', 'call': 'f()', 'expected': 1}])\n"
         "code = 'import time\\ndef f():\\n    print(\"running\", flush=True)\\n    time.sleep(300)\\n'\n"

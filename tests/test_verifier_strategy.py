@@ -14,7 +14,7 @@ from oracle.result import Status
 from oracle.strategy import EvaluationContext, strategy_factory
 from oracle.task import Task, Trajectory
 from oracle.task_file import load_tasks
-from strategies.verifier.extract import extract_code
+from oracle.strategies.verifier.extract import extract_code
 
 pytestmark = pytest.mark.sandbox
 ROOT = Path(__file__).resolve().parent.parent

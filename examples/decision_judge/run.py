@@ -26,7 +26,7 @@ from oracle.providers.openai_chat import LOCAL_MODEL_ALIAS  # noqa: E402
 from oracle.result import EvaluationResult  # noqa: E402
 from oracle.strategy import EvaluationContext  # noqa: E402
 from oracle.task_file import load_tasks  # noqa: E402
-from strategies.decision_judge import make_decision_judge  # noqa: E402
+from oracle.strategies.decision_judge import make_decision_judge  # noqa: E402
 
 TASKS = Path(__file__).with_name("support_replies.yaml")
 

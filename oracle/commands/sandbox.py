@@ -26,8 +26,8 @@ def _check(args: argparse.Namespace) -> int:
 
     from oracle.config import OracleConfig
     from oracle.errors import IsolationUnavailable
-    from strategies.verifier.sandbox import RunRequest, Sandbox, SandboxLimits, probe
-    from strategies.verifier.strategy import find_interpreter
+    from oracle.strategies.verifier.sandbox import RunRequest, Sandbox, SandboxLimits, probe
+    from oracle.strategies.verifier.strategy import find_interpreter
 
     cfg = OracleConfig.load(args.config).verifier
     report = probe().describe()

@@ -22,9 +22,9 @@ from oracle.errors import ProviderError, ProviderTimeout
 from oracle.ledger import CallLedger
 from oracle.providers.types import ChatReply, ChatRequest, DecisionAnswer, DecisionReply, DecisionRequest
 from oracle.questions import Question
-from strategies.decision.readout import (PROMPT_TEMPLATE_HASH, UnreadableAnswer, parse_logprob_reply, parse_samples,
+from oracle.strategies.decision.readout import (PROMPT_TEMPLATE_HASH, UnreadableAnswer, parse_logprob_reply, parse_samples,
                                          readout_request, sampled_request)
-from strategies.decision.requests import decision_request, to_decision_question
+from oracle.strategies.decision.requests import decision_request, to_decision_question
 
 BackendKind = Literal["native", "logprob_readout", "sampled"]
 ChatCall = Callable[[ChatRequest], Awaitable[ChatReply]]

@@ -15,7 +15,7 @@ from typing import Any, Sequence
 from oracle.providers.types import DecisionAnswer
 from oracle.questions import MAX_SCORE, MIN_SCORE, Question
 from oracle.task import Criterion
-from strategies.decision.readout import UnreadableAnswer
+from oracle.strategies.decision.readout import UnreadableAnswer
 
 _TIE = 1e-12
 

@@ -15,7 +15,7 @@ from typing import Literal, Sequence
 from oracle.errors import TaskValidationError
 from oracle.questions import MAX_CHOICE_OPTIONS
 from oracle.task import Task, Trajectory
-from strategies.decision.readout import MAX_READOUT_LABELS
+from oracle.strategies.decision.readout import MAX_READOUT_LABELS
 
 Mode = Literal["questions", "criteria", "comparison"]
 

@@ -2,7 +2,7 @@
 
 from oracle.config import OracleConfig
 from oracle.strategy import register_strategy
-from strategies.verifier.strategy import VerifierStrategy
+from oracle.strategies.verifier.strategy import VerifierStrategy
 
 
 @register_strategy("verifier")

@@ -19,8 +19,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from oracle.testspec import AssertTest, CallTest, CheckTest, IoTest
-from strategies.verifier.runs import RunPlan, RunResult
-from strategies.verifier.runtime import wire
+from oracle.strategies.verifier.runs import RunPlan, RunResult
+from oracle.strategies.verifier.runtime import wire
 
 Test = AssertTest | CallTest | CheckTest | IoTest
 _PROMPT_NODES = (ast.Import, ast.ImportFrom, ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Assign,

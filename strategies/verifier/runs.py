@@ -18,9 +18,9 @@ import socket
 import time
 from dataclasses import dataclass, field
 
-from strategies.verifier.runtime import wire
+from oracle.strategies.verifier.runtime import wire
 from oracle.errors import SandboxError
-from strategies.verifier.workers import Worker, WorkerBroken, WorkerPool
+from oracle.strategies.verifier.workers import Worker, WorkerBroken, WorkerPool
 
 GRACE_S = 2.0
 """How long the candidate may take to end after the test side finished (it sees the channel close)."""

@@ -10,7 +10,7 @@ from __future__ import annotations
 from typing import Sequence
 
 from oracle.result import CandidateResult
-from strategies.verifier.harness import TestOutcome
+from oracle.strategies.verifier.harness import TestOutcome
 
 
 def score_tests(outcomes: Sequence[TestOutcome]) -> tuple[float, bool]:

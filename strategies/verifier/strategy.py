@@ -27,14 +27,14 @@ from oracle.provenance import ISOLATION_ORDER, EvaluationProvenance, Execution
 from oracle.result import CandidateResult, EvaluationResult, Status
 from oracle.strategy import EvaluationContext
 from oracle.testspec import CheckTest, ReferenceCheck
-from strategies.verifier import harness, reference, scoring
-from strategies.verifier.extract import SUPPORTED_LANGUAGES, ExtractedCode, extract_code
-from strategies.verifier.sandbox import Sandbox, SandboxLimits
-from strategies.verifier.sandbox.limits import check_timeouts
-from strategies.verifier.sandbox.layers import _world_readable_chain
-from strategies.verifier.sandbox.slots import can_drop_privileges
-from strategies.verifier.runs import run_in_pool
-from strategies.verifier.workers import WorkerPool
+from oracle.strategies.verifier import harness, reference, scoring
+from oracle.strategies.verifier.extract import SUPPORTED_LANGUAGES, ExtractedCode, extract_code
+from oracle.strategies.verifier.sandbox import Sandbox, SandboxLimits
+from oracle.strategies.verifier.sandbox.limits import check_timeouts
+from oracle.strategies.verifier.sandbox.layers import _world_readable_chain
+from oracle.strategies.verifier.sandbox.slots import can_drop_privileges
+from oracle.strategies.verifier.runs import run_in_pool
+from oracle.strategies.verifier.workers import WorkerPool
 
 VERSION = "1.0"
 PYTHON_CANDIDATES = ("/usr/bin/python3.11", "/usr/bin/python3", "/usr/local/bin/python3")

@@ -25,12 +25,12 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 from oracle.errors import SandboxError
-from strategies.verifier.runtime import wire
-from strategies.verifier.sandbox import Sandbox, seccomp, slots
-from strategies.verifier.sandbox.cgroups import RunCgroup
-from strategies.verifier.sandbox.confine import PreparedConfinement, mount_tmpfs, unmount
-from strategies.verifier.sandbox.launch import SANDBOX_SRC, SANDBOX_WORK, SYSTEM_DIRS, build_command, make_preexec
-from strategies.verifier.sandbox.limits import SandboxLimits
+from oracle.strategies.verifier.runtime import wire
+from oracle.strategies.verifier.sandbox import Sandbox, seccomp, slots
+from oracle.strategies.verifier.sandbox.cgroups import RunCgroup
+from oracle.strategies.verifier.sandbox.confine import PreparedConfinement, mount_tmpfs, unmount
+from oracle.strategies.verifier.sandbox.launch import SANDBOX_SRC, SANDBOX_WORK, SYSTEM_DIRS, build_command, make_preexec
+from oracle.strategies.verifier.sandbox.limits import SandboxLimits
 
 RUNTIME_DIR = Path(__file__).with_name("runtime")
 RUNTIME_SUFFIXES = (".py", ".js")

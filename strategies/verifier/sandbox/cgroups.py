@@ -17,7 +17,7 @@ import uuid
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from strategies.verifier.sandbox.slots import kill_until_gone
+from oracle.strategies.verifier.sandbox.slots import kill_until_gone
 
 CGROUP_ROOT = Path("/sys/fs/cgroup")
 GROUP_PREFIX = "oracle-sandbox"

@@ -17,7 +17,7 @@ import os
 import platform
 from dataclasses import dataclass
 
-from strategies.verifier.sandbox.seccomp import PreparedFilter
+from oracle.strategies.verifier.sandbox.seccomp import PreparedFilter
 
 _NR = {"x86_64": {"create": 444, "add": 445, "restrict": 446},
        "aarch64": {"create": 444, "add": 445, "restrict": 446}}

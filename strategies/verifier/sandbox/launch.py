@@ -21,9 +21,9 @@ import resource
 import signal
 from typing import Callable, Sequence
 
-from strategies.verifier.sandbox.confine import PreparedConfinement
-from strategies.verifier.sandbox.limits import SandboxLimits
-from strategies.verifier.sandbox.seccomp import PreparedFilter, kafel_policy
+from oracle.strategies.verifier.sandbox.confine import PreparedConfinement
+from oracle.strategies.verifier.sandbox.limits import SandboxLimits
+from oracle.strategies.verifier.sandbox.seccomp import PreparedFilter, kafel_policy
 
 _prctl = ctypes.CDLL(None, use_errno=True).prctl  # bound before any fork: the hook must not load it
 _prctl.argtypes = [ctypes.c_int, ctypes.c_ulong, ctypes.c_ulong, ctypes.c_ulong, ctypes.c_ulong]

@@ -21,7 +21,7 @@ import subprocess
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from strategies.verifier.sandbox import cgroups, confine, seccomp, slots
+from oracle.strategies.verifier.sandbox import cgroups, confine, seccomp, slots
 
 log = logging.getLogger("oracle.sandbox")
 
@@ -117,8 +117,8 @@ def _prepare_nsjail() -> str:
 
 def _try_namespace_backend(backend: str, exe: str, layers_stub: "Layers") -> str | None:
     """Run ``true`` through the backend as a slot uid; None on success, else the error text."""
-    from strategies.verifier.sandbox.launch import build_command, make_preexec
-    from strategies.verifier.sandbox.limits import SandboxLimits
+    from oracle.strategies.verifier.sandbox.launch import build_command, make_preexec
+    from oracle.strategies.verifier.sandbox.limits import SandboxLimits
 
     slot = slots.claim_slot()
     filter_fd = seccomp.filter_fd() if backend == "bubblewrap" else None

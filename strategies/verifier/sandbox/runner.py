@@ -22,12 +22,12 @@ from pathlib import Path
 from typing import Literal
 
 from oracle.errors import IsolationUnavailable, SandboxError
-from strategies.verifier.sandbox import layers as probe_mod
-from strategies.verifier.sandbox import seccomp, slots
-from strategies.verifier.sandbox.cgroups import RunCgroup
-from strategies.verifier.sandbox.confine import PreparedConfinement, mount_tmpfs, unmount
-from strategies.verifier.sandbox.launch import SANDBOX_SRC, SANDBOX_WORK, SYSTEM_DIRS, build_command, make_preexec
-from strategies.verifier.sandbox.limits import SandboxLimits
+from oracle.strategies.verifier.sandbox import layers as probe_mod
+from oracle.strategies.verifier.sandbox import seccomp, slots
+from oracle.strategies.verifier.sandbox.cgroups import RunCgroup
+from oracle.strategies.verifier.sandbox.confine import PreparedConfinement, mount_tmpfs, unmount
+from oracle.strategies.verifier.sandbox.launch import SANDBOX_SRC, SANDBOX_WORK, SYSTEM_DIRS, build_command, make_preexec
+from oracle.strategies.verifier.sandbox.limits import SandboxLimits
 
 Backend = Literal["auto", "nsjail", "bubblewrap", "landlock", "rlimits"]
 WEAK_ENV = "ORACLE_ALLOW_WEAK_SANDBOX"

@@ -158,7 +158,7 @@ def _mount_points_under(path: str) -> list[str]:
 
 
 def _remove_leftover_dir(path: str) -> None:
-    from strategies.verifier.sandbox.confine import unmount  # ctypes; only needed here
+    from oracle.strategies.verifier.sandbox.confine import unmount  # ctypes; only needed here
 
     for point in _mount_points_under(path):  # a run's tmpfs work dir stays mounted after kill -9
         unmount(point)
