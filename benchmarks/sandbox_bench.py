@@ -9,7 +9,7 @@ humaneval_harness_bench.py) with one worker and with every core, one candidate p
 Per-test cost is each test run's ``duration_ms`` (the sandbox run); per-candidate cost is each
 evaluate() call's ``latency_ms`` (sandbox setup, every test of the candidate, interpretation); both
 as mean and median ms, next to wall x workers / candidates. The data location is ``--data PATH``,
-else ``$ORACLE_DATA_DIR``, else ../shared/data next to the repository.
+else ``$ORACLE_DATA_DIR``, else ../shared/data next to the repository (``oracle.data_paths``).
 """
 
 from __future__ import annotations
@@ -26,6 +26,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from oracle.config import OracleConfig  # noqa: E402
+from oracle.data_paths import DATA_ENV, DataNotFound, shared_data_dir  # noqa: E402
 from oracle.strategy import EvaluationContext  # noqa: E402
 from oracle.task import Task, Trajectory  # noqa: E402
 from oracle.strategies.verifier import VerifierStrategy  # noqa: E402
@@ -88,10 +89,15 @@ async def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--runs", type=int, default=30)
     parser.add_argument("--candidates", type=int, default=100)
-    parser.add_argument("--data", default=None, help=f"shared data dir (else ${humaneval_sample.DATA_ENV}, "
+    parser.add_argument("--data", default=None, help=f"shared data dir (else ${DATA_ENV}, "
                                                      "else ../shared/data next to the repository)")
     args = parser.parse_args()
-    data = humaneval_sample.data_dir(args.data)
+    try:
+        data = shared_data_dir(args.data, required=(humaneval_sample.CODET_FILE, humaneval_sample.HUMANEVAL_FILE,
+                                                    humaneval_sample.RESERVED_FILE))
+    except DataNotFound as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        raise SystemExit(2) from None
     layers = probe()
     report: dict = {"machine_cores": os.cpu_count(), "layers": layers.describe(), "overhead_ms": {}}
     for backend in ("nsjail", "bubblewrap", "landlock"):

@@ -22,9 +22,11 @@ from oracle.strategy import EvaluationContext, strategy_factory
 from oracle.task import Task, Trajectory
 
 pytestmark = [pytest.mark.sandbox, pytest.mark.slow]
-DATA = Path("/work/shared/data")
-if not DATA.exists():
-    DATA = Path(__file__).resolve().parents[2] / "shared" / "data"
+HUMANEVAL = "humaneval/HumanEval.jsonl.gz"
+RESERVED = "suite/reserved_keys.json"
+CODET = "codet/HumanEval_codegen16B_per_sample.jsonl.gz"
+CODEJUDGE_LABELS = "codejudge/_recheck_official_tests.jsonl"
+CODEJUDGE_GENS = "codejudge/humaneval_generate_samples__data__python_inspect_results.jsonl"
 
 
 def _jsonl(path: Path) -> list[dict]:
@@ -34,11 +36,10 @@ def _jsonl(path: Path) -> list[dict]:
 
 
 @pytest.fixture(scope="module")
-def humaneval() -> dict[str, dict]:
-    if not (DATA / "humaneval" / "HumanEval.jsonl.gz").exists():
-        pytest.skip("shared HumanEval data not present")
-    reserved = set(json.loads((DATA / "suite" / "reserved_keys.json").read_text())["humaneval_task_ids"])
-    problems = {p["task_id"]: p for p in _jsonl(DATA / "humaneval" / "HumanEval.jsonl.gz")}
+def humaneval(shared_data) -> dict[str, dict]:
+    """The non-reserved HumanEval problems (the data directory: tests/plugins/shared_data.py)."""
+    reserved = set(json.loads(shared_data(RESERVED).read_text())["humaneval_task_ids"])
+    problems = {p["task_id"]: p for p in _jsonl(shared_data(HUMANEVAL))}
     return {k: v for k, v in problems.items() if k not in reserved}
 
 
@@ -50,7 +51,7 @@ def _task(problem: dict) -> Task:
 
 async def _evaluate_all(items: list[tuple[Task, list[Trajectory]]]):
     config = OracleConfig()
-    strategy = strategy_factory("verifier")(config)
+    strategy = strategy_factory("verifier")()
     gate = asyncio.Semaphore(2)  # the strategy bounds its own runs; this bounds tasks in flight
 
     async def one(task, trajectories):
@@ -70,8 +71,8 @@ def test_every_non_reserved_canonical_solution_passes(humaneval):
     assert failures == {}
 
 
-def _codet_rows(humaneval) -> list[dict]:
-    rows = _jsonl(DATA / "codet" / "HumanEval_codegen16B_per_sample.jsonl.gz")
+def _codet_rows(humaneval, shared_data) -> list[dict]:
+    rows = _jsonl(shared_data(CODET))
     seen, out = set(), []
     for r in sorted(rows, key=lambda r: r["hash"]):
         if r["task_id"] not in humaneval or r["hash"] in seen:
@@ -83,9 +84,9 @@ def _codet_rows(humaneval) -> list[dict]:
     return out
 
 
-def _codejudge_rows(humaneval) -> list[dict]:
-    labels = {r["key"]: r for r in _jsonl(DATA / "codejudge" / "_recheck_official_tests.jsonl")}
-    gens = _jsonl(DATA / "codejudge" / "humaneval_generate_samples__data__python_inspect_results.jsonl")
+def _codejudge_rows(humaneval, shared_data) -> list[dict]:
+    labels = {r["key"]: r for r in _jsonl(shared_data(CODEJUDGE_LABELS))}
+    gens = _jsonl(shared_data(CODEJUDGE_GENS))
     out = []
     for i, g in enumerate(gens):
         task_id = g["task_id"].replace("Python/", "HumanEval/")
@@ -98,11 +99,11 @@ def _codejudge_rows(humaneval) -> list[dict]:
     return out
 
 
-def test_labelled_sample_reproduces_its_labels(humaneval):
-    codet = _codet_rows(humaneval)
+def test_labelled_sample_reproduces_its_labels(humaneval, shared_data):
+    codet = _codet_rows(humaneval, shared_data)
     passing = [r for r in codet if r["passed"]][:75]
     failing = [r for r in codet if not r["passed"]][:75]
-    judge = _codejudge_rows(humaneval)[:60]
+    judge = _codejudge_rows(humaneval, shared_data)[:60]
     sample = passing + failing + judge
     assert len(sample) >= 200
     by_task: dict[str, list[dict]] = defaultdict(list)
@@ -122,8 +123,8 @@ def test_labelled_sample_reproduces_its_labels(humaneval):
     assert len(wrong) <= 1, wrong  # one flip allowed: the README reports one under heavy load
 
 
-def test_plausible_wrong_candidates_are_caught(humaneval):
-    rows = [r for r in _codet_rows(humaneval) if not r["passed"] and r["passes_docstring_examples"]]
+def test_plausible_wrong_candidates_are_caught(humaneval, shared_data):
+    rows = [r for r in _codet_rows(humaneval, shared_data) if not r["passed"] and r["passes_docstring_examples"]]
     assert rows, "no plausible-wrong candidates outside the reserved tasks"
     by_task: dict[str, list[dict]] = defaultdict(list)
     for r in rows:
