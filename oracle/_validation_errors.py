@@ -14,6 +14,7 @@ from typing import Any
 from pydantic import ValidationError
 
 from oracle.errors import TaskValidationError
+from oracle.testspec import TEST_KINDS
 
 NAMED_FIELD_ERROR = "named_field"
 """Error type raised where pydantic's own location would be too coarse (a message list validated
@@ -45,7 +46,7 @@ def _clean_loc(loc: tuple[Any, ...]) -> tuple[Any, ...]:
     out: list[Any] = []
     for i, part in enumerate(loc):
         if i >= 2 and loc[i - 2] == "tests" and isinstance(loc[i - 1], int) and isinstance(part, str) \
-                and part in {"assert", "call", "io", "check"}:
+                and part in TEST_KINDS:
             continue
         out.append(part)
     return tuple(out)

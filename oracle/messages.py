@@ -56,6 +56,8 @@ class ChatTurn(BaseModel):
     name: str | None = None
     """Tool name on a ``tool`` message."""
     tool_calls: list[ToolCall] | None = None
+    tool_call_id: str | None = None
+    """On a ``tool`` message: the id of the call it answers."""
 
     def text(self) -> str:
         if isinstance(self.content, list):
@@ -100,12 +102,13 @@ def _steps_and_answer(turns: list[ChatTurn]) -> tuple[list[dict[str, Any]], str]
                 args = call.function.arguments
                 steps.append({"type": "tool_call", "role": turn.role, "tool": call.function.name,
                               "content": args if isinstance(args, str) else _dump(args),
-                              "arguments": args})
+                              "arguments": args, "tool_call_id": call.id})
             if content:
                 steps.append({"type": "message", "role": turn.role, "content": content})
                 answer = content
         elif turn.role == "tool":
-            steps.append({"type": "tool_result", "role": turn.role, "tool": turn.name, "content": content})
+            steps.append({"type": "tool_result", "role": turn.role, "tool": turn.name, "content": content,
+                          "tool_call_id": turn.tool_call_id})
         else:
             steps.append({"type": "message", "role": turn.role, "content": content})
     return steps, answer

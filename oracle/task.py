@@ -54,6 +54,9 @@ class Step(BaseModel):
     tool: str | None = None
     """Tool name for tool calls and results."""
     arguments: Any = None
+    """A tool call's arguments: an object, or the JSON string the model produced."""
+    tool_call_id: str | None = None
+    """Pairs a tool result with the call it answers (OpenAI's ``tool_call_id``)."""
 
 
 class _TranslatingMeta(type(BaseModel)):  # type: ignore[misc]
@@ -126,6 +129,21 @@ class Task(FrozenWithCache, _InputModel):
     through a channel of plain data) or ``in_process`` (the test inside the candidate's process, for
     tests that need in-process access; a candidate can forge that verdict, so it also needs
     ``verifier.allow_in_process`` and its results carry ``integrity: in_process``)."""
+    rubric: str | None = Field(default=None, pattern=r"^[a-z0-9][a-z0-9_.-]{0,63}(@([0-9]+|draft))?$")
+    """A released rubric supplies criteria, questions and judge settings: ``NAME`` (its current
+    release), ``NAME@N`` or ``NAME@draft``. Not together with inline criteria or questions."""
+    judge_prompt: str | None = None
+    """The LLM judge's pointwise prompt template (``string.Template``); set by a rubric, or inline.
+    Its variables are checked at load: an unknown or missing one is an error before any call."""
+
+    @field_validator("judge_prompt")
+    @classmethod
+    def _judge_prompt_checked(cls, value: str | None) -> str | None:
+        if value is not None:
+            from oracle.rubrics.model import check_judge_template
+
+            check_judge_template(value)
+        return value
 
     @field_validator("criteria", mode="before")
     @classmethod
@@ -142,6 +160,8 @@ class Task(FrozenWithCache, _InputModel):
         dupes = sorted({i for i in ids if ids.count(i) > 1})
         if dupes:
             raise ValueError(f"questions: duplicate question ids {dupes}")
+        if self.rubric is not None and (self.criteria or self.questions or self.judge_prompt is not None):
+            raise ValueError("rubric: a task names a rubric or gives criteria/questions/judge_prompt inline, not both")
         return self
 
     def content_hash(self) -> str:

@@ -1,15 +1,20 @@
 """The runnable test kinds a task may carry, and how a non-code answer is checked against a reference.
 
-Kinds: ``assert`` (code that must run without error), ``call`` (an expression whose value must
-equal ``expected``), ``io`` (stdin in, stdout compared) and ``check`` (code defining
-``check(candidate)``, HumanEval style). An unknown kind is rejected at load time.
+Kinds that run the candidate's code: ``assert`` (code that must run without error), ``call`` (an
+expression whose value must equal ``expected``), ``io`` (stdin in, stdout compared) and ``check``
+(code defining ``check(candidate)``, HumanEval style). Kinds that check an agent trajectory:
+``tool_calls`` (the calls made), ``tool_result`` (what a tool returned) and ``final_state`` (code
+defining ``check(trajectory)``, run in the sandbox). An unknown kind is rejected at load time, and
+so is a trajectory check that cannot work (a bad pattern, a selector that names nothing).
 """
 
 from __future__ import annotations
 
+import ast
+import re
 from typing import Annotated, Any, Literal, Union
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
 
 class _TestBase(BaseModel):
@@ -59,7 +64,195 @@ class CheckTest(_TestBase):
     code: str = Field(min_length=1)
 
 
-TestCase = Annotated[Union[AssertTest, CallTest, IoTest, CheckTest], Field(discriminator="kind")]
+# -- trajectory checks ---------------------------------------------------------------------------
+# Agent runs are checked on their steps. ``tool_calls`` and ``tool_result`` are comparisons of plain
+# data (the host compares them; no code runs); ``final_state`` is test code, run in the sandbox.
+
+MAX_EXPECTED_CALLS = 1000
+"""Matching calls in any order is a bipartite matching; this keeps it small whatever the input."""
+
+ArgComparatorMode = Literal["exact", "normalized", "numeric", "regex", "ignore"]
+
+
+class ArgComparator(BaseModel):
+    """How one argument's value is compared with the expected value given in ``args``.
+
+    exact: equal JSON values (1 and 1.0 are equal, true and 1 are not); normalized: as text, case,
+    punctuation and whitespace ignored; numeric: the first number of each side within
+    ``rel_tol``/``abs_tol``; regex: the expected value is a pattern that must match the whole text
+    (RE2); ignore: the argument must be present, its value is not compared.
+    """
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    mode: ArgComparatorMode
+    rel_tol: float = Field(default=1e-6, ge=0, allow_inf_nan=False)
+    abs_tol: float = Field(default=1e-9, ge=0, allow_inf_nan=False)
+
+
+ArgRule = Union[ArgComparatorMode, ArgComparator]
+"""A bare mode name means that mode with default tolerances."""
+
+ArgsMatch = Union[Literal["exact", "ignore", "subset"], dict[str, ArgRule]]
+"""exact: the same arguments with equal values; ignore: arguments not compared; subset: every
+expected argument present and equal, extra arguments allowed; a mapping: argument name ->
+comparator, the same argument names as expected, unnamed arguments compared exactly."""
+
+
+def _rule_mode(rule: ArgRule) -> str:
+    return rule if isinstance(rule, str) else rule.mode
+
+
+def _check_arg_rules(args: dict[str, Any] | None, rules: ArgsMatch, where: str) -> None:
+    """Per-argument comparators must name expected arguments, and their expected values must fit."""
+    if not isinstance(rules, dict):
+        return
+    if args is None:
+        raise ValueError(f"{where}args_match: names arguments, but the call gives no args")
+    for name, rule in rules.items():
+        if name not in args:
+            raise ValueError(f"{where}args_match.{name}: no argument {name!r} in the expected args")
+        mode, value = _rule_mode(rule), args[name]
+        if mode == "regex":
+            if not isinstance(value, str):
+                raise ValueError(f"{where}args.{name}: a regex comparator needs a string pattern")
+            try:
+                re.compile(value)
+            except re.error as exc:
+                raise ValueError(f"{where}args.{name}: invalid regular expression: {exc}") from None
+        if mode == "numeric" and not (isinstance(value, (int, float)) and not isinstance(value, bool)) \
+                and not (isinstance(value, str) and _NUMBER_TEXT.search(value)):
+            raise ValueError(f"{where}args.{name}: a numeric comparator needs a number")
+
+
+_NUMBER_TEXT = re.compile(r"\d")
+
+
+class ExpectedCall(BaseModel):
+    """One expected tool call: the tool's name and, optionally, its arguments."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    tool: str = Field(min_length=1)
+    args: dict[str, Any] | None = None
+    """Expected arguments; None: any arguments (only the tool name is compared)."""
+    args_match: ArgsMatch | None = None
+    """This call's argument mode; None takes the test's ``args_match``."""
+
+
+class ToolCallsTest(_TestBase):
+    """The candidate's tool calls compared with an expected list.
+
+    match: ``strict`` same calls in the same order; ``unordered`` the same multiset of calls;
+    ``subset`` every candidate call is one of the expected calls (each used once); ``superset``
+    every expected call appears among the candidate's, extra calls allowed. ``ordered: true`` makes
+    subset and superset keep the expected order (a subsequence).
+    """
+
+    kind: Literal["tool_calls"]
+    calls: list[ExpectedCall] = Field(max_length=MAX_EXPECTED_CALLS)
+    match: Literal["strict", "unordered", "subset", "superset"] = "strict"
+    ordered: bool = False
+    args_match: ArgsMatch = "exact"
+
+    @model_validator(mode="after")
+    def _consistent(self) -> "ToolCallsTest":
+        if self.ordered and self.match not in ("subset", "superset"):
+            raise ValueError(f"ordered: applies to match subset or superset; match {self.match!r} "
+                             + ("is ordered already" if self.match == "strict" else "ignores order by definition"))
+        if isinstance(self.args_match, dict):
+            named = {k for call in self.calls for k in (call.args or {})}
+            unknown = sorted(set(self.args_match) - named)
+            if unknown:
+                raise ValueError(f"args_match.{unknown[0]}: no expected call has an argument {unknown[0]!r}")
+            for i, call in enumerate(self.calls):
+                if call.args_match is None and call.args is not None:
+                    _check_arg_rules(call.args, {k: v for k, v in self.args_match.items() if k in call.args},
+                                     f"calls[{i}].")
+        for i, call in enumerate(self.calls):
+            if call.args_match is not None:
+                _check_arg_rules(call.args, call.args_match, f"calls[{i}].")
+        return self
+
+
+ResultMatch = Literal["exact", "normalized", "numeric", "regex", "subset"]
+
+
+class ToolResultTest(_TestBase):
+    """What a tool returned, selected by ``tool_call_id`` or by ``tool`` and ``occurrence``.
+
+    match: ``exact`` equal stripped text, or equal JSON values when ``expected`` is not a string;
+    ``normalized``, ``numeric`` and ``regex`` as for ``args_match``; ``subset``: the result parses as
+    a JSON object holding every key of ``expected`` with an equal value (nested objects likewise).
+    """
+
+    kind: Literal["tool_result"]
+    tool_call_id: str | None = Field(default=None, min_length=1)
+    tool: str | None = Field(default=None, min_length=1)
+    occurrence: int | None = Field(default=None, ge=1, le=1_000_000)
+    """1 for the tool's first result (default), 2 for its second..."""
+    expected: Any
+    match: ResultMatch = "exact"
+    rel_tol: float = Field(default=1e-6, ge=0, allow_inf_nan=False)
+    abs_tol: float = Field(default=1e-9, ge=0, allow_inf_nan=False)
+
+    @model_validator(mode="after")
+    def _selector(self) -> "ToolResultTest":
+        if (self.tool_call_id is None) == (self.tool is None):
+            raise ValueError("tool_call_id: give exactly one of tool_call_id or tool (with occurrence)")
+        if self.tool_call_id is not None and self.occurrence is not None:
+            raise ValueError("occurrence: goes with tool, not with tool_call_id")
+        if self.match == "regex":
+            if not isinstance(self.expected, str):
+                raise ValueError("expected: match regex needs a string pattern")
+            try:
+                re.compile(self.expected)
+            except re.error as exc:
+                raise ValueError(f"expected: invalid regular expression: {exc}") from None
+        if self.match == "subset" and not isinstance(self.expected, dict):
+            raise ValueError("expected: match subset needs a JSON object")
+        if self.match == "numeric" and first_digit(self.expected) is None:
+            raise ValueError("expected: match numeric needs a number")
+        return self
+
+
+def first_digit(value: Any) -> bool | None:
+    """True when ``value`` is a number or text holding a digit, else None."""
+    if isinstance(value, (int, float)) and not isinstance(value, bool):
+        return True
+    return True if isinstance(value, str) and _NUMBER_TEXT.search(value) else None
+
+
+class FinalStateTest(_TestBase):
+    """Code defining ``check(trajectory)``, run in the sandbox on the trajectory as JSON.
+
+    ``trajectory`` is ``{"id", "answer", "output", "steps": [{"type", "role", "tool", "content",
+    "arguments", "args", "tool_call_id"}]}`` (``args``: the arguments decoded from JSON, or None). The
+    check passes when it returns without raising and does not return False.
+    """
+
+    kind: Literal["final_state"]
+    code: str = Field(min_length=1)
+
+    @field_validator("code")
+    @classmethod
+    def _defines_check(cls, code: str) -> str:
+        try:
+            tree = ast.parse(code)
+        except (SyntaxError, ValueError) as exc:
+            raise ValueError(f"does not parse as Python: {exc}") from None
+        if not any(isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef)) and n.name == "check" for n in tree.body):
+            raise ValueError("must define check(trajectory)")
+        return code
+
+
+TRAJECTORY_KINDS = frozenset({"tool_calls", "tool_result", "final_state"})
+"""Kinds that check an agent's steps rather than run the candidate's code."""
+
+
+TestCase = Annotated[Union[AssertTest, CallTest, IoTest, CheckTest, ToolCallsTest, ToolResultTest, FinalStateTest],
+                     Field(discriminator="kind")]
+TEST_KINDS = frozenset({"assert", "call", "io", "check"}) | TRAJECTORY_KINDS
 
 ReferenceMode = Literal["exact", "normalized", "numeric", "regex", "set"]
 
