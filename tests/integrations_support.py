@@ -1,0 +1,46 @@
+"""Samples shared by the framework adapter tests: verifier tasks (real sandbox, deterministic), a
+judge task for the scripted server, and a judge endpoint that refuses connections (our failure)."""
+
+from __future__ import annotations
+
+import json
+import socket
+
+ADD_TESTS = [{"kind": "assert", "code": "assert add(1, 2) == 3", "name": "one_two"},
+             {"kind": "call", "call": "add(20, 22)", "expected": 42, "name": "big"}]
+ADD_SPEC = {"entry_point": "add", "tests": ADD_TESTS}
+GOOD_ADD = "```python\ndef add(a, b):\n    return a + b\n```"
+BAD_ADD = "```python\ndef add(a, b):\n    return a - b\n```"
+CRITERIA = ["Mentions Rayleigh scattering", "Two sentences at most"]
+JUDGE_SPEC = {"evaluator": "llm_judge", "criteria": CRITERIA}
+
+SAMPLES = [
+    # (id, prompt, output, reference, spec)
+    ("add_good", "Write a Python function add(a, b) returning the sum.", GOOD_ADD, None, ADD_SPEC),
+    ("add_bad", "Write a Python function add(a, b) returning the sum.", BAD_ADD, None, ADD_SPEC),
+    ("capital", "What is the capital of France?", "paris", "Paris", None),
+    ("capital_wrong", "What is the capital of France?", "Lyon", "Paris", None),
+]
+
+
+def pointwise_json(scores: dict[str, int]) -> str:
+    """The LLM judge's pointwise reply (criteria keyed c1, c2, ... in task order)."""
+    return json.dumps({"criteria": {k: {"rationale": f"because {k}", "score": v} for k, v in scores.items()}})
+
+
+def refused_port() -> int:
+    """A loopback port nobody listens on (bound, then closed)."""
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+def judge_config(base_url: str, **overrides):
+    """An OracleConfig whose judge endpoint is ``base_url`` (fast failure, no logprobs)."""
+    from oracle.config import OracleConfig, ProviderSettings
+
+    settings = dict(kind="openai", base_url=base_url, model="scripted-model", timeout_s=5.0, max_retries=0,
+                    backoff_base_s=0.01, backoff_max_s=0.05)
+    settings.update(overrides)
+    return OracleConfig(providers={"judge": ProviderSettings(**settings)}, llm_judge={"logprobs": False},
+                        verifier={"timeout_s": 10})
