@@ -192,7 +192,7 @@ def _tokens(result: EvaluationResult) -> int | None:
 
 async def run_judge(kind: str, config: OracleConfig, items: list[dict[str, Any]], orders: list[str],
                     repeats: int, log: Any) -> JudgeReport:
-    judge = strategy_factory(kind)(config)
+    judge = strategy_factory(kind)()
     report = JudgeReport(kind)
     for item in items:
         answer = Trajectory(id="response", answer=item["chatgpt_response"])

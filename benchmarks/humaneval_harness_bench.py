@@ -258,7 +258,7 @@ def verifier_child(args: argparse.Namespace) -> dict:
                             "timeout_s": ORACLE_TEST_TIMEOUT_S}])
         items.append((task, [Trajectory(id=r["hash"], code=r["completion"]) for r in group]))
     config = OracleConfig(verifier={"workers": args.workers})
-    strategy = VerifierStrategy(config)
+    strategy = VerifierStrategy()
 
     started = time.perf_counter()
     results = asyncio.run(_run_verifier(items, config, strategy, args.workers, args.gate))

@@ -142,7 +142,7 @@ async def main() -> None:
         print(f"started local model at {server.base_url} in {server.startup_s:.1f}s", file=sys.stderr)
     try:
         items = load_items(Path(args.data), args.subsets, args.items, args.max_chars, args.seed)
-        judge = LLMJudge(cfg.llm_judge)
+        judge = LLMJudge()
         started = time.perf_counter()
         rows = []
         for i, item in enumerate(items, 1):

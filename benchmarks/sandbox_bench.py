@@ -66,7 +66,7 @@ def _ms(values: list[float]) -> dict:
 async def throughput(items, workers: int) -> dict:
     """Every candidate in its own evaluate() call, at most ``workers`` calls (and runs) in flight."""
     config = OracleConfig(verifier={"workers": workers})
-    strategy = VerifierStrategy(config)
+    strategy = VerifierStrategy()
     flat = [(t, tr) for t, trs in items for tr in trs]
     sem = asyncio.Semaphore(workers)
 

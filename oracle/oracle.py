@@ -1,8 +1,13 @@
 """The Oracle facade: route a task, run only the chosen evaluator, check for escalation.
 
 The Oracle keeps no history: each call returns its own trace. Strategies are built once per
-evaluator kind and reused. ``aevaluate`` is the real implementation; ``evaluate`` is a thin sync
-runner over it.
+evaluator kind and reused; they hold no settings (each evaluation's context carries the config).
+``aevaluate`` is the real implementation; ``evaluate`` is a thin sync runner over it.
+
+The Oracle owns its model connections (a ``ProviderPool``). Inside ``async with Oracle(...)`` (or
+until ``await oracle.aclose()``) evaluations share that pool and keep connections warm; a call made
+outside it opens a pool for that call and closes it before returning, so nothing leaks whichever
+event loop the caller uses.
 """
 
 from __future__ import annotations
@@ -10,14 +15,15 @@ from __future__ import annotations
 import asyncio
 import threading
 import time
-from typing import Any, Iterable, Mapping
+from contextlib import asynccontextmanager
+from typing import Any, AsyncIterator, Iterable, Mapping
 
 import structlog
 
 from oracle.config import OracleConfig
 from oracle.errors import TaskValidationError
 from oracle.escalation import check_result, check_route
-from oracle.providers._loop_clients import close_loop_clients
+from oracle.providers.pool import ProviderPool
 from oracle.result import EvaluationResult, OracleResult, Status
 from oracle.route import Route
 from oracle.router import PolicyChain
@@ -54,17 +60,45 @@ class Oracle:
 
     def __init__(self, config: OracleConfig | None = None, *,
                  history: Mapping[str, float] | None = None, human: Any = None,
-                 store: Any = None) -> None:
+                 store: Any = None, providers: ProviderPool | None = None) -> None:
         """``human``: a HumanOracle (sync ``ask`` or async ``aask``) asked at once when a request
         fires; ``store``: an EscalationStore where unanswered requests wait (blocking ones make
-        the result ``pending``). Both optional; without them a request is only attached."""
+        the result ``pending``). Both optional; without them a request is only attached.
+        ``providers``: the pool this Oracle owns (default: a new one); it closes it in ``aclose``."""
         self.config = config or OracleConfig.load()
         self.human = human
         self.store = store
         self.chain = PolicyChain(self.config)
         self.history = history
+        self.providers = providers or ProviderPool()
         self._strategies: dict[str, Strategy] = {}
         self._lock = threading.Lock()
+        self._held = 0
+
+    async def __aenter__(self) -> "Oracle":
+        self._held += 1
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        self._held -= 1
+        if self._held == 0:
+            await self.aclose()
+
+    async def aclose(self) -> None:
+        """Close this Oracle's model connections (they reopen on the next evaluation)."""
+        await self.providers.aclose()
+
+    @asynccontextmanager
+    async def _lease(self, providers: ProviderPool | None = None) -> AsyncIterator[ProviderPool]:
+        """The pool for one call: the caller's, the Oracle's own while it is held open, or a pool
+        for this call alone (closed on the way out)."""
+        if providers is not None:
+            yield providers
+        elif self._held:
+            yield self.providers
+        else:
+            async with ProviderPool(transport=self.providers.transport) as pool:
+                yield pool
 
     def route(self, task: Task | TaskInput | Mapping[str, Any],
               trajectories: Iterable[Any] | None = None) -> Route:
@@ -78,12 +112,18 @@ class Oracle:
                 factory = strategy_factory(kind)
                 if factory is None:
                     return None
-                self._strategies[kind] = factory(self.config)
+                self._strategies[kind] = factory()
             return self._strategies[kind]
 
     async def run_strategy(self, item: TaskInput, route: Route, kind: str,
-                           extra: Mapping[str, Any] | None = None) -> EvaluationResult:
+                           extra: Mapping[str, Any] | None = None, *,
+                           providers: ProviderPool | None = None) -> EvaluationResult:
         """Run one evaluator; any exception it leaks becomes a failed result, never a crash."""
+        async with self._lease(providers) as pool:
+            return await self._run_strategy(item, route, kind, extra, pool)
+
+    async def _run_strategy(self, item: TaskInput, route: Route, kind: str,
+                            extra: Mapping[str, Any] | None, providers: ProviderPool) -> EvaluationResult:
         start = time.perf_counter()
         try:
             strategy = self.strategy(kind)
@@ -93,18 +133,14 @@ class Oracle:
             return EvaluationResult.failure(
                 kind, f"evaluator {kind!r} is not available in this build", error_type="EvaluatorUnavailable")  # type: ignore[arg-type]
         ctx = EvaluationContext(task=item.task, trajectories=tuple(item.trajectories),
-                                config=self.config, route=route, extra=dict(extra or {}))
+                                config=self.config, route=route, extra=dict(extra or {}),
+                                providers=providers)
         try:
             result = await strategy.evaluate(ctx)
         except Exception as exc:  # noqa: BLE001 - contract: evaluate never raises out of the Oracle
             log.warning("strategy_raised", evaluator=kind, task_id=item.task.id, error=repr(exc))
             result = EvaluationResult.failure(kind, exc)  # type: ignore[arg-type]
-        if not result.latency_ms:
-            result.latency_ms = round((time.perf_counter() - start) * 1000, 3)
-        prov = result.provenance
-        prov.config_hash = prov.config_hash or self.chain.config_hash
-        prov.strategy = prov.strategy or {"name": kind, "version": getattr(strategy, "version", None)}
-        return result
+        return completed(result, strategy, ctx, latency_ms=(time.perf_counter() - start) * 1000)
 
     async def aevaluate(self, task: Task | TaskInput | Mapping[str, Any],
                         trajectories: Iterable[Any] | None = None) -> OracleResult:
@@ -113,14 +149,18 @@ class Oracle:
         With a human or a store, the request is answered at once (and the answer applied, status
         ``escalated``) or filed (status ``pending`` when it blocks the verdict)."""
         item = as_task_input(task, trajectories)
-        res = await self.evaluate_once(item)
+        async with self._lease() as pool:
+            return await self._evaluate_item(item, pool)
+
+    async def _evaluate_item(self, item: TaskInput, pool: ProviderPool) -> OracleResult:
+        res = await self.evaluate_once(item, providers=pool)
         if res.escalation is None or (self.human is None and self.store is None):
             return res
         from oracle.resume import settle
 
-        return await settle(self, item, res, human=self.human, store=self.store)
+        return await settle(self, item, res, human=self.human, store=self.store, providers=pool)
 
-    async def evaluate_once(self, item: TaskInput) -> OracleResult:
+    async def evaluate_once(self, item: TaskInput, *, providers: ProviderPool | None = None) -> OracleResult:
         """One route + evaluation + escalation check, with no human in the loop."""
         route = self.chain.route(item.task, item.trajectories, history=self.history)
         esc_cfg = self.config.escalation
@@ -128,7 +168,7 @@ class Oracle:
         if route.evaluator is None:
             return OracleResult(task_id=item.task.id, status=Status.failed, route=route, result=None,
                                 escalation=escalation)
-        result = await self.run_strategy(item, route, route.evaluator)
+        result = await self.run_strategy(item, route, route.evaluator, providers=providers)
         if escalation is None and esc_cfg.enabled:
             escalation = check_result(item.task, route, result, esc_cfg,
                                       [t.id for t in item.trajectories])
@@ -137,15 +177,40 @@ class Oracle:
 
     def evaluate(self, task: Task | TaskInput | Mapping[str, Any],
                  trajectories: Iterable[Any] | None = None) -> OracleResult:
-        """Synchronous runner over ``aevaluate`` (safe to call inside a running event loop)."""
+        """Synchronous runner over ``aevaluate`` (safe to call inside a running event loop).
+
+        It runs on a private event loop, so it opens a pool for this call and closes it before the
+        loop ends, even while the Oracle is held open by ``async with`` elsewhere."""
+
+        item = as_task_input(task, trajectories)
 
         async def once() -> OracleResult:
-            try:
-                return await self.aevaluate(task, trajectories)
-            finally:
-                await close_loop_clients()  # this private loop ends here; so do its connections
+            async with ProviderPool(transport=self.providers.transport) as pool:
+                return await self._evaluate_item(item, pool)
 
-        return run_sync(once())
+        return run_sync(once())  # type: ignore[no-any-return]
+
+
+def completed(result: EvaluationResult, strategy: Strategy, ctx: EvaluationContext, *,
+              latency_ms: float) -> EvaluationResult:
+    """The strategy's result with what it left empty filled in, as a new object.
+
+    A strategy fills latency and provenance itself (from its context); the Oracle never edits the
+    object a strategy returned, so a strategy that keeps it (a cache, a log) sees what it made.
+    """
+    prov = result.provenance
+    prov_update: dict[str, Any] = {}
+    if not prov.config_hash:
+        prov_update["config_hash"] = ctx.config.hash()
+    if not prov.strategy:
+        prov_update["strategy"] = {"name": getattr(strategy, "name", result.evaluator),
+                                   "version": getattr(strategy, "version", None)}
+    update: dict[str, Any] = {}
+    if prov_update:
+        update["provenance"] = prov.model_copy(update=prov_update)
+    if not result.latency_ms:
+        update["latency_ms"] = round(latency_ms, 3)
+    return result.model_copy(update=update) if update else result
 
 
 def run_sync(coro: Any) -> Any:

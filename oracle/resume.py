@@ -29,6 +29,7 @@ from oracle.task import EVALUATORS, TaskInput
 
 if TYPE_CHECKING:
     from oracle.oracle import Oracle
+    from oracle.providers.pool import ProviderPool
 
 log = structlog.get_logger("oracle.resume")
 
@@ -104,7 +105,7 @@ def _with_verdict(res: OracleResult, verdict: dict[str, Any], answer: HumanAnswe
 
 
 async def aresume(oracle: "Oracle", item: TaskInput, first: OracleResult, request: Escalation,
-                  answer: HumanAnswer) -> OracleResult:
+                  answer: HumanAnswer, *, providers: ProviderPool | None = None) -> OracleResult:
     """Apply ``answer`` to ``request`` and evaluate again; never raises on evaluator faults."""
     applied = apply_answer(item, request, answer)
     history = list(first.history) + [
@@ -118,7 +119,7 @@ async def aresume(oracle: "Oracle", item: TaskInput, first: OracleResult, reques
     if not applied.rerun:
         final = first.model_copy(update={"escalation": answered})
     else:
-        final = await oracle.evaluate_once(applied.item)
+        final = await oracle.evaluate_once(applied.item, providers=providers)
         history.append({"kind": "evaluation", "attempt": history[-2]["attempt"] + 1,
                         "summary": {"evaluator": final.route.evaluator, "status": final.status.value,
                                     "best": final.result.best if final.result else [],
@@ -138,14 +139,14 @@ async def aresume(oracle: "Oracle", item: TaskInput, first: OracleResult, reques
 
 
 async def settle(oracle: "Oracle", item: TaskInput, res: OracleResult, *, human: Any = None,
-                 store: EscalationStore | None = None) -> OracleResult:
+                 store: EscalationStore | None = None, providers: ProviderPool | None = None) -> OracleResult:
     """Ask the human now if there is one; otherwise file the request and mark a blocking one pending."""
     request = res.escalation
     if request is None:
         return res
     answer = await ask_human(human, request) if human is not None else None
     if answer is not None:
-        final = await aresume(oracle, item, res, request, answer)
+        final = await aresume(oracle, item, res, request, answer, providers=providers)
         if store is not None:
             await asyncio.to_thread(_record_answered, store, request, item, res, answer, final)
         return final

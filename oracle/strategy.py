@@ -8,13 +8,17 @@ an unregistered kind yields a ``failed`` result saying so, never a fake score.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
-from typing import Any, Callable, Protocol, runtime_checkable
+import functools
+from dataclasses import dataclass, field, replace
+from typing import TYPE_CHECKING, Any, Awaitable, Callable, Protocol, TypeVar, runtime_checkable
 
 from oracle.config import OracleConfig
 from oracle.result import EvaluationResult
 from oracle.route import Route
 from oracle.task import EvaluatorKind, Task, Trajectory
+
+if TYPE_CHECKING:
+    from oracle.providers.pool import ProviderPool
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -27,6 +31,9 @@ class EvaluationContext:
     route: Route | None = None
     extra: dict[str, Any] = field(default_factory=dict)
     """Room for callers (e.g. a human answer applied on resume)."""
+    providers: ProviderPool | None = None
+    """The model clients to use (owned by the Oracle). ``None``: a strategy that needs a model opens
+    a pool of its own for this one evaluation and closes it before returning."""
 
 
 @runtime_checkable
@@ -36,21 +43,25 @@ class Strategy(Protocol):
     name: EvaluatorKind
     version: str
 
-    def spec(self) -> dict[str, Any]:
-        """Name plus the settings that differ from the defaults (goes into provenance)."""
+    def spec(self, config: OracleConfig) -> dict[str, Any]:
+        """Name, version and the settings from ``config`` this strategy runs with (differing from the
+        defaults); goes into provenance. A pure function of ``config``: a strategy holds no settings."""
         ...
 
     async def evaluate(self, ctx: EvaluationContext) -> EvaluationResult:
-        """Evaluate every candidate; never raise on model, network or sandbox faults."""
+        """Evaluate every candidate under ``ctx.config`` (the only configuration it reads); fill
+        ``latency_ms`` and ``provenance.strategy`` / ``provenance.config_hash``; never raise on model,
+        network or sandbox faults."""
         ...
 
 
-StrategyFactory = Callable[[OracleConfig], Strategy]
+StrategyFactory = Callable[[], Strategy]
 _REGISTRY: dict[str, StrategyFactory] = {}
 
 
 def register_strategy(kind: EvaluatorKind) -> Callable[[StrategyFactory], StrategyFactory]:
-    """Register a factory ``config -> Strategy`` under an evaluator kind."""
+    """Register a factory ``() -> Strategy`` under an evaluator kind (configuration comes with each
+    ``EvaluationContext``, never at construction, so ``spec(config)`` is what runs)."""
 
     def deco(factory: StrategyFactory) -> StrategyFactory:
         _REGISTRY[kind] = factory
@@ -82,3 +93,22 @@ def _load_builtin_strategies() -> None:
             # inside an existing module is a real error and propagates.
             if exc.name != module:
                 raise
+
+
+_Evaluate = TypeVar("_Evaluate", bound=Callable[..., Awaitable[EvaluationResult]])
+
+
+def needs_providers(evaluate: _Evaluate) -> _Evaluate:
+    """Decorate a strategy's ``evaluate``: a context without ``providers`` (a strategy called
+    directly, not through an Oracle) gets a pool of its own, closed when the evaluation ends."""
+
+    @functools.wraps(evaluate)
+    async def wrapper(self: Any, ctx: EvaluationContext) -> EvaluationResult:
+        if ctx.providers is not None:
+            return await evaluate(self, ctx)
+        from oracle.providers.pool import ProviderPool
+
+        async with ProviderPool() as pool:
+            return await evaluate(self, replace(ctx, providers=pool))
+
+    return wrapper  # type: ignore[return-value]

@@ -22,16 +22,12 @@ import asyncio
 import time
 from typing import Any, Sequence
 
-import httpx
-
 from oracle.calibration import load_calibration
 from oracle.config import DecisionJudgeConfig, OracleConfig, ProvidersConfig
 from oracle.errors import ConfigError
-from oracle.providers import make_async_chat_client, make_async_decision_client
-from oracle.providers._loop_clients import endpoint_key, loop_client
 from oracle.questions import QuestionInputs
 from oracle.result import CandidateResult, EvaluationResult, Status
-from oracle.strategy import EvaluationContext, register_strategy
+from oracle.strategy import EvaluationContext, needs_providers, register_strategy
 from oracle.task import Task, Trajectory
 from oracle.ledger import CallLedger
 from oracle.provenance import EvaluationProvenance
@@ -50,27 +46,21 @@ ESCALATION_KEYS = ("low_confidence", "refused", "order_flip", "abstained", "unpa
 
 
 class DecisionJudge:
-    """Strategy ``decision_judge``; build it with ``make_decision_judge(config)``."""
+    """Strategy ``decision_judge``; its settings are ``ctx.config.decision_judge`` of each evaluation."""
 
     name = "decision_judge"
     version = "1.0"
 
-    def __init__(self, settings: DecisionJudgeConfig | None = None, *,
-                 chat_transport: httpx.AsyncBaseTransport | None = None,
-                 decision_transport: httpx.AsyncBaseTransport | None = None) -> None:
-        self.settings = settings or DecisionJudgeConfig()
-        self._chat_transport = chat_transport
-        self._decision_transport = decision_transport
-
-    def spec(self) -> dict[str, Any]:
+    def spec(self, config: OracleConfig) -> dict[str, Any]:
         """Name, version and the settings that differ from the defaults."""
         return {"name": self.name, "version": self.version,
-                **self.settings.model_dump(mode="json", exclude_defaults=True)}
+                **config.decision_judge.model_dump(mode="json", exclude_defaults=True)}
 
     def evaluate_sync(self, ctx: EvaluationContext) -> EvaluationResult:
         """Blocking runner over ``evaluate`` (not from inside a running event loop)."""
         return asyncio.run(self.evaluate(ctx))
 
+    @needs_providers
     async def evaluate(self, ctx: EvaluationContext) -> EvaluationResult:
         started = time.perf_counter()
         ledger = CallLedger()
@@ -85,8 +75,8 @@ class DecisionJudge:
 
 
 @register_strategy("decision_judge")
-def make_decision_judge(config: OracleConfig) -> DecisionJudge:
-    return DecisionJudge(config.decision_judge)
+def make_decision_judge() -> DecisionJudge:
+    return DecisionJudge()
 
 
 def _select_backend_kind(settings: DecisionJudgeConfig, providers: ProvidersConfig,
@@ -105,7 +95,7 @@ class _Run:
 
     def __init__(self, judge: DecisionJudge, ctx: EvaluationContext, ledger: CallLedger) -> None:
         self.judge, self.ctx, self.ledger = judge, ctx, ledger
-        self.settings = judge.settings
+        self.settings = ctx.config.decision_judge
         self.mode: Mode | None = None
         self.backend_kind: BackendKind | None = None
         self.model: str | None = None
@@ -113,7 +103,7 @@ class _Run:
 
     def provenance(self, latency_ms: float) -> EvaluationProvenance:
         return self.ledger.provenance(
-            strategy=self.judge.spec(), config_hash=self.ctx.config.hash(), mode=self.mode,
+            strategy=self.judge.spec(self.ctx.config), config_hash=self.ctx.config.hash(), mode=self.mode,
             model_requested=self.model, decision_backend=self.backend_kind, latency_ms=latency_ms)
 
     def _resolve_threshold(self) -> float:
@@ -157,19 +147,14 @@ class _Run:
         return self._assemble(list(candidates), extra, started)
 
     def _open_client(self, providers: ProvidersConfig) -> Any:
-        """One client per event loop and endpoint, shared with the LLM judge when both talk to the
-        same endpoint (one concurrency limit per provider); closed when a batch's loop ends."""
-        judge = self.judge
+        """The pool's client for the endpoint, shared with the LLM judge when both talk to the same
+        endpoint (one concurrency limit per provider); the pool's owner closes it."""
+        pool = self.ctx.providers
+        assert pool is not None  # needs_providers
         if self.backend_kind == "native":
             assert providers.decision is not None
-            key = ("decision", id(judge._decision_transport),
-                   endpoint_key(providers.decision, providers.prices))
-            return loop_client(key, lambda: make_async_decision_client(
-                providers.decision, prices=providers.prices, transport=judge._decision_transport))
-        key = ("chat", id(judge._chat_transport),
-               endpoint_key(providers.judge, providers.prices))
-        return loop_client(key, lambda: make_async_chat_client(
-            providers.judge, prices=providers.prices, transport=judge._chat_transport))
+            return pool.decision(providers.decision, providers.prices)
+        return pool.chat(providers.judge, providers.prices)
 
     def _backend(self, client: Any) -> Any:
         common = dict(model=self.model or "", ledger=self.ledger, timeout_s=self.settings.timeout_s)

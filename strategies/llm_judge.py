@@ -22,13 +22,9 @@ import asyncio
 import time
 from typing import Any
 
-import httpx
-
 from oracle.config import LLMJudgeConfig, OracleConfig
-from oracle.providers import make_async_chat_client
-from oracle.providers._loop_clients import endpoint_key, loop_client
 from oracle.result import CandidateResult, EvaluationResult, Status
-from oracle.strategy import EvaluationContext, register_strategy
+from oracle.strategy import EvaluationContext, needs_providers, register_strategy
 from oracle.task import Trajectory
 
 from oracle.ledger import CallLedger
@@ -51,54 +47,46 @@ class InvalidJudgeInput(ValueError):
 
 
 class LLMJudge:
-    """Strategy ``llm_judge``; build it with ``make_llm_judge(config)``."""
+    """Strategy ``llm_judge``; its settings are ``ctx.config.llm_judge`` of each evaluation."""
 
     name = "llm_judge"
     version = "1.0"
 
-    def __init__(self, settings: LLMJudgeConfig | None = None, *,
-                 transport: httpx.AsyncBaseTransport | None = None, client: ChatCompleter | None = None) -> None:
-        self.settings = settings or LLMJudgeConfig()
-        self._transport = transport
+    def __init__(self, *, client: ChatCompleter | None = None) -> None:
         self._client = client
-        """An injected client is shared and left open; otherwise one per event loop is reused."""
+        """An injected client is used as is and left open; otherwise ``ctx.providers`` supplies one."""
 
-    def _loop_client(self, ctx: EvaluationContext) -> ChatCompleter:
-        """One client per event loop and endpoint: a batch reuses its connections."""
-        providers = ctx.config.providers
-        # Keyed by endpoint, not by judge: every strategy on this loop that talks to the same
-        # endpoint shares one client, so its concurrency limit is per provider.
-        key = ("chat", id(self._transport), endpoint_key(providers.judge, providers.prices))
-        return loop_client(key, lambda: make_async_chat_client(
-            providers.judge, prices=providers.prices, transport=self._transport))
-
-    def spec(self) -> dict[str, Any]:
+    def spec(self, config: OracleConfig) -> dict[str, Any]:
         """Name, version and the settings that differ from the defaults."""
         return {"name": self.name, "version": self.version,
-                **self.settings.model_dump(mode="json", exclude_defaults=True)}
+                **config.llm_judge.model_dump(mode="json", exclude_defaults=True)}
 
     def evaluate_sync(self, ctx: EvaluationContext) -> EvaluationResult:
         """Blocking runner over ``evaluate`` (not from inside a running event loop)."""
         return asyncio.run(self.evaluate(ctx))
 
-    def resolve_mode(self, trajectories: tuple[Trajectory, ...] | list[Trajectory]) -> str:
+    def resolve_mode(self, trajectories: tuple[Trajectory, ...] | list[Trajectory],
+                     settings: LLMJudgeConfig) -> str:
         if not trajectories:
             raise InvalidJudgeInput("trajectories: at least one candidate is needed")
-        mode = self.settings.mode
+        mode = settings.mode
         if mode == "pairwise" and len(trajectories) < 2:
             raise InvalidJudgeInput("trajectories: llm_judge.mode 'pairwise' needs at least two candidates")
         if mode == "auto":
             return "pointwise" if len(trajectories) == 1 else "cascade"
         return mode
 
+    @needs_providers
     async def evaluate(self, ctx: EvaluationContext) -> EvaluationResult:
         started = time.perf_counter()
         ledger = CallLedger()
         mode: str | None = None
         client: Any = None
         try:
-            mode = self.resolve_mode(ctx.trajectories)
-            client = self._client or self._loop_client(ctx)
+            mode = self.resolve_mode(ctx.trajectories, ctx.config.llm_judge)
+            assert ctx.providers is not None  # needs_providers
+            endpoint = ctx.config.providers
+            client = self._client or ctx.providers.chat(endpoint.judge, endpoint.prices)
             if mode == "pointwise":
                 result = await self._pointwise(client, ledger, ctx)
             elif mode == "cascade":
@@ -122,7 +110,7 @@ class LLMJudge:
     # ------------------------------------------------------------------ modes
 
     async def _pointwise(self, client: ChatCompleter, ledger: CallLedger, ctx: EvaluationContext) -> EvaluationResult:
-        cfg = self.settings
+        cfg = ctx.config.llm_judge
         candidates = list(await gather_or_cancel(*(score_candidate(client, ledger, ctx.task, t, cfg)
                                                  for t in ctx.trajectories)))
         scored = [c for c in candidates if c.score is not None]
@@ -147,7 +135,7 @@ class LLMJudge:
     async def _cascade(self, client: ChatCompleter, ledger: CallLedger, ctx: EvaluationContext) -> EvaluationResult:
         """Pointwise for everyone, then pairwise only among the close group (see module docstring)."""
         pointwise = await self._pointwise(client, ledger, ctx)
-        margin = self.settings.pairwise_margin
+        margin = ctx.config.llm_judge.pairwise_margin
         scored = {c.id: c.score for c in pointwise.candidates if c.score is not None}
         pointwise_calls = ledger.requests
         if not scored:
@@ -159,14 +147,14 @@ class LLMJudge:
         details = {**pointwise.details, "mode": "cascade", "pairwise_margin": margin, "close_group": close,
                    "pointwise_ranking": list(pointwise.ranking), "pointwise_calls": pointwise_calls,
                    "pairwise_calls": 0, "full_tournament_calls": all_pairs_judgements(len(ctx.trajectories))
-                   if len(ctx.trajectories) <= self.settings.all_pairs_max else None}
+                   if len(ctx.trajectories) <= ctx.config.llm_judge.all_pairs_max else None}
         if len(close) < 2:
             pointwise.details = details
             pointwise.explanation = (f"cascade: pointwise scores settle it ({close[0]} leads by more than "
                                      f"{margin}); " + (pointwise.explanation or ""))
             return pointwise
         by_id = {t.id: t for t in ctx.trajectories}
-        run = await run_pairwise(client, ledger, ctx.task, [by_id[c] for c in close], self.settings)
+        run = await run_pairwise(client, ledger, ctx.task, [by_id[c] for c in close], ctx.config.llm_judge)
         duel = _pairwise_result(run, close, ledger)
         rest = [cid for cid in pointwise.ranking if cid not in close]
         ranking = (duel.ranking or close) + rest
@@ -189,7 +177,7 @@ class LLMJudge:
 
     async def _pairwise(self, client: ChatCompleter, ledger: CallLedger, ctx: EvaluationContext) -> EvaluationResult:
         trajectories = list(ctx.trajectories)
-        run = await run_pairwise(client, ledger, ctx.task, trajectories, self.settings)
+        run = await run_pairwise(client, ledger, ctx.task, trajectories, ctx.config.llm_judge)
         return _pairwise_result(run, [t.id for t in trajectories], ledger)
 
     # ------------------------------------------------------------------ provenance
@@ -198,15 +186,15 @@ class LLMJudge:
                     latency_ms: float) -> EvaluationProvenance:
         caps = getattr(client, "capabilities", None)
         return ledger.provenance(
-            strategy=self.spec(), config_hash=config.hash(), mode=mode, model_requested=config.providers.judge.model,
+            strategy=self.spec(config), config_hash=config.hash(), mode=mode, model_requested=config.providers.judge.model,
             base_url=config.providers.judge.base_url, prompt_template_hash=prompt_hash(),
             prompt_templates=template_hashes(), structured_output=caps.structured_output if caps is not None else None,
             latency_ms=latency_ms)
 
 
 @register_strategy("llm_judge")
-def make_llm_judge(config: OracleConfig) -> LLMJudge:
-    return LLMJudge(config.llm_judge)
+def make_llm_judge() -> LLMJudge:
+    return LLMJudge()
 
 
 def _empty_escalation() -> dict[str, Any]:

@@ -27,7 +27,7 @@ def _config(server, *, native: str | None = None, **judge) -> OracleConfig:
 
 
 async def _evaluate(config: OracleConfig, task: Task, *cands: Trajectory):
-    judge = strategy_factory("decision_judge")(config)
+    judge = strategy_factory("decision_judge")()
     ctx = EvaluationContext(task=task, trajectories=tuple(cands), config=config)
     return await judge.evaluate(ctx)
 
@@ -383,8 +383,9 @@ async def test_native_backend_without_a_decision_endpoint_is_a_config_failure(sc
 
 
 def test_spec_names_non_default_settings():
-    judge = DecisionJudge(DecisionJudgeConfig(samples=3))
-    assert judge.spec() == {"name": "decision_judge", "version": judge.version, "samples": 3}
+    judge = DecisionJudge()
+    config = OracleConfig(decision_judge=DecisionJudgeConfig(samples=3))
+    assert judge.spec(config) == {"name": "decision_judge", "version": judge.version, "samples": 3}
 
 
 @pytest.mark.parametrize("wire", WIRE_FORMATS)

@@ -34,7 +34,7 @@ def ctx(cfg: OracleConfig, task: Task, *answers: str, ids: list[str] | None = No
 
 
 async def evaluate(cfg: OracleConfig, context: EvaluationContext):
-    return await LLMJudge(cfg.llm_judge).evaluate(context)
+    return await LLMJudge().evaluate(context)
 
 
 def pointwise_json(scores: dict[str, int]) -> str:
@@ -66,7 +66,7 @@ def pairwise_reply(seat: str) -> str:
 
 
 async def test_registered_under_llm_judge():
-    assert isinstance(strategy_factory("llm_judge")(OracleConfig()), LLMJudge)
+    assert isinstance(strategy_factory("llm_judge")(), LLMJudge)
 
 
 async def test_exact_json_weighted_criteria_normalized(scripted_server):

@@ -48,7 +48,7 @@ async def evaluate(server, task: Task, *answers: str, ids: list[str] | None = No
     cfg = config(server, **judge)
     ids = ids or [f"c{i}" for i in range(len(answers))]
     trajectories = tuple(Trajectory(id=i, answer=a) for i, a in zip(ids, answers))
-    return await LLMJudge(cfg.llm_judge).evaluate(EvaluationContext(task=task, trajectories=trajectories, config=cfg))
+    return await LLMJudge().evaluate(EvaluationContext(task=task, trajectories=trajectories, config=cfg))
 
 
 def sent_user_text(req: RecordedRequest) -> str:

@@ -41,7 +41,7 @@ def _config(server, *, native: bool = False, **provider) -> OracleConfig:
 
 
 async def _evaluate(config: OracleConfig, task: Task):
-    judge = strategy_factory("decision_judge")(config)
+    judge = strategy_factory("decision_judge")()
     return await judge.evaluate(EvaluationContext(task=task, trajectories=(CAND,), config=config))
 
 

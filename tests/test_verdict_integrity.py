@@ -141,7 +141,7 @@ HONEST_PY = "def sort_desc(xs):\n    return sorted(xs, reverse=True)\n"
 
 def _evaluate(backend: str, task: Task, trajectories: list[Trajectory], **verifier):
     config = OracleConfig(verifier={"backend": backend, "timeout_s": 8, "workers": 2, **verifier})
-    strategy = VerifierStrategy(config)
+    strategy = VerifierStrategy()
     try:
         return asyncio.run(strategy.evaluate(EvaluationContext(task=task, trajectories=tuple(trajectories),
                                                                config=config)))
@@ -393,7 +393,7 @@ def test_killing_the_oracle_kills_its_warm_workers(tmp_path):
         "config = OracleConfig(verifier={'timeout_s': 60, 'workers': 1})\n"
         "task = Task(id='t', prompt='', entry_point='f', tests=[{'kind': 'call', 'call': 'f()', 'expected': 1}])\n"
         "code = 'import time\\ndef f():\\n    print(\"running\", flush=True)\\n    time.sleep(300)\\n'\n"
-        "asyncio.run(VerifierStrategy(config).evaluate(EvaluationContext(task=task, "
+        "asyncio.run(VerifierStrategy().evaluate(EvaluationContext(task=task, "
         "trajectories=(Trajectory(id='a', code=code),), config=config)))\n")
     proc = subprocess.Popen([sys.executable, str(script)], cwd=str(Path(__file__).resolve().parents[1]))
     try:

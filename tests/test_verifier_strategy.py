@@ -24,7 +24,7 @@ ADD_PROMPT = 'def add(a, b):\n    """Return a + b."""\n'
 
 async def evaluate(task: Task, *trajectories: Trajectory, **verifier):
     config = OracleConfig(verifier={"timeout_s": 5, **verifier})
-    strategy = strategy_factory("verifier")(config)
+    strategy = strategy_factory("verifier")()
     assert strategy.name == "verifier"
     return await strategy.evaluate(EvaluationContext(task=task, trajectories=trajectories, config=config))
 

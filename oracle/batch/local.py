@@ -8,16 +8,18 @@ parsed inside their task, not in this loop, so a slow line delays only itself.
 from __future__ import annotations
 
 import asyncio
-from typing import Any, Callable, Iterable
+from typing import TYPE_CHECKING, Any, Callable, Iterable
 
 from oracle.batch.output import RowWriter
 from oracle.batch.rows import evaluate_entry
 from oracle.batch.source import InputEntry
 from oracle.limits import InputLimits
-from oracle.providers._loop_clients import close_loop_clients
+
+if TYPE_CHECKING:
+    from oracle.oracle import Oracle
 
 
-async def run_local(entries: Iterable[InputEntry], oracle: Any, writer: RowWriter, *, concurrency: int,
+async def run_local(entries: Iterable[InputEntry], oracle: Oracle, writer: RowWriter, *, concurrency: int,
                     on_row: Callable[[dict[str, Any]], None], timeout_s: float | None = None,
                     limits: InputLimits | None = None) -> None:
     queue: asyncio.Queue[dict[str, Any] | None] = asyncio.Queue(maxsize=max(16, concurrency * 4))
@@ -51,21 +53,21 @@ async def run_local(entries: Iterable[InputEntry], oracle: Any, writer: RowWrite
             slots.release()
 
     writer_task = asyncio.create_task(write_loop())
-    running: set[asyncio.Task] = set()
-    try:
-        for entry in entries:  # every line, valid or not, is parsed inside its own time budget
-            await slots.acquire()
-            task = asyncio.create_task(one(entry))
-            running.add(task)
-            task.add_done_callback(running.discard)
-            if writer_task.done():
-                break  # the writer died (disk full...): stop feeding, surface its error below
-        if running:
-            await asyncio.gather(*running)
-    finally:
-        if not writer_task.done():
-            await queue.put(None)
+    running: set[asyncio.Task[None]] = set()
+    # The Oracle is held open for the whole batch: its provider pool keeps connections warm across
+    # tasks and is closed when the batch ends (leaving the `async with`).
+    async with oracle:
         try:
-            await writer_task
+            for entry in entries:  # every line, valid or not, is parsed inside its own time budget
+                await slots.acquire()
+                task = asyncio.create_task(one(entry))
+                running.add(task)
+                task.add_done_callback(running.discard)
+                if writer_task.done():
+                    break  # the writer died (disk full...): stop feeding, surface its error below
+            if running:
+                await asyncio.gather(*running)
         finally:
-            await close_loop_clients()  # the evaluators' pooled connections end with the batch
+            if not writer_task.done():
+                await queue.put(None)
+            await writer_task

@@ -71,8 +71,9 @@ class VerifierStrategy:
     name = "verifier"
     version = VERSION
 
-    def __init__(self, config: OracleConfig | None = None) -> None:
-        self.config = (config or OracleConfig()).verifier
+    def __init__(self) -> None:
+        """No settings here: each evaluation runs under ``ctx.config.verifier``; warm worker pools
+        are kept per distinct sandbox setting."""
         self._pools: dict[tuple, WorkerPool] = {}
         self._lock = threading.Lock()
         self._finalizer = weakref.finalize(self, _close_pools, self._pools)
@@ -99,9 +100,9 @@ class VerifierStrategy:
         """Stop the warm sandbox workers (they also die with this process)."""
         _close_pools(self._pools)
 
-    def spec(self) -> dict[str, Any]:
+    def spec(self, config: OracleConfig) -> dict[str, Any]:
         defaults = VerifierConfig().model_dump()
-        changed = {k: v for k, v in self.config.model_dump().items() if defaults.get(k) != v}
+        changed = {k: v for k, v in config.verifier.model_dump().items() if defaults.get(k) != v}
         return {"name": self.name, "version": self.version, **changed}
 
     async def evaluate(self, ctx: EvaluationContext) -> EvaluationResult:
@@ -122,7 +123,7 @@ class VerifierStrategy:
             result = EvaluationResult.failure("verifier", f"verifier crashed: {type(exc).__name__}: {exc}",
                                               error_type="HarnessCrash")
         result.latency_ms = (time.monotonic() - started) * 1000
-        result.provenance.strategy = result.provenance.strategy or self.spec()
+        result.provenance.strategy = result.provenance.strategy or self.spec(ctx.config)
         result.provenance.config_hash = result.provenance.config_hash or ctx.config.hash()
         result.concerns = _concerns(result, [t.id for t in ctx.trajectories])
         return result

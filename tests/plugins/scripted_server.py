@@ -285,6 +285,19 @@ class ScriptedServer:
         values.update(overrides)
         return ProviderSettings(**values)
 
+    @property
+    def open_connections(self) -> int:
+        """TCP connections clients hold open right now (idle keep-alive ones included)."""
+        return len(self._conns)
+
+    def settle_connections(self, expected: int, timeout_s: float = 5.0) -> int:
+        """Wait until ``open_connections == expected`` (a close reaches the server a moment after
+        the client makes it); returns the count seen last."""
+        deadline = time.monotonic() + timeout_s
+        while self.open_connections != expected and time.monotonic() < deadline:
+            time.sleep(0.01)
+        return self.open_connections
+
     # lifecycle
     def start(self) -> "ScriptedServer":
         ready = threading.Event()
