@@ -9,7 +9,8 @@ Counting rules, the same for both judges:
 
 - ``requests`` counts HTTP requests sent: every attempt of every call, failed calls included,
   cache hits not. A row that says ``calls: 0`` after five retried 500s would hide the load (and
-  maybe the bill) it caused.
+  maybe the bill) it caused. ``retries`` says how many of those requests were repeats of a call
+  that had failed (so ``requests - retries`` is the number of logical calls that reached the wire).
 - cost is None as soon as one reply's price is unknown, or a 2xx reply could not be read (it may
   be billed, we cannot price it); never a silent 0.
 - tokens are None as soon as one reply did not report them.
@@ -45,6 +46,8 @@ class CallLedger:
         self.repairs = 0
         self.logprobs_dropped = False
         """The endpoint failed to return requested logprobs once; later calls no longer ask."""
+        self.samples_per_question: int | None = None
+        """Set when answers were read by sampling: the k samples each such question got."""
         self._unpriced = False
 
     def add(self, reply: _Reply, *, source: ProbabilitySource, template_hash: str | None = None,
@@ -74,6 +77,12 @@ class CallLedger:
         """HTTP requests sent (see the module docstring)."""
         return sum(0 if r.cached else r.attempts for r in self.records) + sum(f.attempts for f in self.failures)
 
+    @property
+    def retries(self) -> int:
+        """Requests that repeated a failed attempt of the same call (a subset of ``requests``)."""
+        return (sum(0 if r.cached else r.attempts - 1 for r in self.records)
+                + sum(f.attempts - 1 for f in self.failures))
+
     def cost_usd(self) -> float | None:
         if self._unpriced or any(r.cost_usd is None for r in self.records):
             return None
@@ -100,7 +109,8 @@ class CallLedger:
             endpoint_kinds=sorted({r.endpoint_kind for r in self.records}),
             probability_sources=sorted({r.probability_source for r in self.records}),
             calls=list(self.records), failed_calls=list(self.failures), requests=self.requests,
-            repairs=self.repairs, logprobs_dropped=self.logprobs_dropped, tokens=self.tokens(),
+            retries=self.retries, samples=self.samples_per_question, repairs=self.repairs,
+            logprobs_dropped=self.logprobs_dropped, tokens=self.tokens(),
             cost_usd=self.cost_usd(), **fields)
 
 

@@ -92,7 +92,7 @@ class Execution(BaseModel):
     """Extra layers in force as the sandbox reports them (cgroups, uid drop, limits)."""
 
 
-_KEEP_WHEN_CALLED = frozenset({"cost_usd", "tokens", "requests"})
+_KEEP_WHEN_CALLED = frozenset({"cost_usd", "tokens", "requests", "retries"})
 """Fields whose null or zero is a fact (an unknown price) once a model was called."""
 
 
@@ -124,6 +124,10 @@ class EvaluationProvenance(BaseModel):
     failed_calls: list[FailedCall] = Field(default_factory=list)
     requests: int = 0
     """HTTP requests sent (every attempt, failed calls included, cache hits not)."""
+    retries: int = 0
+    """How many of ``requests`` repeated a failed attempt (429, 5xx, connection, unreadable body)."""
+    samples: int | None = None
+    """Where a probability came from sampling (source ``sampled``): the samples per question."""
     repairs: int = 0
     tokens: Tokens = Field(default_factory=Tokens)
     cost_usd: float | None = None

@@ -162,10 +162,12 @@ class _Run:
             return NativeBackend(client.decide, **common)
         if self.backend_kind == "logprob_readout":
             top = client.capabilities.max_top_logprobs or 20
-            fallback = (SampledBackend(client.complete, samples=self.settings.samples,
-                                       temperature=self.settings.sample_temperature, **common)
-                        if self.settings.low_coverage == "sample" else None)
-            return LogprobReadoutBackend(client.complete, top_logprobs=top, fallback=fallback,
+            # Sampling answers where the endpoint ignores logprobs, and below the floor if configured.
+            sampler = SampledBackend(client.complete, samples=self.settings.samples,
+                                     temperature=self.settings.sample_temperature, **common)
+            return LogprobReadoutBackend(client.complete, top_logprobs=top, sampler=sampler,
+                                         fallback=sampler if self.settings.low_coverage == "sample" else None,
+                                         logprobs_available=lambda: bool(client.capabilities.logprobs),
                                          coverage_floor=self.settings.coverage_floor, **common)
         return SampledBackend(client.complete, samples=self.settings.samples,
                               temperature=self.settings.sample_temperature, **common)

@@ -11,7 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Callable, Generic, Protocol, TypeVar, Union
 
-from oracle.errors import ProviderError, ResponseParseError
+from oracle.errors import ProviderError
 from oracle.ledger import CallLedger
 from oracle.provenance import ProbabilitySource
 from oracle.providers.types import Capabilities, ChatMessage, ChatReply, ChatRequest
@@ -36,21 +36,17 @@ Source = Union[ProbabilitySource, Callable[[ChatReply], ProbabilitySource]]
 
 async def complete(client: ChatCompleter, ledger: CallLedger, req: ChatRequest, *, source: Source,
                    repair: bool = False) -> ChatReply:
-    """One call, written into the shared ledger; a failure is written before it propagates."""
-    if ledger.logprobs_dropped and req.logprobs:
-        req = req.model_copy(update={"logprobs": False, "top_logprobs": None})
+    """One call, written into the shared ledger; a failure is written before it propagates.
+
+    A server that ignores ``logprobs`` answers anyway: the client keeps that reply (never retried)
+    and stops asking; the judge records ``logprobs_dropped`` and reads the written verdict."""
     try:
         reply = await client.complete(req)
-    except ResponseParseError as exc:
-        ledger.add_failure(exc)  # a reply came back and may be billed: cost unknown from here on
-        if not req.logprobs:
-            raise
-        # Some OpenAI-compatible servers ignore logprobs; the verdict does not need them.
-        ledger.logprobs_dropped = True
-        return await complete(client, ledger, req, source=source, repair=repair)
     except ProviderError as exc:
         ledger.add_failure(exc)  # spent, even though it failed after its retries
         raise
+    if req.logprobs and reply.logprobs is None:
+        ledger.logprobs_dropped = True
     ledger.add(reply, source=source(reply) if callable(source) else source, template_hash=prompt_hash(),
                repair=repair)
     return reply

@@ -129,11 +129,38 @@ def test_local_model_gets_llama_cpp_schema_dialect(scripted_server):
                                                                   "schema": {"type": "object"}}
 
 
-def test_logprobs_requested_but_absent_is_parse_error(scripted_server):
+def test_logprobs_requested_but_absent_is_a_capability_answer_learned_once(scripted_server):
+    """A server that ignores logprobs: the reply stands (no retry), the client learns it, and later
+    requests on the same client no longer ask."""
     scripted_server.set_handler(lambda r: chat_reply("yes"))
-    with make_chat_client(scripted_server.provider_settings(max_retries=0)) as client:
-        with pytest.raises(ResponseParseError, match="logprobs requested"):
-            client.complete(ChatRequest(messages=[ChatMessage(role="user", content="x")], logprobs=True))
+    asks = ChatRequest(messages=[ChatMessage(role="user", content="x")], logprobs=True, top_logprobs=5)
+    with make_chat_client(scripted_server.provider_settings(max_retries=4)) as client:
+        assert client.capabilities.logprobs is True
+        first = client.complete(asks)
+        assert len(scripted_server.requests) == 1                       # not retried
+        assert first.text == "yes" and first.logprobs is None and first.provenance.attempts == 1
+        assert first.provenance.sampling_requested["logprobs"] is True
+        assert first.provenance.sampling_applied["logprobs"] is False
+        assert "top_logprobs" not in first.provenance.sampling_applied
+        assert client.capabilities.logprobs is False and client.capabilities.max_top_logprobs == 0
+        second = client.complete(asks)
+    assert len(scripted_server.requests) == 2
+    assert scripted_server.requests[0].json["logprobs"] is True
+    sent = scripted_server.requests[1].json
+    assert "logprobs" not in sent and "top_logprobs" not in sent       # learned: not asked again
+    assert second.provenance.sampling_applied["logprobs"] is False
+
+
+async def test_logprobs_learning_is_per_client_and_async_too(scripted_server):
+    scripted_server.set_handler(lambda r: chat_reply("yes"))
+    asks = ChatRequest(messages=[ChatMessage(role="user", content="x")], logprobs=True)
+    async with make_async_chat_client(scripted_server.provider_settings()) as client:
+        await client.complete(asks)
+        await client.complete(asks)
+    async with make_async_chat_client(scripted_server.provider_settings()) as fresh:
+        assert fresh.capabilities.logprobs is True                      # another client asks again
+        await fresh.complete(asks)
+    assert [("logprobs" in r.json) for r in scripted_server.requests] == [True, False, True]
 
 
 async def test_anthropic_messages(scripted_server, monkeypatch):

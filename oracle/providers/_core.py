@@ -3,6 +3,12 @@
 A client is a wire format (pure: build body, parse reply) plus this core plus a sync or async
 driver from ``_http.py``. The core never touches the network; it turns a request into the bytes
 to send and a parsed reply into the typed reply with usage, cost and provenance.
+
+Capabilities are learned from replies, once per client (one endpoint and model; a provider pool
+shares one client per endpoint among every evaluation it serves). An OpenAI-compatible server that
+answers a request for logprobs without them has said it does not offer them: the reply is kept (it
+is a valid answer, and not retried: asking again gets the same answer), ``capabilities.logprobs``
+turns False, and later requests on this client no longer ask (``sampling_applied`` says so).
 """
 
 from __future__ import annotations
@@ -15,6 +21,8 @@ from typing import Any, Callable, Protocol
 
 import httpx
 
+import structlog
+
 from oracle.config import Price, ProviderSettings
 from oracle.errors import ResponseParseError
 from oracle.providers._cache import ResponseCache, cache_key
@@ -23,6 +31,7 @@ from oracle.providers._retry import RetryPolicy
 from oracle.providers.types import Capabilities, Provenance, Usage
 
 _REQUEST_ID_HEADERS = ("x-request-id", "request-id", "openai-request-id", "x-amzn-requestid")
+log = structlog.get_logger("oracle.providers")
 
 
 class WireFormat(Protocol):
@@ -48,6 +57,8 @@ class Prepared:
     content: bytes
     headers: dict[str, str]
     key: str
+    sent: Any
+    """The request as sent: the caller's, less what this endpoint is known not to offer."""
 
 
 def bearer_headers(settings: ProviderSettings, api_key: str | None) -> dict[str, str]:
@@ -77,17 +88,34 @@ class ClientCore:
         self.clock = clock
         self.rng = rng or random.Random()
         self.policy = RetryPolicy(settings.max_retries, settings.backoff_base_s, settings.backoff_max_s)
-        self.capabilities: Capabilities = wire.capabilities()
+        self._declared: Capabilities = wire.capabilities()
+        self.capabilities: Capabilities = self._declared
+        """What the endpoint supports: the wire format's declaration, narrowed by what replies taught."""
         self.cache = ResponseCache(settings.cache_path) if settings.cache_path else None
 
+    def learn_no_logprobs(self) -> None:
+        """The server answered a request for logprobs without them: stop asking (once per client)."""
+        if not self.capabilities.logprobs:
+            return
+        self.capabilities = self.capabilities.model_copy(update={"logprobs": False, "max_top_logprobs": 0})
+        log.info("capability_learned", capability="logprobs", supported=False,
+                 endpoint=self.wire.endpoint_kind, base_url=self.settings.base_url, model=self.settings.model)
+
+    def adapt(self, req: Any) -> Any:
+        """The request to send: logprobs are not asked of an endpoint known not to return them."""
+        if getattr(req, "logprobs", False) and not self.capabilities.logprobs and self._declared.logprobs:
+            return req.model_copy(update={"logprobs": False, "top_logprobs": None})
+        return req
+
     def prepare(self, req: Any) -> Prepared:
-        body = self.wire.build_body(req)
+        sent = self.adapt(req)
+        body = self.wire.build_body(sent)
         url = self.wire.url()
         # The key is read from the environment per call, so a rotated key needs no rebuild; it lives
         # only in this header dict, which is never logged, cached or put into provenance.
         headers = self.wire.headers(self.settings.resolved_api_key())
         content = json.dumps(body, ensure_ascii=False).encode("utf-8")
-        return Prepared(url, body, content, headers, cache_key(self.wire.endpoint_kind, url, body))
+        return Prepared(url, body, content, headers, cache_key(self.wire.endpoint_kind, url, body), sent)
 
     def cached(self, prepared: Prepared) -> Any | None:
         if self.cache is None:
@@ -98,13 +126,13 @@ class ClientCore:
         reply = self.wire.reply_type.model_validate_json(hit)
         return reply.model_copy(update={"provenance": reply.provenance.model_copy(update={"cached": True})})
 
-    def flow(self, req: Any) -> Flow:
+    def flow(self, prepared: Prepared) -> Flow:
         def parse(response: httpx.Response) -> dict[str, Any]:
             try:
                 data = response.json()
             except (json.JSONDecodeError, UnicodeDecodeError) as exc:
                 raise ResponseParseError(f"reply is not valid JSON: {exc}") from None
-            return self.wire.parse(data, req)
+            return self.wire.parse(data, prepared.sent)
 
         return call_flow(parse, policy=self.policy, timeout_s=self.settings.timeout_s,
                          deadline_s=self.settings.deadline_s, clock=self.clock, rng=self.rng,
@@ -116,9 +144,16 @@ class ClientCore:
         fields = dict(delivered.value)
         model_answered = fields.pop("model_answered", None)
         body_request_id = fields.pop("request_id", None)
+        logprobs_missing = bool(fields.pop("logprobs_missing", False))
         headers = delivered.response.headers
         request_id = next((headers[h] for h in _REQUEST_ID_HEADERS if h in headers), None) or body_request_id
-        requested, applied = self.wire.sampling(req)
+        requested = self.wire.sampling(req)[0]
+        applied = self.wire.sampling(prepared.sent)[1]
+        if logprobs_missing:
+            self.learn_no_logprobs()
+            applied = {k: v for k, v in applied.items() if k != "top_logprobs"}
+        if requested.get("logprobs") and (logprobs_missing or not applied.get("logprobs")):
+            applied["logprobs"] = False                 # asked, and not given (this time or before)
         provenance = Provenance(
             endpoint_kind=self.wire.endpoint_kind, base_url=self.settings.base_url,
             model_requested=self.settings.model,

@@ -94,7 +94,7 @@ class _SyncClient:
             finally:
                 response.close()
 
-        delivered = run_sync(core.flow(req), send, sleep=self._sleep, limiter=self._limiter, clock=core.clock)
+        delivered = run_sync(core.flow(prepared), send, sleep=self._sleep, limiter=self._limiter, clock=core.clock)
         return core.finish(req, prepared, delivered)
 
     def close(self) -> None:
@@ -150,7 +150,7 @@ class _AsyncClient:
             finally:
                 await response.aclose()
 
-        delivered = await run_async(core.flow(req), send, sleep=self._sleep, slots=self._slots,
+        delivered = await run_async(core.flow(prepared), send, sleep=self._sleep, slots=self._slots,
                                     clock=core.clock)
         return core.finish(req, prepared, delivered)
 

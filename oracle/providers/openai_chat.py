@@ -1,7 +1,8 @@
 """OpenAI-compatible chat completions (OpenAI, vLLM, llama.cpp, Ollama /v1, OpenRouter, LiteLLM).
 
 Pure translation, no I/O: ``ChatRequest`` -> JSON body for ``POST {base_url}/chat/completions``, and
-the reply JSON -> the fields of a ``ChatReply``. Structured output is sent in the dialect the
+the reply JSON -> the fields of a ``ChatReply``. Many compatible servers ignore ``logprobs``: a reply
+without them is still a reply, flagged ``logprobs_missing`` for the client core to learn from. Structured output is sent in the dialect the
 settings name (see ``ProviderSettings.structured_output``): the OpenAI ``json_schema`` form, or
 llama-cpp-python's ``{"type": "json_object", "schema": ...}``, which is the only form its server
 accepts and the one the embedded local model needs.
@@ -99,11 +100,12 @@ class OpenAIChatFormat:
         if not isinstance(text, str):
             raise ResponseParseError("chat reply message content is not a string")
         logprobs = _parse_logprobs(choice.get("logprobs")) if req.logprobs else None
-        if req.logprobs and logprobs is None:
-            raise ResponseParseError("logprobs requested but the reply carries none")
         return {
             "text": text,
             "logprobs": logprobs,
+            # Asked for and not sent: the server's answer about a capability, not a broken reply
+            # (retrying gets the same answer). The client core learns it; the reply stands.
+            "logprobs_missing": bool(req.logprobs) and logprobs is None,
             "finish_reason": choice.get("finish_reason"),
             "usage": Usage.read(data.get("usage"), "prompt_tokens", "completion_tokens"),
             "model_answered": data.get("model"),

@@ -4,6 +4,11 @@
 - logprob_readout: any OpenAI-compatible chat endpoint with logprobs; one 1-token call per question.
 - sampled: k samples per question at temperature > 0, where the endpoint has no logprobs.
 
+The readout falls back to sampling by itself when the endpoint turns out to ignore ``logprobs``:
+the reply without them is the server's answer about a capability (the client learns it once and
+never retries it), that question is sampled instead, and once the client knows, later questions
+go straight to sampling (``logprobs_available``) without spending a readout call first.
+
 Each backend returns typed ``DecisionAnswer``\\ s (with ``probability_source``) or an
 ``UnreadableAnswer`` per question, and writes every call into the shared ``CallLedger``
 (oracle/ledger.py: call id, model, latency, tokens, cost, probability source, template hash) that
@@ -81,18 +86,29 @@ class LogprobReadoutBackend:
 
     def __init__(self, chat: ChatCall, *, model: str, ledger: CallLedger, timeout_s: float,
                  top_logprobs: int = DEFAULT_TOP_LOGPROBS, coverage_floor: float = 0.0,
-                 fallback: "SampledBackend | None" = None) -> None:
+                 fallback: "SampledBackend | None" = None, sampler: "SampledBackend | None" = None,
+                 logprobs_available: Callable[[], bool] = lambda: True) -> None:
+        """``fallback``: asked below the coverage floor (``low_coverage: sample``). ``sampler``:
+        asked when the endpoint sends no logprobs (defaults to ``fallback``). ``logprobs_available``:
+        what the client has learned about the endpoint so far (``client.capabilities.logprobs``)."""
         self._chat, self.model, self._ledger, self._timeout_s = chat, model, ledger, timeout_s
         self._top_logprobs = top_logprobs
         self._coverage_floor = coverage_floor
         self._fallback = fallback
+        self._sampler = sampler or fallback
+        self._logprobs_available = logprobs_available
 
     async def _one(self, state: dict[str, Any] | str, question: Question) -> DecisionAnswer:
-        """One readout; below the coverage floor, sampled again when a fallback is configured."""
+        """One readout; sampled instead where the endpoint sends no logprobs, and sampled again
+        below the coverage floor when a fallback is configured."""
+        if self._sampler is not None and not self._logprobs_available():
+            return await self._sampler.one(state, question)
         request, labels = readout_request(state, to_decision_question(question),
                                           top_logprobs=self._top_logprobs)
         reply: ChatReply = await _with_timeout(self._chat(request), self._timeout_s, "readout call", self._ledger)
         self._ledger.add(reply, source="logprob_readout", template_hash=PROMPT_TEMPLATE_HASH)
+        if reply.logprobs is None and self._sampler is not None:
+            return await self._sampler.one(state, question)   # the server ignores logprobs
         try:
             answer = parse_logprob_reply(reply, labels)
         except UnreadableAnswer:
@@ -126,6 +142,7 @@ class SampledBackend:
         """k samples of one question, counted (also the readout's fallback below its floor)."""
         request, labels = sampled_request(state, to_decision_question(question),
                                           temperature=self._temperature)
+        self._ledger.samples_per_question = self._samples
         texts = await asyncio.gather(*(self._sample(request) for _ in range(self._samples)))
         return parse_samples(texts, labels)
 
