@@ -22,12 +22,14 @@ COMMAND_MODULES = (
     "oracle.commands.model",
     "oracle.commands.escalations",
     "oracle.commands.batch",
+    "oracle.commands.rubric",
 )
 COMMANDS = {
     "route": "oracle.commands.core", "evaluate": "oracle.commands.core", "config": "oracle.commands.core",
     "sandbox": "oracle.commands.sandbox", "model": "oracle.commands.model",
     "escalations": "oracle.commands.escalations", "resume": "oracle.commands.escalations",
     "batch": "oracle.commands.batch",
+    "rubric": "oracle.commands.rubric",
 }
 """Top-level command -> the module that registers it. A run imports only the module of the command
 it names (``oracle route`` never imports the batch engine, the providers or the sandbox); help and

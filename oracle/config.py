@@ -19,6 +19,7 @@ from oracle._canonical import sha256_json
 from oracle._frozen import FrozenWithCache
 from oracle.errors import ConfigError
 from oracle.limits import InputLimits
+from oracle.rubrics.gates import Gate
 from oracle.policy_settings import (CUE_PREFIX_CHARS, POLICY_SETTINGS, SCAN_CHARS, PolicySettings,
                                     merge_policy_settings)
 from oracle.task import EVALUATORS, EvaluatorKind
@@ -208,6 +209,16 @@ class LLMJudgeConfig(BaseModel):
         return self
 
 
+class RubricsConfig(BaseModel):
+    """Where rubric drafts and releases live, and the gates a release's evidence must pass."""
+
+    model_config = _FROZEN
+    dir: str = ".oracle/rubrics"
+    gates: list[Gate] = Field(default_factory=list)
+    """For example ``[{"metric": "agreement", "op": ">=", "value": 0.8}, {"metric": "n", "op": ">=",
+    "value": 100}]``; a metric the evidence lacks fails its gate."""
+
+
 class OracleConfig(FrozenWithCache):
     """Every setting of the oracle, in one frozen object."""
 
@@ -220,6 +231,7 @@ class OracleConfig(FrozenWithCache):
     verifier: VerifierConfig = Field(default_factory=VerifierConfig)
     decision_judge: DecisionJudgeConfig = Field(default_factory=DecisionJudgeConfig)
     llm_judge: LLMJudgeConfig = Field(default_factory=LLMJudgeConfig)
+    rubrics: RubricsConfig = Field(default_factory=RubricsConfig)
     limits: InputLimits = Field(default_factory=InputLimits)
     """Bounds on task files and tasks (size, depth, candidates, YAML aliases)."""
 

@@ -104,7 +104,23 @@ class Oracle:
               trajectories: Iterable[Any] | None = None) -> Route:
         """Pick the evaluator for a task; pure and deterministic (timings aside)."""
         item = as_task_input(task, trajectories)
+        if item.task.rubric is not None:
+            item = self._rubric(item).item
         return self.chain.route(item.task, item.trajectories, history=self.history)
+
+    def _rubric(self, item: TaskInput) -> Any:
+        """The task with its named rubric applied (criteria, questions, judge settings).
+
+        Resolved at each evaluation, so ``NAME`` follows the current release and the result names
+        the version used; ``NAME@N`` pins one. A rubric that cannot be used is bad input."""
+        from oracle.rubrics.apply import resolve_rubric
+        from oracle.rubrics.errors import RubricError
+        from oracle.rubrics.store import RubricStore
+
+        try:
+            return resolve_rubric(item, RubricStore(self.config.rubrics.dir))
+        except RubricError as exc:
+            raise TaskValidationError(f"task.rubric: {exc}", field="task.rubric") from None
 
     def strategy(self, kind: str) -> Strategy | None:
         with self._lock:
@@ -117,13 +133,18 @@ class Oracle:
 
     async def run_strategy(self, item: TaskInput, route: Route, kind: str,
                            extra: Mapping[str, Any] | None = None, *,
-                           providers: ProviderPool | None = None) -> EvaluationResult:
-        """Run one evaluator; any exception it leaks becomes a failed result, never a crash."""
+                           providers: ProviderPool | None = None,
+                           config: OracleConfig | None = None) -> EvaluationResult:
+        """Run one evaluator; any exception it leaks becomes a failed result, never a crash.
+
+        ``config``: this evaluation's settings when they differ from the Oracle's (a rubric's
+        thresholds); evaluators read settings only from their context."""
         async with self._lease(providers) as pool:
-            return await self._run_strategy(item, route, kind, extra, pool)
+            return await self._run_strategy(item, route, kind, extra, pool, config or self.config)
 
     async def _run_strategy(self, item: TaskInput, route: Route, kind: str,
-                            extra: Mapping[str, Any] | None, providers: ProviderPool) -> EvaluationResult:
+                            extra: Mapping[str, Any] | None, providers: ProviderPool,
+                            config: OracleConfig) -> EvaluationResult:
         start = time.perf_counter()
         try:
             strategy = self.strategy(kind)
@@ -133,7 +154,7 @@ class Oracle:
             return EvaluationResult.failure(
                 kind, f"evaluator {kind!r} is not available in this build", error_type="EvaluatorUnavailable")  # type: ignore[arg-type]
         ctx = EvaluationContext(task=item.task, trajectories=tuple(item.trajectories),
-                                config=self.config, route=route, extra=dict(extra or {}),
+                                config=config, route=route, extra=dict(extra or {}),
                                 providers=providers)
         try:
             result = await strategy.evaluate(ctx)
@@ -162,18 +183,24 @@ class Oracle:
 
     async def evaluate_once(self, item: TaskInput, *, providers: ProviderPool | None = None) -> OracleResult:
         """One route + evaluation + escalation check, with no human in the loop."""
+        rubric, config = None, self.config
+        if item.task.rubric is not None:
+            resolved = self._rubric(item)
+            from oracle.rubrics.apply import config_with
+
+            item, rubric, config = resolved.item, resolved.ref, config_with(self.config, resolved.overlay)
         route = self.chain.route(item.task, item.trajectories, history=self.history)
         esc_cfg = self.config.escalation
         escalation = check_route(item.task, route, esc_cfg) if esc_cfg.enabled else None
         if route.evaluator is None:
             return OracleResult(task_id=item.task.id, status=Status.failed, route=route, result=None,
                                 escalation=escalation)
-        result = await self.run_strategy(item, route, route.evaluator, providers=providers)
+        result = await self.run_strategy(item, route, route.evaluator, providers=providers, config=config)
         if escalation is None and esc_cfg.enabled:
             escalation = check_result(item.task, route, result, esc_cfg,
                                       [t.id for t in item.trajectories])
         return OracleResult(task_id=item.task.id, status=result.status, route=route, result=result,
-                            escalation=escalation)
+                            escalation=escalation, rubric=rubric)
 
     def evaluate(self, task: Task | TaskInput | Mapping[str, Any],
                  trajectories: Iterable[Any] | None = None) -> OracleResult:

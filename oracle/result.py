@@ -19,6 +19,7 @@ from oracle.concerns import Concern
 from oracle.provenance import EvaluationProvenance
 from oracle.route import Route
 from oracle.task import EvaluatorKind
+from oracle.rubrics.model import RubricRef
 
 
 class Status(str, Enum):
@@ -139,6 +140,8 @@ class OracleResult(BaseModel):
     escalation: Escalation | None = None
     history: list[dict[str, Any]] = Field(default_factory=list)
     """Earlier evaluations and human answers when this result comes from a resume."""
+    rubric: RubricRef | None = None
+    """The rubric release the task was judged with (name, version, content hash, evidence status)."""
 
     def to_json(self) -> str:
         """Stable JSON (sorted keys) so runs diff cleanly."""

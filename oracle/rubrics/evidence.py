@@ -1,0 +1,76 @@
+"""Read the evidence behind a release: a comparison directory or a calibration file.
+
+Both documents record the rubric content hash they ran with, so a release can insist that its
+evidence was produced with exactly the draft being frozen. Metrics are flattened to one number per
+name (``{"value": 0.8, "ci": [...]}`` becomes ``0.8``) so gates can name them plainly.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from pathlib import Path
+from typing import Any
+
+from oracle.rubrics.errors import RubricError
+from oracle.rubrics.model import Evidence
+
+
+def _flatten(metrics: dict[str, Any]) -> dict[str, float | None]:
+    out: dict[str, float | None] = {}
+    for key, value in metrics.items():
+        if isinstance(value, dict) and "value" in value:
+            value = value["value"]
+        if isinstance(value, bool):
+            continue
+        if isinstance(value, (int, float)) or value is None:
+            out[key] = None if value is None else float(value)
+    return out
+
+
+def _rubric_hash(doc: dict[str, Any], path: Path, rubric: str | None) -> str:
+    hashes = doc.get("rubric_hashes")
+    if isinstance(hashes, dict) and hashes:
+        if rubric is not None and rubric in hashes:
+            return str(hashes[rubric])
+        if len(set(hashes.values())) == 1:
+            return str(next(iter(hashes.values())))
+        raise RubricError(f"{path}: the run used several rubrics ({', '.join(sorted(hashes))}); it is evidence for none")
+    value = doc.get("rubric_hash")
+    if isinstance(value, str) and value:
+        return value
+    raise RubricError(f"{path}: names no rubric hash: evaluate tasks that name the rubric's draft "
+                      "(\"rubric\": \"NAME@draft\") so the run records which rubric it measured")
+
+
+def read_evidence(path: str | Path, *, arm: str = "routed", rubric: str | None = None) -> Evidence:
+    """Evidence from ``oracle compare``'s output directory or from an ``oracle calibrate`` file."""
+    p = Path(path)
+    doc_path = p / "summary.json" if p.is_dir() else p
+    try:
+        raw = doc_path.read_bytes()
+        doc = json.loads(raw)
+    except OSError as exc:
+        raise RubricError(f"evidence {doc_path}: cannot read: {exc.strerror}") from None
+    except ValueError as exc:
+        raise RubricError(f"evidence {doc_path}: not JSON: {exc}") from None
+    if not isinstance(doc, dict):
+        raise RubricError(f"evidence {doc_path}: not a JSON object")
+    digest = hashlib.sha256(raw).hexdigest()
+    if "arms" in doc:
+        arms = doc["arms"]
+        record = arms.get(arm) if isinstance(arms, dict) else None
+        if not isinstance(record, dict):
+            have = ", ".join(sorted(arms)) if isinstance(arms, dict) else "none"
+            raise RubricError(f"evidence {doc_path}: no arm {arm!r} (arms: {have})")
+        metrics = _flatten(record)
+        return Evidence(kind="compare", path=str(doc_path), sha256=digest, rubric_hash=_rubric_hash(doc, doc_path, rubric),
+                        metrics=metrics)
+    if "models" in doc and "evaluator" in doc:
+        ev = doc.get("evidence") or {}
+        if not isinstance(ev, dict):
+            raise RubricError(f"evidence {doc_path}: 'evidence' is not an object")
+        metrics = _flatten(ev.get("metrics") or {})
+        return Evidence(kind="calibration", path=str(doc_path), sha256=digest,
+                        rubric_hash=_rubric_hash(ev, doc_path, rubric), metrics=metrics)
+    raise RubricError(f"evidence {doc_path}: neither a comparison summary (arms) nor a calibration file (models)")

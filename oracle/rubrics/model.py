@@ -1,0 +1,150 @@
+"""What a rubric is: the typed content of a draft or a release, and its content hash.
+
+A rubric bundles everything that decides how a task is judged apart from the task itself:
+criteria with weights, typed questions, an optional judge prompt template, a pass threshold or a
+calibration reference, and ``min_confidence``. The content hash is the sha256 of the canonical
+JSON of the validated content, so re-indenting a draft does not change it but any edit that
+changes meaning does; evidence names this hash, and a release is only accepted for the exact
+draft its evidence was produced with.
+"""
+
+from __future__ import annotations
+
+import re
+from string import Template
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+
+from oracle._canonical import sha256_json
+from oracle.questions import Question
+from oracle.rubrics.gates import GateResult
+from oracle.task import Criterion
+
+NAME_RE = re.compile(r"^[a-z0-9][a-z0-9_.-]{0,63}$")
+"""Rubric names are plain file names: lowercase, digits, ``_ . -``, at most 64 characters."""
+
+JUDGE_TEMPLATE_VARIABLES = frozenset({"scale_min", "scale_max", "task_block", "reference_section",
+                                      "criteria_list", "response_block", "reply_example"})
+"""The variables the LLM judge supplies to a pointwise prompt template."""
+JUDGE_TEMPLATE_REQUIRED = frozenset({"response_block", "criteria_list", "reply_example"})
+"""A template without these could not show the response, the criteria or the reply format."""
+
+
+def check_name(name: str) -> str:
+    if not NAME_RE.match(name):
+        raise ValueError(f"rubric name {name!r}: use 1-64 characters of a-z 0-9 _ . - (starting with a letter or digit)")
+    return name
+
+
+def check_judge_template(text: str) -> None:
+    """A template's variables must be exactly ones the judge supplies, the required ones present.
+
+    ``string.Template.substitute`` would fail at call time on an unknown variable; checking here
+    makes that an error when the rubric is loaded, before any model call."""
+    tpl = Template(text)
+    if not tpl.is_valid():
+        raise ValueError("invalid placeholder (a lone '$' must be written '$$')")
+    used = set(tpl.get_identifiers())
+    unknown = sorted(used - JUDGE_TEMPLATE_VARIABLES)
+    if unknown:
+        raise ValueError(f"unknown variable(s) {', '.join('$' + u for u in unknown)}; "
+                         f"available: {', '.join(sorted('$' + v for v in JUDGE_TEMPLATE_VARIABLES))}")
+    missing = sorted(JUDGE_TEMPLATE_REQUIRED - used)
+    if missing:
+        raise ValueError(f"missing required variable(s) {', '.join('$' + m for m in missing)}")
+
+
+class CalibrationRef(BaseModel):
+    """A calibration file the rubric's thresholds come from, pinned by the sha256 of its bytes."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+    path: str = Field(min_length=1)
+    sha256: str = Field(pattern=r"^[0-9a-f]{64}$")
+
+
+class RubricContent(BaseModel):
+    """The part of a rubric that is hashed, released and applied to tasks."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    description: str = ""
+    criteria: list[Criterion] = Field(default_factory=list)
+    questions: list[Question] = Field(default_factory=list)
+    judge_prompt: str | None = None
+    """Pointwise LLM judge user-prompt template (``string.Template``); None keeps the built-in one."""
+    pass_threshold: float | None = Field(default=None, ge=0, le=1, allow_inf_nan=False)
+    calibration: CalibrationRef | None = None
+    min_confidence: float | None = Field(default=None, ge=0, le=1, allow_inf_nan=False)
+
+    @field_validator("criteria", mode="before")
+    @classmethod
+    def _criteria_from_strings(cls, value: Any) -> Any:
+        if isinstance(value, list):
+            return [{"criterion": c} if isinstance(c, str) else c for c in value]
+        return value
+
+    @field_validator("judge_prompt")
+    @classmethod
+    def _template_checked(cls, value: str | None) -> str | None:
+        if value is not None:
+            check_judge_template(value)
+        return value
+
+    @model_validator(mode="after")
+    def _not_empty(self) -> "RubricContent":
+        if not self.criteria and not self.questions:
+            raise ValueError("a rubric needs at least one criterion or question")
+        if self.criteria and all(c.weight == 0 for c in self.criteria):
+            raise ValueError("criteria: at least one criterion weight must be above 0")
+        ids = [q.id for q in self.questions]
+        dup = sorted({i for i in ids if ids.count(i) > 1})
+        if dup:
+            raise ValueError(f"questions: duplicate id(s) {', '.join(dup)}")
+        if self.pass_threshold is not None and self.calibration is not None:
+            raise ValueError("give pass_threshold or calibration, not both")
+        return self
+
+    def content_hash(self) -> str:
+        return sha256_json(self.model_dump(mode="json"))
+
+
+class Evidence(BaseModel):
+    """What a release is justified by: a comparison run or a calibration, summarised."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+    kind: Literal["compare", "calibration"]
+    path: str
+    sha256: str
+    """sha256 of the evidence document's bytes (summary.json or the calibration file)."""
+    rubric_hash: str
+    metrics: dict[str, float | None]
+    gates: list[GateResult] = Field(default_factory=list)
+    status: Literal["pass", "fail"] = "pass"
+
+
+class Release(BaseModel):
+    """A frozen rubric version: never edited after it is written."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+    schema_version: Literal[1] = 1
+    name: str
+    version: int = Field(ge=1)
+    content_hash: str
+    content: RubricContent
+    released_at: str
+    evidence: Evidence
+    forced: bool = False
+    """True when ``--force`` released it although a gate failed; the failing gates stay recorded."""
+    tool_version: str
+
+
+class RubricRef(BaseModel):
+    """What a result's trace says about the rubric it was judged with."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+    name: str
+    version: int | None
+    """None for a draft (only allowed where the caller asked for ``NAME@draft``)."""
+    content_hash: str
+    evidence_status: Literal["pass", "fail", "forced", "draft"]

@@ -1,0 +1,272 @@
+"""Rubric drafts and releases as plain files in a directory, readable in a diff.
+
+Layout, per rubric ``NAME`` under the store root (default ``.oracle/rubrics``)::
+
+    NAME/draft.yaml        the only editable file (YAML or JSON content of a RubricContent)
+    NAME/v1.json           release 1: content, content hash, evidence, gate results (never edited)
+    NAME/index.json        sha256 of every release file's bytes, the ``current`` pointer and the
+                           history of pointer moves (promote / rollback only touch this file)
+
+Tamper detection: loading a release recomputes the sha256 of its file and the content hash of its
+content, and refuses the release when either differs from what ``index.json`` recorded. This
+catches edits to a released file; someone who can rewrite both files can forge anything, which is
+why every result also carries the content hash it was judged with.
+
+Writes go through a temporary file and ``os.replace`` so a crash never leaves half a file.
+"""
+
+from __future__ import annotations
+
+import datetime as _dt
+import difflib
+import hashlib
+import json
+import os
+from pathlib import Path
+from typing import Any
+
+from pydantic import ValidationError
+
+from oracle._canonical import canonical_json
+from oracle.rubrics.errors import RubricError, RubricGateFailed, RubricTampered
+from oracle.rubrics.gates import Gate, evaluate_gates
+from oracle.rubrics.model import Evidence, Release, RubricContent, RubricRef, check_name
+
+DEFAULT_ROOT = Path(".oracle") / "rubrics"
+
+
+def _atomic_write(path: Path, text: str) -> None:
+    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+    with open(tmp, "w", encoding="utf-8") as fh:
+        fh.write(text)
+        fh.flush()
+        os.fsync(fh.fileno())
+    os.replace(tmp, path)
+
+
+def _load(text: str) -> Any:
+    """YAML (a superset of JSON) through the project's bounded loader: no tags, few aliases."""
+    from oracle._safe_yaml import load_yaml
+
+    return load_yaml(text, max_aliases=100)
+
+
+def _first_error(exc: ValidationError) -> str:
+    err = exc.errors()[0]
+    where = ".".join(str(x) for x in err["loc"]) or "(rubric)"
+    return f"{where}: {err['msg']}"
+
+
+def parse_content(text: str, source: str) -> RubricContent:
+    """Parse a draft (YAML or JSON; duplicate keys refused by the project's safe loader)."""
+    try:
+        data = _load(text)
+    except Exception as exc:  # noqa: BLE001 - any parse failure is the draft's fault, named
+        raise RubricError(f"{source}: not valid YAML/JSON: {exc}") from None
+    if not isinstance(data, dict):
+        raise RubricError(f"{source}: a rubric is a mapping (criteria, questions, ...)")
+    try:
+        return RubricContent.model_validate(data)
+    except ValidationError as exc:
+        raise RubricError(f"{source}: {_first_error(exc)}") from None
+
+
+def content_from_task_file(path: Path) -> RubricContent:
+    """The rubric part of a task file (criteria and questions), for ``rubric new --from``."""
+    try:
+        data = _load(path.read_text(encoding="utf-8"))
+    except Exception as exc:  # noqa: BLE001
+        raise RubricError(f"{path}: not valid YAML/JSON: {exc}") from None
+    if isinstance(data, dict) and isinstance(data.get("task"), dict):
+        task = data["task"]
+        keep = {k: task[k] for k in ("criteria", "questions") if k in task}
+        return parse_content(json.dumps(keep), str(path))
+    return parse_content(path.read_text(encoding="utf-8"), str(path))
+
+
+def _dump_draft(content: RubricContent) -> str:
+    import yaml
+
+    data = content.model_dump(mode="json", exclude_defaults=True)
+    return yaml.safe_dump(data, sort_keys=False, allow_unicode=True, width=100)
+
+
+class RubricStore:
+    """One directory of rubrics; every method reads the files afresh (no state in memory)."""
+
+    def __init__(self, root: str | Path | None = None, *, gates: list[Gate] | None = None) -> None:
+        self.root = Path(root) if root is not None else DEFAULT_ROOT
+        self.gates = list(gates or [])
+
+    # -- paths ---------------------------------------------------------------------------
+    def _dir(self, name: str) -> Path:
+        try:
+            check_name(name)
+        except ValueError as exc:
+            raise RubricError(str(exc)) from None
+        return self.root / name
+
+    def draft_path(self, name: str) -> Path:
+        return self._dir(name) / "draft.yaml"
+
+    def _index_path(self, name: str) -> Path:
+        return self._dir(name) / "index.json"
+
+    def _release_path(self, name: str, version: int) -> Path:
+        return self._dir(name) / f"v{version}.json"
+
+    # -- drafts --------------------------------------------------------------------------
+    def new(self, name: str, content: RubricContent | None = None) -> Path:
+        """Create ``NAME/draft.yaml``; refuses to overwrite an existing draft."""
+        path = self.draft_path(name)
+        if path.exists():
+            raise RubricError(f"rubric {name!r} already has a draft: {path}")
+        content = content or RubricContent(criteria=[{"criterion": "Describe what a good answer does."}])  # type: ignore[list-item]
+        path.parent.mkdir(parents=True, exist_ok=True)
+        _atomic_write(path, _dump_draft(content))
+        return path
+
+    def draft(self, name: str) -> RubricContent:
+        path = self.draft_path(name)
+        if not path.exists():
+            raise RubricError(f"rubric {name!r} has no draft ({path})")
+        return parse_content(path.read_text(encoding="utf-8"), str(path))
+
+    # -- index ---------------------------------------------------------------------------
+    def _index(self, name: str) -> dict[str, Any]:
+        path = self._index_path(name)
+        if not path.exists():
+            return {"current": None, "versions": {}, "pointer_history": []}
+        try:
+            data = json.loads(path.read_text(encoding="utf-8"))
+        except ValueError as exc:
+            raise RubricTampered(f"{path}: unreadable index: {exc}") from None
+        return data
+
+    def _write_index(self, name: str, index: dict[str, Any]) -> None:
+        _atomic_write(self._index_path(name), json.dumps(index, indent=2, sort_keys=True) + "\n")
+
+    def names(self) -> list[str]:
+        if not self.root.is_dir():
+            return []
+        return sorted(p.name for p in self.root.iterdir() if p.is_dir() and not p.name.startswith("."))
+
+    def versions(self, name: str) -> list[int]:
+        return sorted(int(v) for v in self._index(name)["versions"])
+
+    def current(self, name: str) -> int | None:
+        cur = self._index(name)["current"]
+        return int(cur) if cur is not None else None
+
+    # -- releases ------------------------------------------------------------------------
+    def release(self, name: str, evidence: Evidence, *, force: bool = False,
+                now: _dt.datetime | None = None) -> Release:
+        """Freeze the draft as the next version, if the evidence is for this draft and passes.
+
+        The evidence must name the draft's content hash; failing gates refuse the release
+        (RubricGateFailed names the metric) unless ``force``, which is recorded in the release."""
+        from oracle import __version__
+
+        content = self.draft(name)
+        digest = content.content_hash()
+        if evidence.rubric_hash != digest:
+            raise RubricError(f"evidence {evidence.path} was produced with rubric hash {evidence.rubric_hash[:12]}..., "
+                              f"the draft of {name!r} is {digest[:12]}...: run the evaluation again with this draft")
+        results = evaluate_gates(self.gates, evidence.metrics)
+        failing = [g for g in results if not g.passed]
+        evidence = evidence.model_copy(update={"gates": results, "status": "fail" if failing else "pass"})
+        if failing and not force:
+            raise RubricGateFailed(failing)
+        index = self._index(name)
+        version = max((int(v) for v in index["versions"]), default=0) + 1
+        stamp = (now or _dt.datetime.now(_dt.timezone.utc)).isoformat(timespec="seconds")
+        rel = Release(name=name, version=version, content_hash=digest, content=content, released_at=stamp,
+                      evidence=evidence, forced=bool(failing and force), tool_version=__version__)
+        text = json.dumps(rel.model_dump(mode="json"), indent=2, sort_keys=True) + "\n"
+        path = self._release_path(name, version)
+        if path.exists():
+            raise RubricTampered(f"{path} exists but is not in the index: refusing to overwrite it")
+        _atomic_write(path, text)
+        index["versions"][str(version)] = {"sha256": hashlib.sha256(text.encode()).hexdigest(),
+                                           "content_hash": digest, "released_at": stamp}
+        self._write_index(name, index)
+        return rel
+
+    def load(self, name: str, version: int | None = None) -> Release:
+        """A release, verified against the index; ``version=None`` means the current one."""
+        index = self._index(name)
+        if version is None:
+            if index["current"] is None:
+                raise RubricError(f"rubric {name!r} has no current release (release and promote one first)")
+            version = int(index["current"])
+        entry = index["versions"].get(str(version))
+        if entry is None:
+            raise RubricError(f"rubric {name!r} has no version {version}")
+        path = self._release_path(name, version)
+        try:
+            raw = path.read_bytes()
+        except OSError as exc:
+            raise RubricTampered(f"{path}: released file missing: {exc.strerror}") from None
+        if hashlib.sha256(raw).hexdigest() != entry["sha256"]:
+            raise RubricTampered(f"{path} was changed after release (sha256 differs from the index); "
+                                 "released versions are immutable: make a new draft and release it")
+        try:
+            rel = Release.model_validate_json(raw)
+        except ValidationError as exc:
+            raise RubricTampered(f"{path}: {_first_error(exc)}") from None
+        if rel.content.content_hash() != entry["content_hash"] or rel.content_hash != entry["content_hash"]:
+            raise RubricTampered(f"{path}: content hash does not match the index")
+        return rel
+
+    def _move_pointer(self, name: str, version: int | None, action: str) -> dict[str, Any]:
+        index = self._index(name)
+        index["pointer_history"].append({"action": action, "from": index["current"], "to": version,
+                                         "at": _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds")})
+        index["current"] = version
+        self._write_index(name, index)
+        return index
+
+    def promote(self, name: str, version: int) -> None:
+        self.load(name, version)  # verified before anything points at it
+        self._move_pointer(name, version, "promote")
+
+    def rollback(self, name: str) -> int | None:
+        """Move ``current`` back to where it pointed before the last promote; returns it."""
+        index = self._index(name)
+        history = [h for h in index["pointer_history"] if h["action"] == "promote"]
+        undone = sum(1 for h in index["pointer_history"] if h["action"] == "rollback")
+        if len(history) - undone <= 0:
+            raise RubricError(f"rubric {name!r}: nothing to roll back")
+        previous = history[len(history) - undone - 1]["from"]
+        if previous is not None:
+            self.load(name, int(previous))
+        self._move_pointer(name, previous, "rollback")
+        return previous
+
+    # -- applying ------------------------------------------------------------------------
+    def resolve(self, spec: str) -> tuple[RubricContent, RubricRef]:
+        """``NAME`` (current release), ``NAME@N`` (that release) or ``NAME@draft``."""
+        name, _, version = spec.partition("@")
+        if version == "draft":
+            content = self.draft(name)
+            return content, RubricRef(name=name, version=None, content_hash=content.content_hash(),
+                                      evidence_status="draft")
+        if version and not version.isdigit():
+            raise RubricError(f"rubric {spec!r}: the version after '@' is a number or 'draft'")
+        rel = self.load(name, int(version) if version else None)
+        status = "forced" if rel.forced else rel.evidence.status
+        return rel.content, RubricRef(name=name, version=rel.version, content_hash=rel.content_hash,
+                                      evidence_status=status)
+
+    def text_of(self, spec: str) -> str:
+        """Canonical YAML of a draft or a release's content, for ``diff``."""
+        content, _ = self.resolve(spec)
+        return _dump_draft(content)
+
+    def diff(self, a: str, b: str) -> str:
+        left, right = self.text_of(a), self.text_of(b)
+        return "".join(difflib.unified_diff(left.splitlines(True), right.splitlines(True), fromfile=a, tofile=b))
+
+
+def canonical_text(content: RubricContent) -> str:
+    return canonical_json(content.model_dump(mode="json"))

@@ -1,0 +1,212 @@
+"""Rubric releases on real files: drafts, evidence, gates, promote/rollback, tampering, and tasks
+that name a rubric, judged over real HTTP against the scripted server."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from oracle import Oracle, OracleConfig
+from oracle.errors import TaskValidationError
+from oracle.rubrics import Gate, RubricError, RubricGateFailed, RubricStore, RubricTampered, read_evidence
+from tests.plugins.scripted_server import chat_reply
+
+DRAFT = """\
+description: Helpfulness of short answers
+criteria:
+  - criterion: Answers the question asked
+    weight: 2
+  - Cites a source
+judge_prompt: |
+  HOUSE RUBRIC v1. Scale $scale_min to $scale_max.
+  $task_block
+  $criteria_list
+  $response_block
+  Reply with: $reply_example
+pass_threshold: 0.6
+"""
+
+GATES = [Gate(metric="agreement", op=">=", value=0.8), Gate(metric="n", op=">=", value=100)]
+
+
+def oracle_cli(*args: str, cwd: Path) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-m", "oracle", *args], cwd=cwd, capture_output=True, text=True, timeout=120)
+
+
+def evidence_file(path: Path, rubric_hash: str, **metrics: float) -> Path:
+    """A calibration file (version 2 shape) whose evidence names a rubric hash and metrics."""
+    path.write_text(json.dumps({"version": 2, "evaluator": "decision_judge", "models": {},
+                                "evidence": {"rubric_hash": rubric_hash, "metrics": metrics}}))
+    return path
+
+
+def compare_dir(path: Path, rubric: str, rubric_hash: str, **metrics: float) -> Path:
+    path.mkdir()
+    arm = {k: {"value": v, "ci": [v - 0.05, v + 0.05]} if k == "agreement" else v for k, v in metrics.items()}
+    (path / "summary.json").write_text(json.dumps({"schema_version": 1, "rubric_hashes": {rubric: rubric_hash},
+                                                   "arms": {"routed": arm}}))
+    return path
+
+
+@pytest.fixture()
+def store(tmp_path: Path) -> RubricStore:
+    s = RubricStore(tmp_path / "rubrics", gates=GATES)
+    s.new("helpful")
+    s.draft_path("helpful").write_text(DRAFT)
+    return s
+
+
+def test_content_hash_ignores_formatting_and_follows_meaning(store: RubricStore):
+    before = store.draft("helpful").content_hash()
+    reformatted = json.dumps(json.loads(json.dumps(store.draft("helpful").model_dump(mode="json"))), indent=7)
+    store.draft_path("helpful").write_text(reformatted)
+    assert store.draft("helpful").content_hash() == before
+    store.draft_path("helpful").write_text(DRAFT.replace("weight: 2", "weight: 3"))
+    assert store.draft("helpful").content_hash() != before
+
+
+def test_release_needs_evidence_for_this_exact_draft(store: RubricStore, tmp_path: Path):
+    stale = evidence_file(tmp_path / "cal.json", "0" * 64, agreement=0.9, n=150)
+    with pytest.raises(RubricError, match="rubric hash 000000000000"):
+        store.release("helpful", read_evidence(stale))
+    assert store.versions("helpful") == []
+
+
+def test_gate_failure_names_the_metric_and_force_records_it(store: RubricStore, tmp_path: Path):
+    digest = store.draft("helpful").content_hash()
+    weak = compare_dir(tmp_path / "cmp", "helpful", digest, agreement=0.7, n=150, kappa=0.4)
+    with pytest.raises(RubricGateFailed) as info:
+        store.release("helpful", read_evidence(weak))
+    assert [g.metric for g in info.value.failing] == ["agreement"]
+    assert "agreement = 0.7 (gate: agreement >= 0.8)" in str(info.value)
+    assert store.versions("helpful") == []
+
+    rel = store.release("helpful", read_evidence(weak), force=True)
+    assert rel.forced and rel.evidence.status == "fail" and rel.version == 1
+    assert {g.metric: g.passed for g in rel.evidence.gates} == {"agreement": False, "n": True}
+    assert store.resolve("helpful@1")[1].evidence_status == "forced"
+
+
+def test_missing_metric_fails_its_gate(store: RubricStore, tmp_path: Path):
+    digest = store.draft("helpful").content_hash()
+    with pytest.raises(RubricGateFailed, match="n missing"):
+        store.release("helpful", read_evidence(evidence_file(tmp_path / "c.json", digest, agreement=0.95)))
+
+
+def test_promote_and_rollback_only_move_the_pointer(store: RubricStore, tmp_path: Path):
+    digest = store.draft("helpful").content_hash()
+    store.release("helpful", read_evidence(evidence_file(tmp_path / "a.json", digest, agreement=0.9, n=120)))
+    store.draft_path("helpful").write_text(DRAFT.replace("Cites a source", "Cites a primary source"))
+    digest2 = store.draft("helpful").content_hash()
+    store.release("helpful", read_evidence(evidence_file(tmp_path / "b.json", digest2, agreement=0.85, n=130)))
+    files = {p.name: p.read_bytes() for p in store.root.joinpath("helpful").glob("v*.json")}
+    assert store.current("helpful") is None
+    store.promote("helpful", 1)
+    store.promote("helpful", 2)
+    assert store.current("helpful") == 2
+    assert store.rollback("helpful") == 1
+    assert store.rollback("helpful") is None
+    with pytest.raises(RubricError, match="nothing to roll back"):
+        store.rollback("helpful")
+    assert {p.name: p.read_bytes() for p in store.root.joinpath("helpful").glob("v*.json")} == files
+    assert "Cites a primary source" in store.diff("helpful@1", "helpful@2")
+    assert "-- criterion: Cites a source" in store.diff("helpful@1", "helpful@2")
+
+
+def test_a_changed_release_file_is_refused(store: RubricStore, tmp_path: Path):
+    digest = store.draft("helpful").content_hash()
+    store.release("helpful", read_evidence(evidence_file(tmp_path / "a.json", digest, agreement=0.9, n=120)))
+    store.promote("helpful", 1)
+    path = store.root / "helpful" / "v1.json"
+    path.write_text(path.read_text().replace('"weight": 2.0', '"weight": 9.0'))
+    with pytest.raises(RubricTampered, match="changed after release"):
+        store.load("helpful", 1)
+    with pytest.raises(RubricTampered):
+        store.promote("helpful", 1)
+
+
+def test_template_with_unknown_variable_is_refused_before_any_call(tmp_path: Path):
+    s = RubricStore(tmp_path / "r")
+    s.new("bad")
+    s.draft_path("bad").write_text("criteria: [x]\njudge_prompt: '$response_block $criteria_list $reply_example $secret'\n")
+    with pytest.raises(RubricError, match=r"unknown variable\(s\) \$secret"):
+        s.draft("bad")
+    s.draft_path("bad").write_text("criteria: [x]\njudge_prompt: 'Rate $response_block'\n")
+    with pytest.raises(RubricError, match=r"missing required variable\(s\) \$criteria_list, \$reply_example"):
+        s.draft("bad")
+
+
+def _judge_config(server, rubric_dir: Path) -> OracleConfig:
+    return OracleConfig(providers={"judge": server.provider_settings()},
+                        llm_judge={"logprobs": False, "mode": "pointwise"}, rubrics={"dir": str(rubric_dir)})
+
+
+def test_task_naming_a_release_is_judged_with_it_and_the_result_names_it(store: RubricStore, tmp_path: Path,
+                                                                         scripted_server):
+    digest = store.draft("helpful").content_hash()
+    store.release("helpful", read_evidence(evidence_file(tmp_path / "a.json", digest, agreement=0.9, n=120)))
+    store.promote("helpful", 1)
+    cfg = _judge_config(scripted_server, store.root)
+    scripted_server.push(chat_reply(json.dumps({"criteria": {
+        "c1": {"rationale": "yes", "score": 9}, "c2": {"rationale": "some", "score": 6}}})))
+    task = {"task": {"id": "q", "prompt": "Why is the sky blue?", "rubric": "helpful", "evaluator": "llm_judge"},
+            "trajectories": [{"id": "a", "answer": "Rayleigh scattering (Strutt 1871)."}]}
+    res = Oracle(cfg).evaluate(task)
+    assert res.rubric is not None
+    assert (res.rubric.name, res.rubric.version, res.rubric.content_hash, res.rubric.evidence_status) == (
+        "helpful", 1, digest, "pass")
+    body = scripted_server.requests[0].json
+    user = [m["content"] for m in body["messages"] if m["role"] == "user"][0]
+    assert user.startswith("HOUSE RUBRIC v1. Scale 1 to 10.")
+    assert "Answers the question asked" in user and "$" not in user
+    prov = res.result.provenance
+    assert "pointwise_user_task" in prov.prompt_templates and "pointwise_user_v1" not in prov.prompt_templates
+    # the rubric's pass threshold is applied through the config this evaluation ran with
+    assert prov.config_hash != cfg.hash()
+    assert res.result.candidates[0].passed is True
+
+
+def test_task_with_rubric_and_inline_criteria_or_a_tampered_rubric_is_bad_input(store: RubricStore, tmp_path: Path,
+                                                                                 scripted_server):
+    cfg = _judge_config(scripted_server, store.root)
+    both = {"task": {"id": "q", "prompt": "p", "rubric": "helpful", "criteria": ["x"]},
+            "trajectories": [{"id": "a", "answer": "b"}]}
+    with pytest.raises(TaskValidationError, match="rubric"):
+        Oracle(cfg).evaluate(both)
+    digest = store.draft("helpful").content_hash()
+    store.release("helpful", read_evidence(evidence_file(tmp_path / "a.json", digest, agreement=0.9, n=120)))
+    store.promote("helpful", 1)
+    (store.root / "helpful" / "v1.json").write_text("{}")
+    named = {"task": {"id": "q", "prompt": "p", "rubric": "helpful"}, "trajectories": [{"id": "a", "answer": "b"}]}
+    with pytest.raises(TaskValidationError, match="task.rubric: .*changed after release"):
+        Oracle(cfg).evaluate(named)
+    assert scripted_server.requests == []
+
+
+def test_cli_round_trip_with_exit_codes(tmp_path: Path):
+    cfg = tmp_path / "oracle.yaml"
+    cfg.write_text("rubrics:\n  dir: rubrics\n  gates:\n    - {metric: agreement, op: '>=', value: 0.8}\n")
+    run = lambda *a: oracle_cli("--config", str(cfg), *a, cwd=tmp_path)  # noqa: E731
+    assert run("rubric", "new", "helpful").returncode == 0
+    (tmp_path / "rubrics" / "helpful" / "draft.yaml").write_text(DRAFT)
+    digest = run("rubric", "hash", "helpful").stdout.strip()
+    assert len(digest) == 64
+    weak = compare_dir(tmp_path / "weak", "helpful", digest, agreement=0.5, n=200)
+    refused = run("rubric", "release", "helpful", "--evidence", str(weak))
+    assert refused.returncode == 3 and "agreement = 0.5 (gate: agreement >= 0.8)" in refused.stderr
+    good = compare_dir(tmp_path / "good", "helpful", digest, agreement=0.92, n=200)
+    assert run("rubric", "release", "helpful", "--evidence", str(good)).returncode == 0
+    assert run("rubric", "promote", "helpful", "1").returncode == 0
+    listed = json.loads(run("rubric", "list", "--json").stdout)
+    assert listed == {"current": 1, "draft": True, "name": "helpful", "versions": [1]}
+    shown = json.loads(run("rubric", "show", "helpful").stdout)
+    assert shown["evidence"]["metrics"]["agreement"] == 0.92 and shown["evidence"]["status"] == "pass"
+    (tmp_path / "rubrics" / "helpful" / "v1.json").write_text(json.dumps(shown).replace("0.92", "0.99"))
+    tampered = run("rubric", "show", "helpful")
+    assert tampered.returncode == 2 and "changed after release" in tampered.stderr
+    missing = run("rubric", "release", "nosuch", "--evidence", str(good))
+    assert missing.returncode == 2 and "no draft" in missing.stderr
