@@ -21,9 +21,10 @@ ProbabilitySource = Literal["native_decision", "logprob_readout", "sampled", "ve
 """Where a call's probability (or score) came from: a decision endpoint's own distribution, the
 token logprobs of a chat reply, the frequency over k samples, or a number the model wrote."""
 
-Integrity = Literal["isolated", "in_process", "reference"]
+Integrity = Literal["isolated", "in_process", "reference", "trajectory"]
 """How far a verifier verdict can be trusted: tests ran in their own sandboxed process (isolated),
-inside the candidate's process where it could forge them (in_process), or no code ran (reference)."""
+inside the candidate's process where it could forge them (in_process), or no code ran (reference;
+trajectory: an agent's recorded tool calls and results compared as data)."""
 
 ISOLATION_ORDER = ("none", "rlimits", "landlock", "namespaces")
 """Sandbox isolation levels, weakest to strongest."""
@@ -38,7 +39,7 @@ class CallRecord(BaseModel):
     """The endpoint's request id, when it gave one."""
     endpoint_kind: str
     base_url: str
-    model_requested: str
+    model_requested: str | None = None
     model_answered: str | None = None
     probability_source: ProbabilitySource
     prompt_template_hash: str | None = None

@@ -18,11 +18,12 @@ import math
 from dataclasses import dataclass
 from typing import Any
 
-from oracle.testspec import AssertTest, CallTest, CheckTest, IoTest
+from oracle.testspec import AssertTest, CallTest, CheckTest, FinalStateTest, IoTest
 from oracle.strategies.verifier.runs import RunPlan, RunResult
 from oracle.strategies.verifier.runtime import wire
 
-Test = AssertTest | CallTest | CheckTest | IoTest
+Test = AssertTest | CallTest | CheckTest | IoTest | FinalStateTest
+"""Tests that run in the sandbox (``final_state`` runs the test's code on the trajectory's data)."""
 _PROMPT_NODES = (ast.Import, ast.ImportFrom, ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Assign,
                  ast.AnnAssign)
 

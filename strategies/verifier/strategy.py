@@ -26,8 +26,9 @@ from oracle.errors import OracleError, SandboxError
 from oracle.provenance import ISOLATION_ORDER, EvaluationProvenance, Execution
 from oracle.result import CandidateResult, EvaluationResult, Status
 from oracle.strategy import EvaluationContext
-from oracle.testspec import CheckTest, ReferenceCheck
+from oracle.testspec import TRAJECTORY_KINDS, CheckTest, ReferenceCheck
 from oracle.strategies.verifier import harness, reference, scoring
+from oracle.strategies.verifier import trajectory_checks as trajectory_tests
 from oracle.strategies.verifier.extract import SUPPORTED_LANGUAGES, ExtractedCode, extract_code
 from oracle.strategies.verifier.sandbox import Sandbox, SandboxLimits
 from oracle.strategies.verifier.sandbox.limits import check_timeouts
@@ -36,7 +37,8 @@ from oracle.strategies.verifier.sandbox.slots import can_drop_privileges
 from oracle.strategies.verifier.runs import run_in_pool
 from oracle.strategies.verifier.workers import WorkerPool
 
-VERSION = "1.0"
+VERSION = "1.1"
+"""1.1: trajectory checks (tool_calls, tool_result, final_state)."""
 PYTHON_CANDIDATES = ("/usr/bin/python3.11", "/usr/bin/python3", "/usr/local/bin/python3")
 
 
@@ -56,6 +58,10 @@ def find_interpreter(language: str, cfg: VerifierConfig) -> str | None:
         path = cfg.node_executable or shutil.which("node")
         return path if _usable(path) else None
     return None
+
+
+_NO_CODE = ExtractedCode(None, None, "python")
+"""For tasks whose tests all check trajectories: no code is looked for."""
 
 
 def _prefix_outside_usr(executable: str) -> str | None:
@@ -159,7 +165,9 @@ class VerifierStrategy:
         if any(isinstance(t, CheckTest) for t in task.tests) and not task.entry_point:
             return EvaluationResult.failure("verifier", "task.entry_point: required by check(candidate) tests",
                                             error_type="TaskValidationError")
-        extracted = {t.id: extract_code(t, task) for t in ctx.trajectories}
+        # Trajectory checks read the steps, not the code: a candidate needs code only for code tests.
+        code_tests = {i for i, t in enumerate(task.tests) if t.kind not in TRAJECTORY_KINDS}
+        extracted = {t.id: extract_code(t, task) if code_tests else _NO_CODE for t in ctx.trajectories}
         languages = sorted({e.language for e in extracted.values() if e.code is not None})
         interpreters: dict[str, str] = {}
         supported_here = [lang for lang in SUPPORTED_LANGUAGES if find_interpreter(lang, cfg)]
@@ -173,7 +181,7 @@ class VerifierStrategy:
                     provenance=EvaluationProvenance(
                         mode="tests", execution=Execution(code_run=False, languages_supported=supported_here)))
             interpreters[lang] = exe
-        in_process = task.execution == "in_process"
+        in_process = task.execution == "in_process" and bool(code_tests)
         if in_process and not cfg.allow_in_process:
             return EvaluationResult.failure(
                 "verifier", "task.execution: 'in_process' runs the tests inside the candidate's own process, "
@@ -182,18 +190,27 @@ class VerifierStrategy:
         if in_process and languages and languages != ["python"]:
             return EvaluationResult.failure("verifier", "task.execution: 'in_process' is available for Python only",
                                             error_type="TaskValidationError")
-        pool = await asyncio.to_thread(self._pool, cfg, interpreters)
         integrity = "in_process" if in_process else "isolated"
-        layers = dict(pool.sandbox.provenance())
-        provenance = EvaluationProvenance(mode="tests", execution=Execution(
-            code_run=True, integrity=integrity, isolation_level=layers.pop("isolation_level", None),
-            backend=layers.pop("backend", None), interpreters=interpreters, languages_supported=supported_here,
-            sandbox_layers=layers))
+        if not code_tests and not any(t.kind == "final_state" for t in task.tests):
+            pool = None  # data checks only: nothing runs, no sandbox needed
+            provenance = EvaluationProvenance(mode="tests", execution=Execution(code_run=False, integrity="trajectory"))
+        else:
+            pool = await asyncio.to_thread(self._pool, cfg, interpreters)
+            layers = dict(pool.sandbox.provenance())
+            provenance = EvaluationProvenance(mode="tests", execution=Execution(
+                code_run=True, integrity=integrity, isolation_level=layers.pop("isolation_level", None),
+                backend=layers.pop("backend", None), interpreters=interpreters, languages_supported=supported_here,
+                sandbox_layers=layers))
         prompt_code = harness.prompt_definitions(task.prompt) if task.language in (None, "python") else None
         loop = asyncio.get_running_loop()
 
-        async def run_one(code: ExtractedCode, index: int) -> harness.TestOutcome:
-            test = task.tests[index]
+        by_id = {t.id: t for t in ctx.trajectories}
+
+        async def run_one(tid: str, index: int) -> harness.TestOutcome:
+            test, code = task.tests[index], extracted[tid]
+            if index not in code_tests:
+                return await trajectory_tests.run(test, index, by_id[tid], pool, cfg)
+            assert pool is not None
             plan = harness.build_plan(
                 test, code.code or "", language=code.language, entry_point=task.entry_point,
                 prompt_code=prompt_code, timeout_s=test.timeout_s or cfg.timeout_s,
@@ -202,9 +219,9 @@ class VerifierStrategy:
             return harness.interpret(test, index, run, tolerance=cfg.float_tolerance, memory_mb=cfg.memory_mb,
                                      integrity=integrity)
 
-        jobs = [(t.id, i) for t in ctx.trajectories if extracted[t.id].code is not None
-                for i in range(len(task.tests))]
-        results = await asyncio.gather(*(run_one(extracted[tid], i) for tid, i in jobs), return_exceptions=True)
+        jobs = [(t.id, i) for t in ctx.trajectories for i in range(len(task.tests))
+                if i not in code_tests or extracted[t.id].code is not None]
+        results = await asyncio.gather(*(run_one(tid, i) for tid, i in jobs), return_exceptions=True)
         errors = [r for r in results if isinstance(r, BaseException)]
         if errors:
             first = next((e for e in errors if isinstance(e, SandboxError)), errors[0])
@@ -214,12 +231,12 @@ class VerifierStrategy:
                                            SandboxError(f"{type(first).__name__}: {first}"),
                                            provenance=provenance, calls=len(jobs))
             return res
-        by_candidate: dict[str, list[harness.TestOutcome]] = {}
-        for (tid, _), outcome in zip(jobs, results):
-            by_candidate.setdefault(tid, []).append(outcome)  # type: ignore[arg-type]
+        by_candidate: dict[str, dict[int, harness.TestOutcome]] = {}
+        for (tid, i), outcome in zip(jobs, results):
+            by_candidate.setdefault(tid, {})[i] = outcome  # type: ignore[assignment]
         candidates = [self._candidate(t.id, extracted[t.id], by_candidate.get(t.id), task.tests)
                       for t in ctx.trajectories]
-        infra = _identical_errors(by_candidate)
+        infra = _identical_errors({tid: list(outs.values()) for tid, outs in by_candidate.items()})
         if infra:
             return EvaluationResult.failure(
                 "verifier", f"every test errored identically for every candidate, which points at the "
@@ -235,14 +252,14 @@ class VerifierStrategy:
                      "none_passed": not any(c.passed for c in candidates)},
             explanation=_explain(candidates, best, ties))
 
-    def _candidate(self, cid: str, code: ExtractedCode, outcomes: list[harness.TestOutcome] | None,
+    def _candidate(self, cid: str, code: ExtractedCode, ran: dict[int, harness.TestOutcome] | None,
                    tests: list) -> CandidateResult:
-        if code.code is None:
-            outcomes = [harness.TestOutcome(harness.test_name(t, i), t.kind, "error",
-                                            "no code found (no code field, no fenced block, the answer "
-                                            "does not parse as code)", 0.0, t.weight)
-                        for i, t in enumerate(tests)]
-        outcomes = outcomes or []
+        ran = ran or {}
+        outcomes = [ran[i] if i in ran else
+                    harness.TestOutcome(harness.test_name(t, i), t.kind, "error",
+                                        "no code found (no code field, no fenced block, the answer "
+                                        "does not parse as code)", 0.0, t.weight)
+                    for i, t in enumerate(tests)]
         score, passed = scoring.score_tests(outcomes)
         failing = [o for o in outcomes if o.outcome != "pass"]
         details: dict[str, Any] = {
