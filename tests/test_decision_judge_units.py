@@ -91,6 +91,24 @@ def test_logprob_readout_without_any_label_is_unreadable():
     assert err.value.raw_text == "The"
 
 
+def test_readout_and_sampling_report_the_reference_confidence():
+    """The confidence ``min_confidence`` reads is the conformance spec's formula on every backend."""
+    from oracle.providers.decisions import reference_confidence
+
+    yes_no = readout_labels(to_decision_question(Question(id="q", type="likelihood", instructions="x")))
+    ans = parse_logprob_reply(_reply({"Yes": math.log(0.6), "No": math.log(0.2)}), yes_no)
+    assert ans.probabilities["yes"] == pytest.approx(0.75)
+    assert ans.confidence == pytest.approx(0.5)  # |2p - 1|, not the top probability 0.75
+    levels = readout_labels(to_decision_question(POLITE))
+    assert levels.kind == "score"
+    ans = parse_logprob_reply(_reply({"A": math.log(0.1), "B": math.log(0.3), "C": math.log(0.6)}, token="C"),
+                              levels)
+    assert ans.confidence == pytest.approx(reference_confidence("score", [0.1, 0.3, 0.6])) == pytest.approx(0.25)
+    team = readout_labels(to_decision_question(TEAM))
+    ans = parse_samples(["A", "A", "B", "C"], team)
+    assert ans.confidence == pytest.approx(reference_confidence("choice", [0.5, 0.25, 0.25])) == pytest.approx(0.25)
+
+
 def test_samples_count_labels_and_unmatched_samples_lower_coverage():
     labels = readout_labels(to_decision_question(TEAM))
     ans = parse_samples(["A", "a.", "B)", "Hmm"], labels)
@@ -106,13 +124,15 @@ def test_samples_count_labels_and_unmatched_samples_lower_coverage():
 def test_score_levels_spread_over_1_to_5_and_most_likely_sets_the_score():
     v = read_answer(POLITE, _answer("polite", {"rude": 0.1, "neutral": 0.5, "polite": 0.4}),
                     coverage_floor=0.5)
-    assert (v.selected, v.raw_score, v.score) == ("neutral", 3.0, 0.5)
+    assert (v.selected, v.option_score, v.score) == ("neutral", 3.0, 0.5)
+    assert v.raw_scale == (0, 2) and v.raw_score == pytest.approx(0.5 * 1 + 0.4 * 2)  # expected level index
     assert v.expected_score == pytest.approx(0.1 * 1 + 0.5 * 3 + 0.4 * 5)
     assert v.low_confidence and v.low_confidence_reasons == ["below_min_confidence"]
-    # the probability wobbling does not move the score while the winner stays the same
-    w = read_answer(POLITE, _answer("polite", {"rude": 0.05, "neutral": 0.7, "polite": 0.25}),
+    # the probability wobbling does not move the score while the winner stays the same; confidence
+    # is the reference formula (score: distance from the mode), 1 - 0.1 / (2/3) = 0.85 here
+    w = read_answer(POLITE, _answer("polite", {"rude": 0.02, "neutral": 0.9, "polite": 0.08}),
                     coverage_floor=0.5)
-    assert w.score == v.score and not w.low_confidence
+    assert w.score == v.score and not w.low_confidence and w.confidence == pytest.approx(0.85)
 
 
 def test_reversed_likelihood_scores_and_normalization():
@@ -150,6 +170,18 @@ def test_an_exact_tie_is_always_low_confidence_and_recorded():
     assert t.tie and t.low_confidence
     n = read_answer(q, _answer("q", {"yes": 0.51, "no": 0.49}), coverage_floor=0.5)
     assert not n.tie and not n.low_confidence
+
+
+def test_confidence_without_a_reported_value_is_the_reference_formula_not_the_top_probability():
+    """An answer that carries no confidence gets the System One formula here too (|2p - 1| for yes/no,
+    distance above uniform for a choice, distance from the mode for a score)."""
+    from oracle.providers.decisions import reference_confidence
+
+    q = Question(id="q", type="likelihood", instructions="ok?", min_confidence=0.6)
+    v = read_answer(q, _answer("q", {"yes": 0.75, "no": 0.25}), coverage_floor=0.5)
+    assert v.confidence == pytest.approx(0.5) and v.low_confidence  # top probability 0.75 would pass 0.6
+    c = read_answer(TEAM, _answer("team", {"billing": 0.5, "technical": 0.3, "unclear": 0.2}), coverage_floor=0.5)
+    assert c.confidence == pytest.approx(reference_confidence("choice", [0.5, 0.3, 0.2])) == pytest.approx(0.25)
 
 
 def test_unknown_labels_in_an_answer_are_unreadable():

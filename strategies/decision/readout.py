@@ -6,6 +6,10 @@ each label is read from ``top_logprobs`` and renormalized over the labels; the m
 covered before renormalizing is kept, because a model that mostly wanted to say something else
 gives a confident-looking but meaningless distribution. Where no logprobs exist, k samples at
 temperature > 0 are counted instead. Everything here is pure: building requests, parsing replies.
+
+Confidence is the same number whatever the backend: the System One reference formula
+(``oracle.providers.decisions.reference_confidence``) over the renormalized probabilities in the
+order asked, so ``min_confidence`` means one thing on a native endpoint and on a readout.
 """
 
 from __future__ import annotations
@@ -16,8 +20,9 @@ import math
 import re
 import string
 from dataclasses import dataclass
-from typing import Any, Sequence
+from typing import Any, Literal, Sequence
 
+from oracle.providers.decisions import reference_confidence
 from oracle.providers.types import ChatMessage, ChatReply, ChatRequest, DecisionAnswer, DecisionQuestion
 
 MAX_READOUT_LABELS = len(string.ascii_uppercase)
@@ -41,6 +46,8 @@ class ReadoutLabels:
     question_id: str
     tokens: tuple[str, ...]
     options: tuple[str, ...]
+    """Option labels (levels, for a score question) in the order asked: the order confidence reads."""
+    kind: Literal["likelihood", "choice", "score"] = "choice"
 
     def option_for(self, token: str) -> str | None:
         """The option a generated token names; whitespace, case and trailing punctuation ignored."""
@@ -67,11 +74,11 @@ class UnreadableAnswer(Exception):
 def readout_labels(question: DecisionQuestion) -> ReadoutLabels:
     """Yes/No for likelihood; letters in option (or level) order for choice and score."""
     if question.type == "likelihood":
-        return ReadoutLabels(question.id, ("Yes", "No"), ("yes", "no"))
+        return ReadoutLabels(question.id, ("Yes", "No"), ("yes", "no"), "likelihood")
     options = list(question.options or {}) if question.type == "choice" else list(question.levels or [])
     if len(options) > MAX_READOUT_LABELS:
         raise ValueError(f"{question.id}: {len(options)} options exceed the {MAX_READOUT_LABELS} readout labels")
-    return ReadoutLabels(question.id, tuple(string.ascii_uppercase[:len(options)]), tuple(options))
+    return ReadoutLabels(question.id, tuple(string.ascii_uppercase[:len(options)]), tuple(options), question.type)
 
 
 def _render_value(value: Any) -> str:
@@ -126,9 +133,9 @@ def _finish(labels: ReadoutLabels, mass: dict[str, float], covered: float, sourc
     if covered <= 0:
         raise UnreadableAnswer(labels.question_id, raw_text, reason)
     probabilities = {option: mass.get(option, 0.0) / covered for option in labels.options}
+    confidence = reference_confidence(labels.kind, [probabilities[option] for option in labels.options])
     return DecisionAnswer(question_id=labels.question_id, probabilities=probabilities,
-                          confidence=max(probabilities.values()), probability_source=source,
-                          covered_mass=covered)
+                          confidence=confidence, probability_source=source, covered_mass=covered)
 
 
 def parse_logprob_reply(reply: ChatReply, labels: ReadoutLabels) -> DecisionAnswer:

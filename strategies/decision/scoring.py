@@ -5,13 +5,20 @@ model however it likes, differently on each call; here it is one line that a tes
 likely option sets the score instead of the raw probability: a probability of 0.71 one run and 0.69
 the next must not move the score, only a different winning option may. Abstention and refusal
 leave ``score=None``: an unanswered question is not a medium answer.
+
+Beside our normalized score each answer reports the decision formats' own reading of it, so a
+result can be compared with what a System One client would show: ``raw_scale`` is "categorical"
+for yes/no and choice questions and the level-index range ``[0, n-1]`` for a score question;
+``raw_score`` is the format's answer field: the probability of yes (``noul``), the chosen option
+(``choice``), or the expected level index (``score``).
 """
 
 from __future__ import annotations
 
 from dataclasses import asdict, dataclass, field
-from typing import Any, Sequence
+from typing import Any, Literal, Sequence
 
+from oracle.providers.decisions import reference_confidence
 from oracle.providers.types import DecisionAnswer
 from oracle.questions import MAX_SCORE, MIN_SCORE, Question
 from oracle.task import Criterion
@@ -38,7 +45,13 @@ class AnswerVerdict:
     selected: str | None = None
     score: float | None = None
     """Normalized 0..1 from the selected option's 1..5 score; None when abstained or refused."""
-    raw_score: float | None = None
+    option_score: float | None = None
+    """The selected option's score on 1..5 (the question's ``scores``, or the even spread)."""
+    raw_scale: Literal["categorical"] | tuple[int, int] = "categorical"
+    """As the decision formats define it: categorical (yes/no, choice) or the level indices 0..n-1."""
+    raw_score: float | str | None = None
+    """As the decision formats define it: P(yes), the chosen option, or the expected level index
+    (abstain level included, as asked); None when refused."""
     expected_score: float | None = None
     """score questions: probability-weighted mean of the level scores (1..5), for reference only."""
     confidence: float | None = None
@@ -80,8 +93,11 @@ def read_answer(question: Question, answer: DecisionAnswer, *, coverage_floor: f
     confidence: the pick between two equally likely options is the option order, not the model;
     the score and the pass rule stay as computed, and a human is asked.
     """
+    raw_scale: Literal["categorical"] | tuple[int, int] = (
+        (0, len(question.labels()) - 1) if question.type == "score" else "categorical")
     base = dict(question_id=question.id, type=question.type, option_order=question.labels(),
-                probability_source=answer.probability_source, covered_mass=answer.covered_mass)
+                probability_source=answer.probability_source, covered_mass=answer.covered_mass,
+                raw_scale=raw_scale)
     if answer.refused:
         return AnswerVerdict(**base, probabilities=dict(answer.probabilities), refused=True,
                              refusal_reason=answer.refusal_reason or "refused")
@@ -95,14 +111,18 @@ def read_answer(question: Question, answer: DecisionAnswer, *, coverage_floor: f
     best = ranked[0]
     tie = len(ranked) > 1 and ranked[1] >= best - _TIE
     selected = next(label for label in question.labels() if probs[label] >= best - _TIE)
-    confidence = answer.confidence if answer.confidence is not None else best
+    # Every backend reports the reference formula's value; an answer built without one (a caller's
+    # own DecisionAnswer) gets the same formula here, never the top probability.
+    confidence = answer.confidence if answer.confidence is not None else reference_confidence(
+        question.type, [probs[label] for label in question.labels()])
     reasons = []
     if question.min_confidence is not None and confidence < question.min_confidence:
         reasons.append("below_min_confidence")
     if tie:
         reasons.append("tie")
     verdict = AnswerVerdict(**base, probabilities=probs, selected=selected, confidence=confidence,
-                            low_confidence=bool(reasons), low_confidence_reasons=reasons, tie=tie)
+                            low_confidence=bool(reasons), low_confidence_reasons=reasons, tie=tie,
+                            raw_score=_format_answer(question, probs, selected))
     score_map = question.score_map()
     if question.type == "score":
         verdict.expected_score = sum(probs[k] * v for k, v in score_map.items()) / max(
@@ -110,9 +130,18 @@ def read_answer(question: Question, answer: DecisionAnswer, *, coverage_floor: f
     if selected == question.abstain_option:
         verdict.abstained = True
         return verdict
-    verdict.raw_score = score_map[selected]
+    verdict.option_score = score_map[selected]
     verdict.score = normalize_score(score_map[selected])
     return verdict
+
+
+def _format_answer(question: Question, probs: dict[str, float], selected: str) -> float | str:
+    """What a decision format's own answer field would hold for these probabilities."""
+    if question.type == "likelihood":
+        return probs["yes"]
+    if question.type == "choice":
+        return selected
+    return sum(i * probs[label] for i, label in enumerate(question.labels()))
 
 
 def question_mode_score(verdicts: Sequence[AnswerVerdict], pass_threshold: float
