@@ -20,6 +20,7 @@ from typing import Any, AsyncIterator, Iterable, Mapping
 
 import structlog
 
+from oracle import telemetry
 from oracle.config import OracleConfig
 from oracle.errors import TaskValidationError
 from oracle.escalation import check_result, check_route
@@ -156,12 +157,13 @@ class Oracle:
         ctx = EvaluationContext(task=item.task, trajectories=tuple(item.trajectories),
                                 config=config, route=route, extra=dict(extra or {}),
                                 providers=providers)
-        try:
-            result = await strategy.evaluate(ctx)
-        except Exception as exc:  # noqa: BLE001 - contract: evaluate never raises out of the Oracle
-            log.warning("strategy_raised", evaluator=kind, task_id=item.task.id, error=repr(exc))
-            result = EvaluationResult.failure(kind, exc)  # type: ignore[arg-type]
-        return completed(result, strategy, ctx, latency_ms=(time.perf_counter() - start) * 1000)
+        with telemetry.evaluator_span(kind) as span:  # a no-op unless a tracer provider is configured
+            try:
+                result = await strategy.evaluate(ctx)
+            except Exception as exc:  # noqa: BLE001 - contract: evaluate never raises out of the Oracle
+                log.warning("strategy_raised", evaluator=kind, task_id=item.task.id, error=repr(exc))
+                result = EvaluationResult.failure(kind, exc)  # type: ignore[arg-type]
+            return span.finish(completed(result, strategy, ctx, latency_ms=(time.perf_counter() - start) * 1000))
 
     async def aevaluate(self, task: Task | TaskInput | Mapping[str, Any],
                         trajectories: Iterable[Any] | None = None) -> OracleResult:
@@ -174,6 +176,10 @@ class Oracle:
             return await self._evaluate_item(item, pool)
 
     async def _evaluate_item(self, item: TaskInput, pool: ProviderPool) -> OracleResult:
+        with telemetry.evaluation_span(item) as span:  # a no-op unless a tracer provider is configured
+            return span.finish(await self._settled(item, pool))  # type: ignore[no-any-return]
+
+    async def _settled(self, item: TaskInput, pool: ProviderPool) -> OracleResult:
         res = await self.evaluate_once(item, providers=pool)
         if res.escalation is None or (self.human is None and self.store is None):
             return res
@@ -189,7 +195,8 @@ class Oracle:
             from oracle.rubrics.apply import config_with
 
             item, rubric, config = resolved.item, resolved.ref, config_with(self.config, resolved.overlay)
-        route = self.chain.route(item.task, item.trajectories, history=self.history)
+        with telemetry.route_span() as span:
+            route = span.finish(self.chain.route(item.task, item.trajectories, history=self.history))
         esc_cfg = self.config.escalation
         escalation = check_route(item.task, route, esc_cfg) if esc_cfg.enabled else None
         if route.evaluator is None:

@@ -181,13 +181,9 @@ def _candidate_summary(candidate: Any) -> str | None:
         return line.strip()
     if isinstance(details.get("message"), str):
         return str(details["message"])
-    criteria = details.get("criteria")
-    if isinstance(criteria, dict) and criteria:
-        parts = []
-        for name, info in list(criteria.items())[:6]:
-            value = info.get("score", info.get("probability")) if isinstance(info, dict) else info
-            parts.append(f"{name}={_short(value)}")
-        return "criteria " + ", ".join(parts)
+    scores = criterion_scores(candidate)
+    if scores:
+        return "criteria " + ", ".join(f"{c.name[:40]}={_short(c.value)}" for c in scores[:6])
     if candidate.score is not None:
         return f"score {candidate.score:.3f}"
     return None
@@ -197,4 +193,54 @@ def _short(value: Any) -> str:
     return f"{value:.3g}" if isinstance(value, float) else str(value)
 
 
-__all__ = ["OUTPUT_ID", "ConfigLike", "make_oracle", "SCORED", "SPEC_KEY", "Verdict", "as_text", "build_task_input", "spec_from", "verdict"]
+@dataclass(frozen=True)
+class CriterionScore:
+    """One rubric criterion's verdict on one candidate, the same shape for both judges."""
+
+    id: str
+    name: str
+    """The criterion's text."""
+    value: float | None
+    """0..1: the LLM judge's normalized score or the decision judge's P(yes); None when refused."""
+    met: bool | None
+    status: str
+    explanation: str | None
+
+
+def criterion_scores(candidate: Any) -> list[CriterionScore]:
+    """Per-criterion verdicts of a judged candidate (empty for the verifier).
+
+    Read from the judges' evidence (``details["criteria"]``): the LLM judge keeps a mapping from
+    criterion id to its scores and rationales, the decision judge a list of rows with P(yes). This
+    is the one place that knows both shapes; a typed per-criterion field on the result would let
+    it go.
+    """
+    criteria = candidate.details.get("criteria") if candidate is not None else None
+    out: list[CriterionScore] = []
+    if isinstance(criteria, dict):  # LLM judge: id -> {criterion, normalized, rationales}
+        for cid, row in criteria.items():
+            if not isinstance(row, dict):
+                continue
+            value = row.get("normalized")
+            rationales = row.get("rationales") or []
+            out.append(CriterionScore(id=str(cid), name=str(row.get("criterion") or cid),
+                                      value=float(value) if isinstance(value, (int, float)) else None, met=None,
+                                      status="ok" if isinstance(value, (int, float)) else "unscored",
+                                      explanation=str(rationales[0]) if rationales else None))
+    elif isinstance(criteria, list):  # decision judge: rows with criterion, probability, met
+        for i, row in enumerate(criteria):
+            if not isinstance(row, dict):
+                continue
+            p = row.get("probability")
+            refused = bool(row.get("refused"))
+            out.append(CriterionScore(id=str(row.get("question_id") or f"criterion{i}"),
+                                      name=str(row.get("criterion") or f"criterion {i}"),
+                                      value=float(p) if isinstance(p, (int, float)) else None,
+                                      met=row.get("met") if isinstance(row.get("met"), bool) else None,
+                                      status="abstained" if refused else ("ok" if p is not None else "unscored"),
+                                      explanation=row.get("refusal_reason") or
+                                      (f"P(yes) = {p:.3f}" if isinstance(p, (int, float)) else None)))
+    return out
+
+
+__all__ = ["OUTPUT_ID", "ConfigLike", "CriterionScore", "criterion_scores", "make_oracle", "SCORED", "SPEC_KEY", "Verdict", "as_text", "build_task_input", "spec_from", "verdict"]
