@@ -96,7 +96,11 @@ ArgRule = Union[ArgComparatorMode, ArgComparator]
 ArgsMatch = Union[Literal["exact", "ignore", "subset"], dict[str, ArgRule]]
 """exact: the same arguments with equal values; ignore: arguments not compared; subset: every
 expected argument present and equal, extra arguments allowed; a mapping: argument name ->
-comparator, the same argument names as expected, unnamed arguments compared exactly."""
+comparator, unnamed expected arguments compared exactly, and arguments the candidate adds refused
+unless the mapping holds ``"*": "ignore"``."""
+
+ANY_OTHER_ARG = "*"
+"""In a per-argument mapping: the rule for arguments not expected (only ``ignore``: allow them)."""
 
 
 def _rule_mode(rule: ArgRule) -> str:
@@ -110,6 +114,10 @@ def _check_arg_rules(args: dict[str, Any] | None, rules: ArgsMatch, where: str) 
     if args is None:
         raise ValueError(f"{where}args_match: names arguments, but the call gives no args")
     for name, rule in rules.items():
+        if name == ANY_OTHER_ARG:
+            if rule != "ignore":
+                raise ValueError(f"{where}args_match.*: only 'ignore' (allow arguments not expected)")
+            continue
         if name not in args:
             raise ValueError(f"{where}args_match.{name}: no argument {name!r} in the expected args")
         mode, value = _rule_mode(rule), args[name]
@@ -162,12 +170,13 @@ class ToolCallsTest(_TestBase):
                              + ("is ordered already" if self.match == "strict" else "ignores order by definition"))
         if isinstance(self.args_match, dict):
             named = {k for call in self.calls for k in (call.args or {})}
-            unknown = sorted(set(self.args_match) - named)
+            unknown = sorted(set(self.args_match) - named - {ANY_OTHER_ARG})
             if unknown:
                 raise ValueError(f"args_match.{unknown[0]}: no expected call has an argument {unknown[0]!r}")
             for i, call in enumerate(self.calls):
                 if call.args_match is None and call.args is not None:
-                    _check_arg_rules(call.args, {k: v for k, v in self.args_match.items() if k in call.args},
+                    _check_arg_rules(call.args, {k: v for k, v in self.args_match.items()
+                                                 if k in call.args or k == ANY_OTHER_ARG},
                                      f"calls[{i}].")
         for i, call in enumerate(self.calls):
             if call.args_match is not None:

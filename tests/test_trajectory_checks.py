@@ -156,6 +156,10 @@ def test_per_argument_comparators():
     assert outcome == "fail" and "argument amount:" in message and "outside tolerance" in message
     bad_note = traj(call("refund", {"order": "A-17", "amount": 19.99, "note": "sorry", "ts": 1}))
     assert "argument note:" in run_calls(test, bad_note)[1]
+    extra = traj(call("refund", {"order": "A-17", "amount": 19.99, "note": "refunded in full", "ts": 1, "by": "bot"}))
+    outcome, message = run_calls(test, extra)
+    assert outcome == "fail" and "unexpected argument 'by'" in message
+    assert run_calls(calls_test([expected], args_match={**rules, "*": "ignore"}), extra)[0] == "pass"
     # A call's own args_match wins over the test's.
     own = calls_test([{"tool": "f", "args": {"q": "X!"}, "args_match": {"q": "normalized"}}])
     assert run_calls(own, traj(call("f", {"q": "x"})))[0] == "pass"
@@ -259,6 +263,8 @@ def test_openai_messages_keep_tool_call_ids():
     ({"kind": "tool_calls", "calls": [{"tool": "s", "args": {"q": "abc"}}], "args_match": {"q": "numeric"}},
      "args.q: a numeric comparator needs a number"),
     ({"kind": "tool_calls", "calls": [{"tool": "s"}], "match": "unordered", "ordered": True}, "ordered"),
+    ({"kind": "tool_calls", "calls": [{"tool": "s", "args": {"q": 1}}], "args_match": {"*": "exact"}},
+     "args_match.*: only 'ignore'"),
     ({"kind": "tool_calls", "calls": [{"tool": "s", "args_match": {"q": "exact"}}]}, "calls[0].args_match"),
     ({"kind": "tool_calls", "calls": [{"tool": "s"}], "match": "some"}, "task.tests[0].match"),
     ({"kind": "tool_calls", "calls": [{"tool": ""}]}, "task.tests[0].calls[0].tool"),

@@ -20,7 +20,7 @@ from oracle.strategies.verifier.harness import TestOutcome, interpret, test_name
 from oracle.strategies.verifier.trajectory import (CallRecord, IgnoredResult, ResultRecord, final_state_plan, tool_calls,
                                                    tool_results)
 from oracle.task import Trajectory
-from oracle.testspec import (ArgComparator, ArgRule, ArgsMatch, ExpectedCall, FinalStateTest, ReferenceCheck,
+from oracle.testspec import (ANY_OTHER_ARG, ArgComparator, ArgRule, ArgsMatch, ExpectedCall, FinalStateTest, ReferenceCheck,
                              ToolCallsTest, ToolResultTest)
 
 INTEGRITY = "trajectory"
@@ -74,7 +74,7 @@ def args_mismatch(expected: dict[str, Any] | None, got: CallRecord, rules: ArgsM
     for name in expected:
         if name not in args:
             return f"missing argument {name!r}"
-    if rules != "subset":
+    if rules != "subset" and not (isinstance(rules, dict) and rules.get(ANY_OTHER_ARG) == "ignore"):
         extra = sorted(set(args) - set(expected))
         if extra:
             return f"unexpected argument {extra[0]!r}"
@@ -92,7 +92,7 @@ def call_mismatch(expected: ExpectedCall, got: CallRecord, test_rules: ArgsMatch
         return f"expected {_describe(expected)}, got {got.tool!r}"
     rules = expected.args_match if expected.args_match is not None else test_rules
     if isinstance(rules, dict) and isinstance(test_rules, dict) and expected.args_match is None:
-        rules = {k: v for k, v in rules.items() if expected.args and k in expected.args}
+        rules = {k: v for k, v in rules.items() if (expected.args and k in expected.args) or k == ANY_OTHER_ARG}
     problem = args_mismatch(expected.args, got, rules)
     if problem:
         return f"expected {_describe(expected)}, got {_describe_got(got)} ({problem})"
