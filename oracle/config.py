@@ -79,6 +79,14 @@ class Price(BaseModel):
     output_per_mtok: float = Field(ge=0)
 
 
+LOCAL_MODEL_ALIAS = "smollm2-135m-instruct"
+"""Model name the embedded llama.cpp server answers to (``oracle model serve``)."""
+LOCAL_BASE_URL = "http://127.0.0.1:8765/v1"
+"""Where ``oracle model serve`` listens by default: the judge endpoint when none is configured."""
+SYSTEMONE_MODEL_ALIAS = "jev-latest"
+"""The model name every System One server accepts for its current model (spec §3.1, request.model-alias)."""
+_LOOPBACK_HOSTS = frozenset({"127.0.0.1", "localhost", "::1"})
+
 ProviderKind = Literal["openai", "anthropic", "decisions", "systemone"]
 
 
@@ -87,8 +95,12 @@ class ProviderSettings(BaseModel):
 
     model_config = _FROZEN
     kind: ProviderKind = "openai"
-    base_url: str = "http://127.0.0.1:8765/v1"
-    model: str = "smollm2-135m-instruct"
+    base_url: str = LOCAL_BASE_URL
+    model: str | None = None
+    """The model to ask for. Left unset it is never borrowed from another endpoint: the embedded
+    model's name for an OpenAI-compatible server on this machine, ``jev-latest`` for System One,
+    none (the server's default, no ``model`` field sent) for the Decisions format; an
+    OpenAI-compatible server elsewhere and Anthropic must be told which model to use."""
     api_key: SecretStr | None = None
     """Prefer ``api_key_env``; a key given here is never logged, traced or hashed."""
     api_key_env: str | None = None
@@ -111,12 +123,39 @@ class ProviderSettings(BaseModel):
     OpenAI form; ``json_object_schema`` is llama-cpp-python's ``{"type": "json_object", "schema"}``;
     ``auto`` uses the latter for the embedded local model and the former elsewhere."""
 
+    @model_validator(mode="before")
+    @classmethod
+    def _default_model(cls, data: Any) -> Any:
+        """Fill an unset ``model`` from this endpoint's own kind and address, never another's."""
+        if not isinstance(data, dict) or data.get("model") is not None:
+            return data
+        kind, base_url = data.get("kind", "openai"), data.get("base_url", LOCAL_BASE_URL)
+        if kind == "systemone":
+            return {**data, "model": SYSTEMONE_MODEL_ALIAS}
+        if kind == "decisions":
+            return data
+        if kind == "openai" and isinstance(base_url, str) and is_loopback(base_url):
+            return {**data, "model": LOCAL_MODEL_ALIAS}
+        raise ValueError(f"model: name the model to ask for at {base_url} (the embedded model's name is "
+                         "only assumed for a server on this machine)")
+
     def resolved_api_key(self) -> str | None:
         if self.api_key is not None:
             return self.api_key.get_secret_value()
         if self.api_key_env:
             return os.environ.get(self.api_key_env)
         return None
+
+
+def is_loopback(url: str) -> bool:
+    """Whether ``url`` names this machine (127.0.0.1, localhost, ::1)."""
+    from urllib.parse import urlsplit
+
+    try:
+        host = urlsplit(url).hostname or ""
+    except ValueError:
+        return False
+    return host.lower() in _LOOPBACK_HOSTS or host.startswith("127.")
 
 
 class ProvidersConfig(BaseModel):
@@ -330,8 +369,19 @@ def _parse_config_file(path: Path) -> dict[str, Any]:
     return data
 
 
+def decision_endpoint(url: str) -> tuple[str, ProviderKind | None]:
+    """A decision URL given as the base (``.../v1``) or in full (``.../v1/systemone``,
+    ``.../v1/decisions``): the base URL, and the wire format when the path names one."""
+    url = url.strip().rstrip("/")
+    for suffix, kind in (("/systemone", "systemone"), ("/decisions", "decisions")):
+        if url.endswith(suffix):
+            return url[: -len(suffix)], kind  # type: ignore[return-value]
+    return url, None
+
+
 def apply_env_overrides(data: dict[str, Any], environ: Any) -> dict[str, Any]:
-    """ORACLE_BASE_URL, ORACLE_API_KEY, ORACLE_MODEL, ORACLE_DECISION_URL override the judge endpoints."""
+    """ORACLE_BASE_URL, ORACLE_API_KEY, ORACLE_MODEL override the judge endpoint; ORACLE_DECISION_URL
+    and ORACLE_DECISION_MODEL the decision endpoint (ORACLE_MODEL never reaches it)."""
     data = dict(data)
     providers = dict(data.get("providers") or {})
     judge = dict(providers.get("judge") or {})
@@ -345,12 +395,17 @@ def apply_env_overrides(data: dict[str, Any], environ: Any) -> dict[str, Any]:
         providers["judge"] = judge
     if environ.get("ORACLE_DECISION_URL"):
         decision = dict(providers.get("decision") or {})
-        url = environ["ORACLE_DECISION_URL"].rstrip("/")
-        decision.setdefault("kind", "systemone" if url.endswith("/systemone") else "decisions")
-        decision["base_url"] = url
+        base_url, kind = decision_endpoint(environ["ORACLE_DECISION_URL"])
+        decision["base_url"] = base_url
+        if kind is not None:
+            decision["kind"] = kind
+        decision.setdefault("kind", "systemone")
         if environ.get("ORACLE_API_KEY"):
             decision.setdefault("api_key_env", "ORACLE_API_KEY")
         providers["decision"] = decision
+    if environ.get("ORACLE_DECISION_MODEL"):
+        providers["decision"] = {**dict(providers.get("decision") or {}),
+                                 "model": environ["ORACLE_DECISION_MODEL"]}
     if providers:
         data["providers"] = providers
     return data

@@ -108,6 +108,11 @@ def reference_confidence(kind: Literal["likelihood", "choice", "score"], probabi
         value = (max(probs) - 1.0 / n) / (1.0 - 1.0 / n)
     return min(1.0, max(0.0, value))
 
+def _with_model(settings: ProviderSettings, body: dict[str, Any]) -> dict[str, Any]:
+    """The body with the configured model first; without one the server uses its default."""
+    return body if settings.model is None else {"model": settings.model, **body}
+
+
 _WIRE_TYPES = {"systemone": {"likelihood": "noul", "choice": "choice", "score": "score"},
                "decisions": {"likelihood": "predicate", "choice": "choice", "score": "score"}}
 
@@ -184,7 +189,7 @@ class SystemOneFormat(_DecisionFormat):
             elif q.type == "score":
                 item["criteria"] = list(q.levels or [])
             questions[q.id] = item
-        return {"model": self.settings.model, "state": req.state, "questions": questions}
+        return _with_model(self.settings, {"state": req.state, "questions": questions})
 
     _sum_tolerance = SYSTEMONE_SUM_TOLERANCE
 
@@ -237,7 +242,7 @@ class DecisionsFormat(_DecisionFormat):
                 item["levels"] = [{"label": level} for level in (q.levels or [])]
             questions.append(item)
         text = req.state if isinstance(req.state, str) else canonical_json(req.state)
-        return {"model": self.settings.model, "input": text, "questions": questions}
+        return _with_model(self.settings, {"input": text, "questions": questions})
 
     def parse(self, data: Any, req: DecisionRequest) -> dict[str, Any]:
         if not isinstance(data, dict) or not isinstance(data.get("answers"), list):

@@ -12,13 +12,10 @@ from __future__ import annotations
 
 from typing import Any
 
-from oracle.config import ProviderSettings
+from oracle.config import LOCAL_MODEL_ALIAS, ProviderSettings
 from oracle.errors import ResponseParseError
 from oracle.providers._core import bearer_headers
 from oracle.providers.types import Capabilities, ChatRequest, ChatReply, TokenLogprob, Usage
-
-LOCAL_MODEL_ALIAS = "smollm2-135m-instruct"
-"""Model name the embedded llama.cpp server answers to (``--model_alias``)."""
 
 MAX_TOP_LOGPROBS = 20
 

@@ -91,7 +91,8 @@ class Provenance(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
     endpoint_kind: EndpointKind
     base_url: str
-    model_requested: str
+    model_requested: str | None
+    """None: no model named (a Decisions endpoint's default model)."""
     model_answered: str | None = None
     request_id: str | None = None
     latency_ms: float = 0.0
