@@ -71,13 +71,14 @@ def build_parser(argv: Sequence[str] | None = None) -> argparse.ArgumentParser:
     command = _command_in(argv) if argv is not None else None
     modules = (COMMANDS[command],) if command in COMMANDS else COMMAND_MODULES
     for name in modules:
-        try:
-            module = importlib.import_module(name)
-        except ModuleNotFoundError as exc:
-            if exc.name == name:
-                continue  # this command group is not part of this build
-            raise
-        module.register(sub)
+        importlib.import_module(name).register(sub)  # a missing built-in module is a bug: it raises
+    if command not in COMMANDS:  # help, or a command no built-in has: third-party commands too
+        from oracle._plugins import COMMANDS as GROUP, clash, load_group
+
+        for name, register in sorted(load_group(GROUP).items()):
+            if name in COMMANDS:
+                raise clash(GROUP, name, "command")
+            register(sub)
     return parser
 
 
@@ -85,7 +86,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     from oracle.errors import ConfigError, EscalationStoreError, OutputLocked, TaskValidationError
 
     argv = list(sys.argv[1:] if argv is None else argv)
-    parser = build_parser(argv)
+    try:
+        parser = build_parser(argv)
+    except ConfigError as exc:  # a third-party command that fails to load (PluginError)
+        print(f"error: {exc}", file=sys.stderr)
+        return EXIT_BAD_INPUT
     args = parser.parse_args(argv)
     if args.command not in _SILENT_COMMANDS:
         from oracle.logging_setup import configure_logging

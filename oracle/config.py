@@ -278,7 +278,7 @@ class OracleConfig(FrozenWithCache):
     def _known_policies(self) -> "OracleConfig":
         from oracle.policies import registered_policies
 
-        unknown = sorted(set(self.routing.policies) - set(registered_policies()))
+        unknown = sorted(set(self.routing.policies) - set(registered_policies(self.routing.policies)))
         if unknown:
             raise ValueError(f"routing.policies: unknown policies {unknown}; "
                              f"known: {sorted(registered_policies())}")

@@ -51,6 +51,14 @@ class ConfigError(OracleError, ValueError):
     """The configuration is invalid or names something that does not exist."""
 
 
+class PluginError(ConfigError):
+    """A third-party plugin (package entry point) failed to load or clashes with another name."""
+
+    def __init__(self, message: str, *, plugin: str | None = None) -> None:
+        super().__init__(message)
+        self.plugin = plugin
+
+
 class ProviderError(OracleError):
     """A model endpoint failed after the retry budget was spent."""
 

@@ -71,28 +71,38 @@ def register_strategy(kind: EvaluatorKind) -> Callable[[StrategyFactory], Strate
 
 
 def strategy_factory(kind: str) -> StrategyFactory | None:
-    """The registered factory for ``kind``, importing the built-in strategies on first use."""
+    """The registered factory for ``kind``: a built-in, or else a third-party evaluator from the
+    ``oracle_router.evaluators`` entry points (a plugin that fails to load raises PluginError)."""
+    _load_builtin_strategies()
     if kind not in _REGISTRY:
-        _load_builtin_strategies()
+        _load_plugin_strategies()
     return _REGISTRY.get(kind)
 
 
 def registered_strategies() -> list[str]:
+    """Every evaluator kind: the built-ins and the installed third-party ones."""
     _load_builtin_strategies()
+    _load_plugin_strategies()
     return sorted(_REGISTRY)
 
 
 def _load_builtin_strategies() -> None:
-    import importlib
+    # Direct imports: renaming a built-in evaluator fails here (and in mypy), never silently.
+    from oracle.strategies import decision_judge, llm_judge, verifier  # noqa: F401 - they register
 
-    for module in ("oracle.strategies.verifier", "oracle.strategies.decision_judge", "oracle.strategies.llm_judge"):
-        try:
-            importlib.import_module(module)
-        except ModuleNotFoundError as exc:
-            # Only a missing strategy module is tolerated (not built yet); a missing dependency
-            # inside an existing module is a real error and propagates.
-            if exc.name != module:
-                raise
+
+def _load_plugin_strategies() -> None:
+    from oracle._plugins import EVALUATORS, clash, load_group
+    from oracle.errors import PluginError
+
+    for name, factory in load_group(EVALUATORS).items():
+        known = _REGISTRY.get(name)
+        if known is not None and known is not factory:
+            raise clash(EVALUATORS, name, "evaluator")
+        if not callable(factory):
+            raise PluginError(f"{EVALUATORS} plugin {name!r}: {factory!r} is not a factory () -> Strategy",
+                              plugin=name)
+        _REGISTRY[name] = factory
 
 
 _Evaluate = TypeVar("_Evaluate", bound=Callable[..., Awaitable[EvaluationResult]])
