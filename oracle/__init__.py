@@ -1,69 +1,105 @@
 """oracle-router: decide how an AI output should be evaluated, then evaluate it.
 
     from oracle import Oracle, OracleConfig
-    result = Oracle(OracleConfig.load()).evaluate(task_dict)   # or await oracle.aevaluate(...)
+    result = Oracle(OracleConfig.load()).evaluate(task_dict)   # or: async with Oracle() as o: await o.aevaluate(...)
 
-Only the names below are public; everything else is reachable through submodules and may change.
-They are imported on first use (module ``__getattr__``), so ``import oracle`` stays cheap: it loads
+Only the names in ``__all__`` are public, plus the modules ``oracle.config``, ``oracle.errors``,
+``oracle.task``, ``oracle.result``, ``oracle.route``, ``oracle.signals``, ``oracle.strategy``,
+``oracle.policy``, ``oracle.policies``, ``oracle.providers`` and ``oracle.integrations``; anything
+else may change without notice. Extension points: a routing policy is a class with ``vote(signals)
+-> Vote | None`` (subclass ``BasePolicy``, register with ``register_policy``); an evaluator is an
+object with ``spec(config)`` and ``async evaluate(EvaluationContext) -> EvaluationResult``
+(register a factory with ``register_strategy``). Third-party packages declare them as entry points
+(groups ``oracle_router.policies``, ``oracle_router.evaluators``, ``oracle_router.commands``).
+
+Names are imported on first use (module ``__getattr__``), so ``import oracle`` stays cheap: it loads
 none of httpx, numpy, networkx or asyncio until a name that needs them is used.
 """
 
-from __future__ import annotations
-
-from importlib import import_module
-from typing import TYPE_CHECKING, Any
+import typing as _typing
+from importlib import import_module as _import_module
 
 __all__ = [
+    "BasePolicy",
+    "ConfigError",
     "Escalation",
+    "EvaluationContext",
     "EvaluationResult",
     "Oracle",
     "OracleConfig",
     "OracleError",
     "OracleResult",
+    "PluginError",
     "Policy",
+    "ProviderPool",
     "Route",
+    "Signals",
     "Status",
     "Strategy",
     "Task",
+    "TaskValidationError",
     "Trajectory",
+    "Vote",
+    "acompare",
+    "compare",
+    "register_policy",
+    "register_strategy",
 ]
 
 __version__ = "0.1.0"
 
 _WHERE = {
+    "BasePolicy": "oracle.policies._base",
+    "ConfigError": "oracle.errors",
     "Escalation": "oracle.result",
+    "EvaluationContext": "oracle.strategy",
     "EvaluationResult": "oracle.result",
     "Oracle": "oracle.oracle",
     "OracleConfig": "oracle.config",
     "OracleError": "oracle.errors",
     "OracleResult": "oracle.result",
+    "PluginError": "oracle.errors",
     "Policy": "oracle.policy",
+    "ProviderPool": "oracle.providers.pool",
     "Route": "oracle.route",
+    "Signals": "oracle.signals",
     "Status": "oracle.result",
     "Strategy": "oracle.strategy",
     "Task": "oracle.task",
+    "TaskValidationError": "oracle.errors",
     "Trajectory": "oracle.task",
+    "Vote": "oracle.route",
+    "acompare": "oracle.comparison.api",
+    "compare": "oracle.comparison.api",
+    "register_policy": "oracle.policies",
+    "register_strategy": "oracle.strategy",
 }
 
-if TYPE_CHECKING:
+if _typing.TYPE_CHECKING:
+    from oracle.comparison.api import acompare, compare
     from oracle.config import OracleConfig
-    from oracle.errors import OracleError
+    from oracle.errors import ConfigError, OracleError, PluginError, TaskValidationError
     from oracle.oracle import Oracle
+    from oracle.policies import register_policy
+    from oracle.policies._base import BasePolicy
     from oracle.policy import Policy
+    from oracle.providers.pool import ProviderPool
     from oracle.result import Escalation, EvaluationResult, OracleResult, Status
-    from oracle.route import Route
-    from oracle.strategy import Strategy
+    from oracle.route import Route, Vote
+    from oracle.signals import Signals
+    from oracle.strategy import EvaluationContext, Strategy, register_strategy
     from oracle.task import Task, Trajectory
 
 
-def __getattr__(name: str) -> Any:
+def __getattr__(name: str) -> _typing.Any:
     module = _WHERE.get(name)
     if module is None:
         raise AttributeError(f"module 'oracle' has no attribute {name!r}")
-    value = getattr(import_module(module), name)
+    value = getattr(_import_module(module), name)
     globals()[name] = value  # later lookups skip this function
     return value
 
 
 def __dir__() -> list[str]:
-    return sorted(set(globals()) | set(__all__))
+    """The public names only: submodules Python binds here on import are not part of the API."""
+    return sorted(__all__)

@@ -17,6 +17,11 @@ if TYPE_CHECKING:
 
 @runtime_checkable
 class Policy(Protocol):
+    """A routing policy: ``vote(signals)`` returns a ``Vote`` (a confidence spread over the evaluators
+    that sums to 1, and why) or ``None`` to abstain; pure, so the same signals give the same vote.
+    ``spec()`` names it, its version and its non-default settings for the trace. ``BasePolicy``
+    implements everything but ``vote``."""
+
     name: str
     weight: float
 

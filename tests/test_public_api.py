@@ -1,15 +1,51 @@
 """The public API is small and pinned: a rename here is a breaking change."""
 
+import json
+import subprocess
+import sys
+from pathlib import Path
+
 import oracle
 
+ROOT = Path(__file__).resolve().parent.parent
+
+# Adding a public name means adding it here, to oracle.__all__ and to oracle._WHERE.
 EXPECTED = {"Escalation", "EvaluationResult", "Oracle", "OracleConfig", "OracleError", "OracleResult",
-            "Policy", "Route", "Status", "Strategy", "Task", "Trajectory"}
+            "Policy", "Route", "Status", "Strategy", "Task", "Trajectory",
+            # errors a library caller catches (README "Errors")
+            "ConfigError", "PluginError", "TaskValidationError",
+            # what a policy or an evaluator is written against
+            "BasePolicy", "EvaluationContext", "ProviderPool", "Signals", "Vote", "register_policy",
+            "register_strategy",
+            # research comparisons (oracle/comparison/)
+            "acompare", "compare"}
 
 
 def test_public_names_are_exactly_the_documented_set():
     assert set(oracle.__all__) == EXPECTED
+    assert oracle.__all__ == sorted(oracle.__all__, key=lambda n: (n[0].islower(), n))
     for name in EXPECTED:
-        assert getattr(oracle, name) is not None
+        value = getattr(oracle, name)
+        assert value is not None and (value.__doc__ or "").strip(), f"{name} has no docstring"
+
+
+def test_vars_of_the_package_hold_only_the_public_names():
+    """Like httpx's exported-members test: after resolving every public name, anything public in
+    ``vars(oracle)`` is in ``__all__`` or is a submodule Python bound there on import; ``dir``
+    shows only ``__all__``; a fresh ``import oracle`` binds no public name at all."""
+    code = ("import json, types, oracle\n"
+            "fresh = sorted(n for n in vars(oracle) if not n.startswith('_'))\n"
+            "for n in oracle.__all__: getattr(oracle, n)\n"
+            "names = {n: isinstance(v, types.ModuleType) and v.__name__ == 'oracle.' + n\n"
+            "         for n, v in vars(oracle).items() if not n.startswith('_')}\n"
+            "print(json.dumps({'fresh': fresh, 'names': names, 'dir': dir(oracle)}))\n")
+    out = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, check=True)
+    got = json.loads(out.stdout)
+    assert got["fresh"] == []
+    not_exported = {n for n, is_submodule in got["names"].items() if n not in EXPECTED and not is_submodule}
+    assert not_exported == set(), not_exported
+    assert EXPECTED <= set(got["names"])
+    assert got["dir"] == sorted(EXPECTED)
 
 
 def test_status_names_are_the_contract():
