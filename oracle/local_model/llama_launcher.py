@@ -6,6 +6,9 @@ Firecracker VMs), the AMX matmul path dies with SIGILL on the first multi-token 
 extra buffer types are the only way into that path, and for a 135M model they buy nothing, so
 we switch them off through the model-params default before the server builds its model. The
 arguments are exactly those of ``python -m llama_cpp.server``.
+
+It runs only in the server's own process (``oracle.local_model.server_command``), so the patch
+never touches a process that imports oracle as a library.
 """
 
 from __future__ import annotations

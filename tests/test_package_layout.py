@@ -1,0 +1,62 @@
+"""What the core package imports: the local-model extra's code stays out of it."""
+
+from __future__ import annotations
+
+import ast
+import importlib.util
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+CORE = ROOT / "oracle"
+# CLI paths that start or probe the local model; nothing else in the package may import it.
+LOCAL_MODEL_USERS = {"oracle/commands/model.py", "oracle/commands/compare.py"}
+
+
+def imported_modules(path: Path) -> set[str]:
+    names: set[str] = set()
+    for node in ast.walk(ast.parse(path.read_text(), str(path))):
+        if isinstance(node, ast.Import):
+            names.update(alias.name for alias in node.names)
+        elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
+            names.add(node.module)
+            names.update(f"{node.module}.{alias.name}" for alias in node.names)
+    return names
+
+
+def core_files() -> list[Path]:
+    skip = {CORE / "local_model", CORE / "policies", CORE / "strategies"}
+    return [p for p in sorted(CORE.rglob("*.py")) if not any(s in p.parents for s in skip)]
+
+
+def test_only_the_model_commands_import_the_local_model_package():
+    users = {str(p.relative_to(ROOT)) for p in core_files()
+             if any(m == "oracle.local_model" or m.startswith("oracle.local_model.") or m.startswith("llama_cpp")
+                    for m in imported_modules(p))}
+    assert users <= LOCAL_MODEL_USERS, users - LOCAL_MODEL_USERS
+    assert "oracle/commands/model.py" in users  # the scan does see imports
+
+
+def test_the_llama_workaround_runs_only_as_the_server_process():
+    from oracle.local_model import LAUNCHER, server_command
+
+    assert LAUNCHER == "oracle.local_model.llama_launcher"
+    assert importlib.util.find_spec(LAUNCHER) is not None
+    argv = server_command(Path("/m.gguf"), host="127.0.0.1", port=1, alias="a")
+    assert argv[1:3] == ["-m", LAUNCHER]
+    assert not (CORE / "_llama_launcher.py").exists()
+    launcher_users = [p for p in ROOT.joinpath("oracle").rglob("*.py")
+                      if LAUNCHER in imported_modules(p) or "llama_launcher" in imported_modules(p)]
+    assert launcher_users == []
+
+
+def test_library_evaluation_loads_no_local_model_code():
+    code = ("import json, sys\nfrom oracle import Oracle, OracleConfig\n"
+            "r = Oracle(OracleConfig()).evaluate({'task': {'id': 't', 'prompt': 'What is 2+2?', 'reference': '4'},"
+            " 'trajectories': [{'id': 'a', 'answer': '4'}]})\n"
+            "print(json.dumps([r.status.value, sorted(m for m in sys.modules if 'local_model' in m or 'llama' in m)]))")
+    out = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, timeout=120)
+    assert out.returncode == 0, out.stderr
+    assert json.loads(out.stdout.splitlines()[-1]) == ["ok", []]
