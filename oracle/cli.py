@@ -13,7 +13,10 @@ import importlib
 import sys
 from typing import Sequence
 
+from oracle import __version__
+
 EXIT_OK, EXIT_INTERNAL, EXIT_BAD_INPUT, EXIT_NOT_OK = 0, 1, 2, 3
+LOG_LEVELS = ("debug", "info", "warning", "error", "critical")
 
 # Each command group lives in its own module under oracle/commands/ and exposes register().
 COMMAND_MODULES = (
@@ -65,7 +68,9 @@ def build_parser(argv: Sequence[str] | None = None) -> argparse.ArgumentParser:
     parser.add_argument("--config", help="config file (.yaml, .toml or .py); default: built-in")
     parser.add_argument("--log-format", choices=("console", "json"), default="console",
                         help="log lines on stderr: readable console or JSON lines")
-    parser.add_argument("--log-level", default="warning", help="debug, info, warning, error")
+    parser.add_argument("--log-level", default="warning", type=str.lower, choices=LOG_LEVELS,
+                        help="log lines on stderr at or above this level (default warning)")
+    parser.add_argument("--version", action="version", version=f"oracle-router {__version__}")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
     sub.required = True
     command = _command_in(argv) if argv is not None else None

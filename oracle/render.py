@@ -56,8 +56,13 @@ def _why(details: dict) -> str:
     return ""
 
 
-def render_result(res: OracleResult) -> str:
-    parts = [render_route(res.route, res.task_id), f"status: {res.status.value}"]
+def render_result(res: OracleResult, *, show_route: bool = True) -> str:
+    """The result for people; ``show_route=False`` (``oracle evaluate --no-route``) replaces the
+    routing table with one line naming the evaluator, for reading many verdicts at once."""
+    route = res.route
+    head = (render_route(route, res.task_id) if show_route
+            else f"task {res.task_id}: {route.evaluator or 'NONE'} (route confidence {route.confidence:.3f})")
+    parts = [head, f"status: {res.status.value}"]
     r = res.result
     run = r.provenance.execution if r is not None else None
     if run is not None and run.integrity:

@@ -18,7 +18,7 @@ def test_progress_draws_a_bar_on_a_terminal():
     p.update({"status": "failed"})
     p.close()
     text = out.getvalue()
-    assert "\r[" in text and "2/4" in text and "failed=1" in text and text.endswith("\n")
+    assert "━" in text and "2/4" in text and "failed=1" in text and text.rstrip("\x1b[?25h").endswith("\n")
 
 
 def test_summary_per_evaluator(tmp_path):

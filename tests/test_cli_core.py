@@ -113,3 +113,99 @@ def test_render_gives_each_candidate_a_reason():
     assert _why({"criteria": {"c1": {"criterion": "Has three lines", "score": 3.0}}}) == "Has three lines: 3.00"
     assert _why({"criteria": [{"criterion": "Polite", "probability": 0.25, "met": False}]}) == "Polite: 0.25"
     assert _why({}) == ""
+
+
+def test_version_is_the_installed_package_version():
+    from importlib.metadata import version
+
+    out = oracle("--version")
+    assert out.returncode == 0 and out.stdout.strip() == f"oracle-router {version('oracle-router')}"
+
+
+def test_a_bad_log_level_exits_2_naming_it_and_case_does_not_matter(tmp_path):
+    out = oracle("--log-level", "loud", "config", "show")
+    assert out.returncode == 2 and "--log-level" in out.stderr and "'loud'" in out.stderr
+    assert out.stdout == ""
+    assert oracle("--log-level", "DEBUG", "config", "show", "--json").returncode == 0
+
+
+def _reference_tasks(tmp_path: Path, n: int = 3) -> Path:
+    """Tasks the verifier checks against a reference answer: fast, no model, no sandbox."""
+    path = tmp_path / "tasks.jsonl"
+    path.write_text("".join(json.dumps({"task": {"id": f"r{i}", "prompt": "What is 2+2?", "reference": "4",
+                                                 "evaluator": "verifier"},
+                                        "trajectories": [{"id": "good", "answer": "4"},
+                                                         {"id": "bad", "answer": "5"}]}) + "\n"
+                            for i in range(1, n + 1)))
+    return path
+
+
+def test_no_route_shows_verdicts_without_the_routing_table(tmp_path):
+    path = _reference_tasks(tmp_path)
+    full = oracle("evaluate", str(path))
+    assert full.returncode == 0, full.stderr
+    assert "TOTAL" in full.stdout and "policy" in full.stdout
+    for flag in ("--no-route", "--quiet", "-q"):
+        quiet = oracle("evaluate", str(path), flag)
+        assert quiet.returncode == 0, quiet.stderr
+        assert "TOTAL" not in quiet.stdout and "policy" not in quiet.stdout
+        assert quiet.stdout.count("task r") == 3 and quiet.stdout.count("best: good ") == 3
+        assert "good       1.000  PASS" in quiet.stdout and "bad        0.000  FAIL" in quiet.stdout
+    rows = [json.loads(line) for line in oracle("evaluate", str(path), "--json", "-q").stdout.splitlines()]
+    assert len(rows) == 3 and all("route" not in r and r["result"]["best"] == ["good"] for r in rows)
+    full_rows = [json.loads(line) for line in oracle("evaluate", str(path), "--json").stdout.splitlines()]
+    assert all("route" in r for r in full_rows)
+
+
+def test_progress_off_a_terminal_only_when_asked(tmp_path):
+    path = _reference_tasks(tmp_path)
+    default = oracle("evaluate", str(path), "--json")
+    assert default.returncode == 0 and "evaluate:" not in default.stderr
+    asked = oracle("evaluate", str(path), "--json", "--progress")
+    assert asked.returncode == 0 and "evaluate: 3/3 done" in asked.stderr
+    assert len(asked.stdout.splitlines()) == 3 and "evaluate:" not in asked.stdout
+    refused = oracle("evaluate", str(path), "--json", "--no-progress")
+    assert "evaluate:" not in refused.stderr
+
+
+def _run_with_terminal_stderr(args: list[str]) -> tuple[int, str, str]:
+    """Run the CLI with stderr on a pseudo-terminal (as in an interactive shell), stdout on a pipe."""
+    import os
+    import pty
+    import select
+
+    master, slave = pty.openpty()
+    proc = subprocess.Popen([sys.executable, "-m", "oracle", *args], stdout=subprocess.PIPE, stderr=slave,
+                            cwd=ROOT, env={**os.environ, "TERM": "xterm"})
+    os.close(slave)
+    chunks: list[bytes] = []
+    try:
+        while True:
+            ready, _, _ = select.select([master], [], [], 60)
+            if not ready:
+                break
+            try:
+                data = os.read(master, 4096)
+            except OSError:  # EIO: the child closed its end
+                break
+            if not data:
+                break
+            chunks.append(data)
+    finally:
+        os.close(master)
+    stdout = proc.communicate(timeout=60)[0].decode()
+    return proc.returncode, stdout, b"".join(chunks).decode(errors="replace")
+
+
+def test_progress_bar_on_a_terminal_goes_to_stderr_only(tmp_path):
+    path = _reference_tasks(tmp_path)
+    code, stdout, terminal = _run_with_terminal_stderr(["evaluate", str(path), "--json"])
+    assert code == 0
+    assert "evaluate" in terminal and "3/3" in terminal and "failed=0" in terminal
+    assert "\x1b" not in stdout and len(stdout.splitlines()) == 3
+    code, stdout, terminal = _run_with_terminal_stderr(["evaluate", str(path), "--json", "--no-progress"])
+    assert code == 0 and "3/3" not in terminal and len(stdout.splitlines()) == 3
+    one = tmp_path / "one.json"
+    one.write_text(path.read_text().splitlines()[0])
+    code, stdout, terminal = _run_with_terminal_stderr(["evaluate", str(one), "--json"])
+    assert code == 0 and "1/1" not in terminal  # one task: nothing to show progress of

@@ -1,51 +1,112 @@
-"""Progress: a bar on a terminal, periodic structured log lines otherwise (CI, files, pipes)."""
+"""Progress of many evaluations (``oracle batch``, ``oracle evaluate`` on a JSONL file), on stderr.
+
+Three ways to show it, picked by the caller:
+
+- ``bar``: a live bar drawn by rich on a terminal (done/total, rate, failures, elapsed, what runs now);
+- ``log``: a ``batch_progress`` structured log line every ``interval_s`` (CI, files, pipes);
+- ``text``: a plain line every ``interval_s``, for a user who asked for progress off a terminal.
+
+Progress never goes to stdout, which carries the results. rich is imported only when a bar is drawn.
+"""
 
 from __future__ import annotations
 
 import sys
 import time
-from typing import Any, TextIO
+from typing import Any, Literal, TextIO
 
 import structlog
 
 log = structlog.get_logger("oracle.batch")
 
+Mode = Literal["bar", "log", "text", "off"]
+
 
 class Progress:
+    """Counts finished rows and shows them. ``tty`` (default: whether ``stream`` is a terminal)
+    picks ``bar`` over ``off_tty`` (``log`` for batches, ``text`` or ``off`` for ``evaluate``)."""
+
     def __init__(self, total: int, *, skipped: int = 0, stream: TextIO | None = None,
-                 interval_s: float = 5.0, tty: bool | None = None) -> None:
+                 interval_s: float = 5.0, tty: bool | None = None, off_tty: Mode = "log",
+                 label: str = "batch", share_stdout: bool = False) -> None:
         self.total, self.skipped = total, skipped
         self.done = 0
         self.failed = 0
+        self.label = label
         self.stream = stream or sys.stderr
-        self.tty = self.stream.isatty() if tty is None else tty
-        self.interval_s = interval_s if not self.tty else 0.1
+        is_tty = _isatty(self.stream) if tty is None else tty
+        self.mode: Mode = "bar" if is_tty else off_tty
+        self.interval_s = interval_s
         self.started = time.monotonic()
-        self._last = 0.0
+        self._last = self.started
+        self._shown = -1  # rows finished at the last line written (close() does not repeat it)
+        self._bar: Any = None
+        self._task: Any = None
+        if self.mode == "bar":
+            self._start_bar(share_stdout)
+
+    def _start_bar(self, share_stdout: bool) -> None:
+        from rich.console import Console
+        from rich.progress import (BarColumn, MofNCompleteColumn, Progress as RichProgress, TextColumn,
+                                   TimeElapsedColumn)
+
+        console = Console(file=self.stream, force_terminal=True)
+        # share_stdout: stdout is the same screen, so results printed meanwhile are drawn above the bar
+        # by rich instead of being overwritten by it.
+        self._bar = RichProgress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(),
+                                 TextColumn("{task.fields[rate]:.1f}/s failed={task.fields[failed]}"),
+                                 TimeElapsedColumn(), TextColumn("{task.fields[now]}"), console=console,
+                                 refresh_per_second=4, redirect_stdout=share_stdout, redirect_stderr=False)
+        self._task = self._bar.add_task(self.label, total=self.total, completed=self.skipped,
+                                        rate=0.0, failed=0, now="")
+        self._bar.start()
+
+    def __enter__(self) -> Progress:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def running(self, what: str) -> None:
+        """Name what runs now (``evaluate`` shows the task id); only the bar shows it."""
+        if self._bar is not None:
+            self._bar.update(self._task, now=what)
 
     def update(self, row: dict[str, Any]) -> None:
         self.done += 1
         self.failed += row.get("status") in ("failed", "unparsed")
         now = time.monotonic()
-        if now - self._last >= self.interval_s:
+        if self._bar is not None:
+            self._bar.update(self._task, completed=self.skipped + self.done, rate=self._rate(now),
+                             failed=self.failed, now="")
+        elif now - self._last >= self.interval_s:
             self._last = now
             self._emit(now)
 
+    def _rate(self, now: float) -> float:
+        return self.done / max(now - self.started, 1e-9)
+
     def _emit(self, now: float) -> None:
-        finished = self.skipped + self.done
-        rate = self.done / max(now - self.started, 1e-9)
-        if self.tty:
-            width = 30
-            frac = finished / self.total if self.total else 1.0
-            bar = "#" * int(frac * width) + "-" * (width - int(frac * width))
-            self.stream.write(f"\r[{bar}] {finished}/{self.total} {rate:6.1f}/s failed={self.failed}")
-            self.stream.flush()
-        else:
+        finished = self._shown = self.skipped + self.done
+        if self.mode == "log":
             log.info("batch_progress", done=finished, total=self.total, resumed=self.skipped,
-                     rate_per_s=round(rate, 2), failed=self.failed)
+                     rate_per_s=round(self._rate(now), 2), failed=self.failed)
+        elif self.mode == "text":
+            self.stream.write(f"{self.label}: {finished}/{self.total} done, {self._rate(now):.1f}/s, "
+                              f"failed={self.failed}\n")
+            self.stream.flush()
 
     def close(self) -> None:
-        self._emit(time.monotonic())
-        if self.tty:
-            self.stream.write("\n")
-            self.stream.flush()
+        if self._bar is not None:
+            bar, self._bar = self._bar, None
+            bar.stop()
+        elif self.mode != "off" and self._shown != self.skipped + self.done:
+            self._emit(time.monotonic())
+            self.mode = "off"
+
+
+def _isatty(stream: TextIO) -> bool:
+    try:
+        return bool(stream.isatty())
+    except (AttributeError, ValueError):  # a closed or exotic stream
+        return False

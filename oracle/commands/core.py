@@ -6,7 +6,13 @@ import argparse
 import json
 import sys
 
+from typing import TYPE_CHECKING
+
 from oracle.config import OracleConfig
+
+if TYPE_CHECKING:
+    from oracle.batch.progress import Progress
+    from oracle.result import OracleResult
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -24,6 +30,10 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--store", help="file unanswered escalation requests in this SQLite store "
                                    "(blocking ones make the task pending; see `oracle escalations`)")
     p.add_argument("--human", choices=("console",), help="ask escalation questions on the terminal now")
+    p.add_argument("-q", "--quiet", "--no-route", dest="no_route", action="store_true",
+                   help="verdicts only: no routing table (with --json: rows without the route trace)")
+    p.add_argument("--progress", action=argparse.BooleanOptionalAction, default=None,
+                   help="progress on stderr while evaluating several tasks (default: only on a terminal)")
     p.set_defaults(func=cmd_evaluate)
 
     p = sub.add_parser("config", help="configuration")
@@ -78,22 +88,49 @@ def cmd_evaluate(args: argparse.Namespace) -> int:
         store = EscalationStore(args.store)
     oracle = Oracle(config, history=_history(args), human=human, store=store)
     not_ok = 0
-    for item in tasks:
-        res = oracle.evaluate(item)
-        not_ok += res.status.value != "ok"
-        if args.json:
-            print(res.to_json())
-        else:
-            print(render_result(res) + "\n")
-        sys.stdout.flush()
+    with _progress(args, len(tasks)) as progress:
+        for item in tasks:
+            progress.running(item.task.id)
+            res = oracle.evaluate(item)
+            progress.update({"status": res.status.value})
+            not_ok += res.status.value != "ok"
+            if args.json:
+                print(_row_without_route(res) if args.no_route else res.to_json())
+            else:
+                print(render_result(res, show_route=not args.no_route) + "\n")
+            sys.stdout.flush()
     return 3 if (args.strict and not_ok) else 0
+
+
+def _progress(args: argparse.Namespace, total: int) -> Progress:
+    """Progress for ``evaluate``: by default a bar when several tasks run and stderr is a terminal
+    (never while ``--human console`` asks questions there); ``--progress`` also off a terminal, as
+    plain lines; ``--no-progress`` never."""
+    from oracle.batch.progress import Progress
+
+    wanted = args.progress if args.progress is not None else (total > 1 and args.human is None)
+    if not wanted:
+        return Progress(total, tty=False, off_tty="off", label="evaluate")
+    return Progress(total, off_tty="text" if args.progress else "off", label="evaluate", interval_s=2.0,
+                    share_stdout=_isatty(sys.stdout))
+
+
+def _isatty(stream: object) -> bool:
+    isatty = getattr(stream, "isatty", None)
+    return bool(isatty()) if callable(isatty) else False
+
+
+def _row_without_route(res: OracleResult) -> str:
+    from oracle._canonical import canonical_json
+
+    return canonical_json(res.model_dump(mode="json", exclude={"route"}))
 
 
 def cmd_config_show(args: argparse.Namespace) -> int:
     import yaml
 
     config = OracleConfig.load(args.config)
-    data = config.model_dump(mode="json")
+    data = config.public_dump()                    # API keys as "set"/"unset", never their values
     out = {"config_hash": config.hash(), "config": data}
     if args.json:
         print(json.dumps(out, sort_keys=True, indent=2))
