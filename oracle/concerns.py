@@ -9,7 +9,8 @@ class. Every concern has a ``kind``, the ``candidates`` involved, a one-line ``m
 Which evaluator emits what:
 
 - decision judge: ``decision_refusal``, ``decision_abstention``, ``decision_low_confidence``
-  (exact ties included), ``decision_order_flip``, ``unparsed``;
+  (exact ties included), ``decision_order_flip``, ``claim_undecided`` (a claim check whose two
+  questions disagree or are weak), ``unparsed``;
 - LLM judge: ``order_inconsistent``, ``preference_cycle``, ``unparsed``, ``tied_best``;
 - verifier: ``sandbox_failure``, ``task_unrunnable``, ``weak_isolation`` (below the strongest
   level, or ``in_process`` integrity), ``no_candidate_passed`` (each candidate's first failure).
@@ -94,6 +95,17 @@ class NonePassedEvidence(_Model):
     """Per candidate: its first failing test and why (or the reference check's message)."""
 
 
+class ClaimCheckEvidence(_Model):
+    support: float | None
+    """P("the claim is supported by the evidence"); None when that question was refused."""
+    challenge: float | None
+    """P("there is strong evidence that the claim is wrong"); None when refused."""
+    support_threshold: float
+    challenge_threshold: float
+    reason: Literal["disagreement", "weak_support", "weak_challenge", "weak_both"]
+    """Why no verdict: the two answers point opposite ways, or one (or both) is not decisive."""
+
+
 # -- concerns ------------------------------------------------------------------------------------
 
 class DecisionRefusal(_Concern):
@@ -114,6 +126,11 @@ class DecisionLowConfidence(_Concern):
 class DecisionOrderFlip(_Concern):
     kind: Literal["decision_order_flip"] = "decision_order_flip"
     evidence: OrderFlipEvidence = Field(default_factory=OrderFlipEvidence)
+
+
+class ClaimUndecided(_Concern):
+    kind: Literal["claim_undecided"] = "claim_undecided"
+    evidence: ClaimCheckEvidence
 
 
 class OrderInconsistent(_Concern):
@@ -157,7 +174,7 @@ class NoCandidatePassed(_Concern):
 
 
 Concern = Annotated[Union[DecisionRefusal, DecisionAbstention, DecisionLowConfidence, DecisionOrderFlip,
-                          OrderInconsistent, PreferenceCycle, Unparsed, TiedBest, SandboxFailure,
+                          ClaimUndecided, OrderInconsistent, PreferenceCycle, Unparsed, TiedBest, SandboxFailure,
                           TaskUnrunnable, WeakIsolation, NoCandidatePassed],
                     Field(discriminator="kind")]
 """Any concern; ``kind`` tells which (it is the JSON discriminator)."""
@@ -176,6 +193,6 @@ def verifier_failure(error_type: str, message: str, candidates: list[str]) -> Sa
                           message=f"the sandbox could not run the candidates: {message}")
 
 
-__all__ = ["Concern", "DecisionAbstention", "DecisionLowConfidence", "DecisionOrderFlip", "DecisionRefusal",
+__all__ = ["ClaimUndecided", "Concern", "DecisionAbstention", "DecisionLowConfidence", "DecisionOrderFlip", "DecisionRefusal",
            "NoCandidatePassed", "OrderInconsistent", "PreferenceCycle", "SandboxFailure", "TaskUnrunnable",
            "TiedBest", "Unparsed", "WeakIsolation", "verifier_failure"]

@@ -197,6 +197,20 @@ class VerifierConfig(BaseModel):
     """Node for JavaScript candidates; None: ``node`` on PATH (JavaScript unsupported without it)."""
 
 
+class ClaimCheckConfig(BaseModel):
+    """A claim check's two opposing questions (task option ``claim_check``) and when they decide.
+
+    A side decides when its probability is at or above its threshold (yes) or at or below one minus
+    it (no); in between it is weak. Supported: support yes, challenge no; refuted: the reverse;
+    anything else (the two disagree, or either is weak) abstains and asks a human."""
+
+    model_config = _FROZEN
+    support_threshold: float = Field(default=0.7, gt=0.5, le=1)
+    """P("the claim is supported by the evidence") that counts as yes (1 - this: as no)."""
+    challenge_threshold: float = Field(default=0.7, gt=0.5, le=1)
+    """P("there is strong evidence that the claim is wrong") that counts as yes (1 - this: as no)."""
+
+
 class DecisionJudgeConfig(BaseModel):
     """Decision judge settings."""
 
@@ -213,6 +227,7 @@ class DecisionJudgeConfig(BaseModel):
     """A logprob readout below ``coverage_floor``: ``unparsed``, or ``sample`` to ask again by
     sampling (``samples`` at ``sample_temperature``; the floor then applies to the samples)."""
     timeout_s: float = Field(default=120.0, gt=0)
+    claim_check: ClaimCheckConfig = Field(default_factory=ClaimCheckConfig)
 
 
 class LLMJudgeConfig(BaseModel):

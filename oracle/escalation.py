@@ -16,8 +16,8 @@ from __future__ import annotations
 from typing import Any, Callable, Sequence, TypeVar
 
 from oracle._canonical import sha256_json
-from oracle.concerns import (DecisionAbstention, DecisionLowConfidence, DecisionOrderFlip, DecisionRefusal,
-                             NoCandidatePassed, OrderInconsistent, PreferenceCycle, SandboxFailure, TaskUnrunnable,
+from oracle.concerns import (ClaimUndecided, DecisionAbstention, DecisionLowConfidence, DecisionOrderFlip,
+                             DecisionRefusal, NoCandidatePassed, OrderInconsistent, PreferenceCycle, SandboxFailure, TaskUnrunnable,
                              WeakIsolation, verifier_failure)
 from oracle.config import EscalationConfig
 from oracle.provenance import ISOLATION_ORDER
@@ -30,7 +30,7 @@ EscalationRequest = Escalation
 
 REASONS = ("no_feasible_evaluator", "low_route_confidence", "verifier_infrastructure_failure",
            "verifier_task_unrunnable",
-           "isolation_below_required", "decision_refusal", "decision_abstention",
+           "isolation_below_required", "decision_refusal", "claim_check_undecided", "decision_abstention",
            "pairwise_order_inconsistent", "preference_cycle", "decision_order_flip",
            "decision_low_confidence", "inseparable_candidates")
 """Every reason code, most blocking first (the order ``check_result`` tries them in)."""
@@ -195,6 +195,26 @@ def _decision_refusal(task: Task, result: EvaluationResult, config: EscalationCo
                            "refusal_reasons": why, "scores": _scores(result)})
 
 
+def _claim_undecided(task: Task, result: EvaluationResult, config: EscalationConfig,
+                     ids: list[str]) -> Escalation | None:
+    concern = _concern(result, ClaimUndecided)
+    if concern is None:
+        return None
+    ev = concern.evidence
+    cid = (concern.candidates or ids)[0]
+    why = {"disagreement": "the two answers disagree", "weak_support": "the first answer is not decisive",
+           "weak_challenge": "the second answer is not decisive", "weak_both": "neither answer is decisive"}
+    support, challenge = (("refused" if p is None else f"{p:.2f}") for p in (ev.support, ev.challenge))
+    return _make(task, "claim_check_undecided",
+                 f"The claim check of candidate {cid!r} on task {task.id!r} has no verdict: "
+                 f"P(the claim is supported by the evidence) = {support} (decides at "
+                 f"{ev.support_threshold:g}), P(there is strong evidence that the claim is wrong) = "
+                 f"{challenge} (decides at {ev.challenge_threshold:g}); {why[ev.reason]}. Is the claim "
+                 "supported by the evidence ('pass') or not ('fail')?",
+                 options=["pass", "fail"], blocking=result.status == Status.abstained,
+                 evidence={"candidate_ids": [cid], **ev.model_dump()})
+
+
 def _decision_abstention(task: Task, result: EvaluationResult, config: EscalationConfig,
                          ids: list[str]) -> Escalation | None:
     concern = _concern(result, DecisionAbstention)
@@ -316,8 +336,8 @@ def _inseparable(task: Task, result: EvaluationResult, config: EscalationConfig,
 
 
 RESULT_TRIGGERS: tuple[Callable[[Task, EvaluationResult, EscalationConfig, list[str]], Escalation | None], ...] = (
-    _verifier_failure, _weak_isolation, _decision_refusal, _decision_abstention, _order_inconsistent,
-    _cycle, _decision_order_flip, _decision_low_confidence, _inseparable)
+    _verifier_failure, _weak_isolation, _decision_refusal, _claim_undecided, _decision_abstention,
+    _order_inconsistent, _cycle, _decision_order_flip, _decision_low_confidence, _inseparable)
 
 
 def result_triggers(task: Task, route: Route, result: EvaluationResult, config: EscalationConfig,

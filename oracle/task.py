@@ -22,7 +22,7 @@ from pydantic_core import PydanticCustomError
 from oracle._frozen import FrozenWithCache
 from oracle._validation_errors import NAMED_FIELD_ERROR, format_validation_error
 from oracle.limits import DEFAULT_LIMITS, InputLimits, input_problem
-from oracle.questions import Question
+from oracle.questions import Question, scoring_problem
 from oracle.testspec import ReferenceCheck, TestCase
 
 EvaluatorKind = Literal["decision_judge", "llm_judge", "verifier"]
@@ -135,6 +135,13 @@ class Task(FrozenWithCache, _InputModel):
     judge_prompt: str | None = None
     """The LLM judge's pointwise prompt template (``string.Template``); set by a rubric, or inline.
     Its variables are checked at load: an unknown or missing one is an error before any call."""
+    context: str | None = None
+    """Source text the answer should be grounded in (a document, a retrieved passage): evidence, like
+    ``reference``, for a claim check."""
+    claim_check: bool = False
+    """Judge the single candidate's answer as a claim against the evidence (``context`` and/or
+    ``reference``): the decision judge asks whether the evidence supports it and whether there is
+    strong evidence against it, and gives a verdict only when the two agree."""
 
     @field_validator("judge_prompt")
     @classmethod
@@ -162,6 +169,8 @@ class Task(FrozenWithCache, _InputModel):
             raise ValueError(f"questions: duplicate question ids {dupes}")
         if self.rubric is not None and (self.criteria or self.questions or self.judge_prompt is not None):
             raise ValueError("rubric: a task names a rubric or gives criteria/questions/judge_prompt inline, not both")
+        if self.claim_check and not (self.context or self.reference):
+            raise ValueError("claim_check: a claim check needs the evidence as text: task.context or task.reference")
         return self
 
     def content_hash(self) -> str:
@@ -261,4 +270,12 @@ class TaskInput(_InputModel):
         if dupes:
             shown = dupes[:10] + (["..."] if len(dupes) > 10 else [])
             raise ValueError(f"trajectories: duplicate trajectory ids {shown}")
+        if self.task.claim_check and len(self.trajectories) != 1:
+            raise ValueError(f"trajectories: a claim check judges one claim; got {len(self.trajectories)} candidates")
+        ids = [t.id for t in self.trajectories]
+        for i, question in enumerate(self.task.questions):
+            problem = scoring_problem(question, ids)
+            if problem is not None:
+                raise PydanticCustomError(NAMED_FIELD_ERROR, "{field}: {reason}",
+                                          {"field": f"task.questions[{i}].{problem[0]}", "reason": problem[1]})
         return self

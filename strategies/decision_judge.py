@@ -1,14 +1,22 @@
 """The decision judge: typed fixed-option questions answered with a probability per option.
 
 It judges free text whose answer is still a small, predefined set by asking a decision model for
-probabilities instead of parsing a generative model's prose. Three modes, picked from the task:
+probabilities instead of parsing a generative model's prose. Four modes, picked from the task
+(strategies/decision/validation.py):
 
 - questions: the task's typed questions (likelihood / choice / score), per candidate; questions
-  that see the same fields share one call. The most likely option sets the score.
-- criteria: each rubric criterion is the likelihood question "The response satisfies: ...", all in
-  one call per candidate; passed iff every P(yes) reaches the threshold, score = weighted mean.
-- comparison (several candidates, no questions): one choice question over the candidates, asked in
-  the given and the reversed order, probabilities averaged per candidate id, flips recorded.
+  that see the same fields (and ask the same model) share one call. The most likely option sets
+  the score.
+- criteria: each rubric criterion is the likelihood question "The response satisfies: ...", per
+  candidate, however many candidates there are; passed iff every P(yes) reaches the threshold,
+  score = weighted mean. On a native endpoint a candidate's criteria travel in one call; a logprob
+  readout asks one call per candidate and criterion.
+- comparison, only when the task asks for it: a choice question whose options are exactly the
+  trajectory ids, asked in the given and the reversed order, P(best) averaged per id, flips recorded.
+- claim_check (task option): two opposing questions about one claim (strategies/decision/claims.py).
+
+With a pass rule, ``best`` is the highest-scoring passing candidates and empty when none passes
+(strategies/decision/results.py).
 
 The judge never raises on model or network faults and never invents a number: failures give a
 ``failed`` result with the error, unreadable answers ``unparsed``, abstentions and refusals
@@ -25,7 +33,7 @@ from typing import Any, Sequence
 from oracle.calibration import load_calibration
 from oracle.config import DecisionJudgeConfig, OracleConfig, ProvidersConfig
 from oracle.errors import ConfigError
-from oracle.questions import QuestionInputs
+from oracle.questions import Question, QuestionInputs, is_comparison
 from oracle.result import CandidateResult, EvaluationResult, Status
 from oracle.strategy import EvaluationContext, needs_providers, register_strategy
 from oracle.task import Task, Trajectory
@@ -33,12 +41,13 @@ from oracle.ledger import CallLedger
 from oracle.provenance import EvaluationProvenance
 from oracle.strategies.decision.backends import (BackendKind, LogprobReadoutBackend, NativeBackend, SampledBackend,
                                           elapsed_ms)
+from oracle.strategies.decision.claims import CHALLENGE_ID, CLAIM_QUESTIONS, SUPPORT_ID, claim_state, claim_verdict
 from oracle.strategies.decision.concerns import decision_concerns
 from oracle.strategies.decision.readout import UnreadableAnswer
 from oracle.strategies.decision.requests import (comparison_question, comparison_state, criterion_questions,
-                                          group_by_inputs, visible_state)
-from oracle.strategies.decision.scoring import (AnswerVerdict, criteria_verdict, merge_orders,
-                                         question_mode_score, read_answer)
+                                                 group_by_inputs, visible_state)
+from oracle.strategies.decision.results import candidate_result, explain, rank, read_all, unreadable_details
+from oracle.strategies.decision.scoring import AnswerVerdict, criteria_verdict, merge_orders, question_mode_score
 from oracle.strategies.decision.validation import Mode, validate_for_decision
 
 ESCALATION_KEYS = ("low_confidence", "refused", "order_flip", "abstained", "unparsed")
@@ -49,7 +58,7 @@ class DecisionJudge:
     """Strategy ``decision_judge``; its settings are ``ctx.config.decision_judge`` of each evaluation."""
 
     name = "decision_judge"
-    version = "1.0"
+    version = "1.1"
 
     def spec(self, config: OracleConfig) -> dict[str, Any]:
         """Name, version and the settings that differ from the defaults."""
@@ -100,6 +109,10 @@ class _Run:
         self.backend_kind: BackendKind | None = None
         self.model: str | None = None
         self.threshold_info: dict[str, Any] = {}
+        self._backends: dict[str | None, Any] = {}
+        self.model_overrides: dict[str, dict[str, Any]] = {}
+        """Per question with its own ``model``: the model and whether it was applied (native only)."""
+        self.extra_concerns: list[Any] = []
 
     def provenance(self, latency_ms: float) -> EvaluationProvenance:
         return self.ledger.provenance(
@@ -133,101 +146,136 @@ class _Run:
         task, self.mode = validate_for_decision(
             self.ctx.task, self.ctx.trajectories, label_limited=self.backend_kind != "native")
         threshold = self._resolve_threshold()
-        client = self._open_client(providers)
-        backend = self._backend(client)
+        self._note_model_overrides(task.questions)
+        cands = self.ctx.trajectories
+        extra: dict[str, Any] = {}
         if self.mode == "questions":
-            candidates = await asyncio.gather(*(
-                self._judge_questions(backend, task, c, threshold) for c in self.ctx.trajectories))
-            extra: dict[str, Any] = {}
+            results = await asyncio.gather(*(self._judge_questions(task, c, threshold) for c in cands))
         elif self.mode == "criteria":
-            candidates = [await self._judge_criteria(backend, task, self.ctx.trajectories[0], threshold)]
-            extra = {}
+            results = await asyncio.gather(*(self._judge_criteria(task, c, threshold) for c in cands))
+        elif self.mode == "claim_check":
+            results = [await self._judge_claim(task, cands[0])]
         else:
-            candidates, extra = await self._judge_comparison(backend, task, self.ctx.trajectories)
-        return self._assemble(list(candidates), extra, started)
+            results, extra = await self._judge_comparison(task, cands)
+        if self.model_overrides:
+            extra["model_overrides"] = self.model_overrides
+        return self._assemble(list(results), extra, started)
 
-    def _open_client(self, providers: ProvidersConfig) -> Any:
-        """The pool's client for the endpoint, shared with the LLM judge when both talk to the same
-        endpoint (one concurrency limit per provider); the pool's owner closes it."""
+    # --- clients and backends -----------------------------------------------------------------
+
+    def _note_model_overrides(self, questions: Sequence[Question]) -> None:
+        """A question's own model goes to the native decision endpoint only; elsewhere it is recorded
+        as not applied (one provider's model name is never sent to another)."""
+        native = self.backend_kind == "native"
+        for q in questions:
+            if q.model is not None:
+                self.model_overrides[q.id] = {"model": q.model, "applied": native,
+                                              **({} if native else {"sent_model": self.model})}
+
+    def _backend(self, model: str | None = None) -> Any:
+        """The backend for the endpoint's model, or (native only) for a question's own model."""
+        key = model if self.backend_kind == "native" else None
+        if key not in self._backends:
+            self._backends[key] = self._make_backend(key)
+        return self._backends[key]
+
+    def _make_backend(self, model: str | None) -> Any:
         pool = self.ctx.providers
         assert pool is not None  # needs_providers
+        providers = self.ctx.config.providers
+        timeout = self.settings.timeout_s
         if self.backend_kind == "native":
             assert providers.decision is not None
-            return pool.decision(providers.decision, providers.prices)
-        return pool.chat(providers.judge, providers.prices)
-
-    def _backend(self, client: Any) -> Any:
-        common = dict(model=self.model or "", ledger=self.ledger, timeout_s=self.settings.timeout_s)
-        if self.backend_kind == "native":
-            return NativeBackend(client.decide, **common)
+            settings = providers.decision if model is None else providers.decision.model_copy(update={"model": model})
+            # The pool's client for the endpoint (one per model), shared with any other evaluator
+            # talking to it; the pool's owner closes it.
+            client = pool.decision(settings, providers.prices)
+            return NativeBackend(client.decide, model=settings.model, ledger=self.ledger, timeout_s=timeout)
+        chat = pool.chat(providers.judge, providers.prices)
+        common = dict(model=self.model or "", ledger=self.ledger, timeout_s=timeout)
+        sampler = SampledBackend(chat.complete, samples=self.settings.samples,
+                                 temperature=self.settings.sample_temperature, **common)
         if self.backend_kind == "logprob_readout":
-            top = client.capabilities.max_top_logprobs or 20
             # Sampling answers where the endpoint ignores logprobs, and below the floor if configured.
-            sampler = SampledBackend(client.complete, samples=self.settings.samples,
-                                     temperature=self.settings.sample_temperature, **common)
-            return LogprobReadoutBackend(client.complete, top_logprobs=top, sampler=sampler,
+            top = chat.capabilities.max_top_logprobs or 20
+            return LogprobReadoutBackend(chat.complete, top_logprobs=top, sampler=sampler,
                                          fallback=sampler if self.settings.low_coverage == "sample" else None,
-                                         logprobs_available=lambda: bool(client.capabilities.logprobs),
+                                         logprobs_available=lambda: bool(chat.capabilities.logprobs),
                                          coverage_floor=self.settings.coverage_floor, **common)
-        return SampledBackend(client.complete, samples=self.settings.samples,
-                              temperature=self.settings.sample_temperature, **common)
+        return sampler
 
     # --- modes -------------------------------------------------------------------------------
 
-    async def _judge_questions(self, backend: Any, task: Task, candidate: Trajectory,
-                               threshold: float) -> CandidateResult:
+    async def _judge_questions(self, task: Task, candidate: Trajectory, threshold: float) -> CandidateResult:
         verdicts: dict[str, AnswerVerdict] = {}
         unreadable: dict[str, UnreadableAnswer] = {}
         shown: dict[str, list[str]] = {}
-        by_id = {q.id: q for q in task.questions}
-        for group in group_by_inputs(task.questions):
+        for group in group_by_inputs(task.questions, by_model=self.backend_kind == "native"):
             state = visible_state(task, candidate, group[0].inputs)
-            got = await backend.ask(state, group)
-            for q in group:
-                shown[q.id] = list(state)
-                if q.id in got.answers:
-                    try:
-                        verdicts[q.id] = read_answer(by_id[q.id], got.answers[q.id],
-                                                     coverage_floor=self.settings.coverage_floor)
-                    except UnreadableAnswer as exc:
-                        unreadable[q.id] = exc
-                else:
-                    unreadable[q.id] = got.unreadable[q.id]
+            got = await self._backend(group[0].model).ask(state, group)
+            read, bad = read_all(group, got, self.settings.coverage_floor)
+            verdicts.update((v.question_id, v) for v in read)
+            unreadable.update(bad)
+            shown.update((q.id, list(state)) for q in group)
         details: dict[str, Any] = {
             "questions": [verdicts[q.id].to_details() if q.id in verdicts else
-                          {"question_id": q.id, "unparsed": True, "reason": unreadable[q.id].reason,
-                           "raw_text": unreadable[q.id].raw_text,
-                           "covered_mass": unreadable[q.id].covered_mass} for q in task.questions],
+                          {"question_id": q.id, "unparsed": True, **unreadable_details(unreadable)[q.id]}
+                          for q in task.questions],
             "fields_shown": shown,
         }
-        return _candidate(candidate.id, list(verdicts.values()), unreadable, details,
-                          *question_mode_score(list(verdicts.values()), threshold))
+        ordered = [verdicts[q.id] for q in task.questions if q.id in verdicts]
+        return candidate_result(candidate.id, ordered, unreadable, details,
+                                *question_mode_score(ordered, threshold))
 
-    async def _judge_criteria(self, backend: Any, task: Task, candidate: Trajectory,
-                              threshold: float) -> CandidateResult:
+    async def _judge_criteria(self, task: Task, candidate: Trajectory, threshold: float) -> CandidateResult:
         questions = criterion_questions(task.criteria)
         state = visible_state(task, candidate, QuestionInputs())
-        got = await backend.ask(state, questions)
-        verdicts, unreadable = _read_all(questions, got, self.settings.coverage_floor)
+        got = await self._backend().ask(state, questions)
+        verdicts, unreadable = read_all(questions, got, self.settings.coverage_floor)
         details: dict[str, Any] = {"fields_shown": list(state), "pass_threshold": threshold}
         if unreadable:
-            details["unparsed_questions"] = {k: {"reason": v.reason, "raw_text": v.raw_text,
-                                                 "covered_mass": v.covered_mass}
-                                             for k, v in unreadable.items()}
-            return _candidate(candidate.id, verdicts, unreadable, details, None, None)
+            details["unparsed_questions"] = unreadable_details(unreadable)
+            return candidate_result(candidate.id, verdicts, unreadable, details, None, None)
         verdict = criteria_verdict(task.criteria, verdicts, threshold)
         details["criteria"] = verdict.criteria
-        return _candidate(candidate.id, verdicts, {}, details, verdict.score, verdict.passed)
+        return candidate_result(candidate.id, verdicts, {}, details, verdict.score, verdict.passed)
 
-    async def _judge_comparison(self, backend: Any, task: Task, candidates: Sequence[Trajectory]
+    async def _judge_claim(self, task: Task, candidate: Trajectory) -> CandidateResult:
+        """Both questions in one call on a native endpoint; one readout call each otherwise."""
+        state = claim_state(task, candidate)
+        got = await self._backend().ask(state, list(CLAIM_QUESTIONS))
+        verdicts, unreadable = read_all(CLAIM_QUESTIONS, got, self.settings.coverage_floor)
+        details: dict[str, Any] = {"fields_shown": list(state),
+                                   "questions": [v.to_details() for v in verdicts]}
+        if unreadable:
+            details["unparsed_questions"] = unreadable_details(unreadable)
+            return candidate_result(candidate.id, verdicts, unreadable, details, None, None)
+        by_id = {v.question_id: v for v in verdicts}
+        if by_id[SUPPORT_ID].refused or by_id[CHALLENGE_ID].refused:
+            return candidate_result(candidate.id, verdicts, {}, details, None, None)
+        thresholds = self.settings.claim_check
+        verdict = claim_verdict(by_id[SUPPORT_ID].probabilities["yes"], by_id[CHALLENGE_ID].probabilities["yes"],
+                                support_threshold=thresholds.support_threshold,
+                                challenge_threshold=thresholds.challenge_threshold)
+        details["claim_check"] = verdict.to_details()
+        concern = verdict.concern(candidate.id)
+        if concern is not None:
+            self.extra_concerns.append(concern)
+        return candidate_result(candidate.id, verdicts, {}, details, verdict.score, verdict.passed)
+
+    async def _judge_comparison(self, task: Task, candidates: Sequence[Trajectory]
                                 ) -> tuple[list[CandidateResult], dict[str, Any]]:
-        forward_q = comparison_question(task, candidates)
-        backward_q = comparison_question(task, list(reversed(candidates)))
-        state = comparison_state(task)
+        ids = [c.id for c in candidates]
+        asked = next(q for q in task.questions if is_comparison(q, ids))
+        forward_q = comparison_question(asked, candidates)
+        backward_q = comparison_question(asked, list(reversed(candidates)))
+        state = comparison_state(task, asked)
+        backend = self._backend(asked.model)
         got_f, got_b = await asyncio.gather(backend.ask(state, [forward_q]), backend.ask(state, [backward_q]))
-        fwd, bad_f = _read_all([forward_q], got_f, self.settings.coverage_floor)
-        bwd, bad_b = _read_all([backward_q], got_b, self.settings.coverage_floor)
-        extra: dict[str, Any] = {"orders": [forward_q.labels(), backward_q.labels()]}
+        fwd, bad_f = read_all([forward_q], got_f, self.settings.coverage_floor)
+        bwd, bad_b = read_all([backward_q], got_b, self.settings.coverage_floor)
+        extra: dict[str, Any] = {"comparison_question": asked.id,
+                                 "orders": [forward_q.labels(), backward_q.labels()]}
         if bad_f or bad_b:
             extra["unparsed_orders"] = {
                 order: {"reason": v.reason, "raw_text": v.raw_text, "covered_mass": v.covered_mass}
@@ -259,14 +307,13 @@ class _Run:
                   started: float) -> EvaluationResult:
         flags = {key: any(bool(c.details.get(key)) for c in candidates) for key in ESCALATION_KEYS}
         flags["order_flip"] = flags["order_flip"] or bool(extra.get("order_flip"))
-        flags["abstained"] = flags["abstained"] or any(c.status == Status.abstained for c in candidates)
         flags["unparsed"] = flags["unparsed"] or any(c.status == Status.unparsed for c in candidates)
         flags["refused"] = flags["refused"] or bool(extra.get("refusals"))
-        scored = [c for c in candidates if c.score is not None]
-        order = {c.id: i for i, c in enumerate(candidates)}
-        ranking = [c.id for c in sorted(scored, key=lambda c: (-(c.score or 0.0), order[c.id]))]
-        top = max((c.score for c in scored), default=None)
-        best = [c.id for c in scored if top is not None and c.score is not None and c.score >= top - 1e-12]
+        # An undecided claim check is its own concern (both probabilities), not a generic abstention.
+        flags["abstained"] = flags["abstained"] or any(
+            c.status == Status.abstained for c in candidates if c.id not in
+            {cid for concern in self.extra_concerns for cid in concern.candidates})
+        ranking, best, none_passed = rank(candidates)
         if any(c.status == Status.ok for c in candidates):
             status = Status.ok
         elif any(c.status == Status.unparsed for c in candidates):
@@ -277,15 +324,15 @@ class _Run:
         details: dict[str, Any] = {
             "mode": self.mode, "backend": self.backend_kind, "decision_model": self.model,
             "pass_threshold": self.threshold_info.get("pass_threshold"),
-            "threshold": self.threshold_info, **flags,
+            "threshold": self.threshold_info, **flags, "none_passed": none_passed,
             "low_confidence_candidates": [c.id for c in candidates if c.details.get("low_confidence")],
             **extra,
         }
         return EvaluationResult(
             evaluator="decision_judge", status=status, best=best, ranking=ranking,
             candidates=candidates, calls=self.ledger.requests, cost_usd=self.ledger.cost_usd(),
-            latency_ms=latency, explanation=_explain(self.mode, candidates, self.threshold_info),
-            details=details, concerns=decision_concerns(candidates, extra, flags),
+            latency_ms=latency, explanation=explain(self.mode, candidates, self.threshold_info, none_passed),
+            details=details, concerns=[*decision_concerns(candidates, extra, flags), *self.extra_concerns],
             provenance=self.provenance(latency))
 
 
@@ -294,49 +341,6 @@ def _chat_capabilities_logprobs(providers: ProvidersConfig) -> bool:
     from oracle.providers.clients import chat_format
 
     return chat_format(providers.judge).capabilities().logprobs
-
-
-def _read_all(questions: Sequence[Any], got: Any, coverage_floor: float
-              ) -> tuple[list[AnswerVerdict], dict[str, UnreadableAnswer]]:
-    verdicts: list[AnswerVerdict] = []
-    unreadable: dict[str, UnreadableAnswer] = dict(got.unreadable)
-    for q in questions:
-        if q.id in got.answers:
-            try:
-                verdicts.append(read_answer(q, got.answers[q.id], coverage_floor=coverage_floor))
-            except UnreadableAnswer as exc:
-                unreadable[q.id] = exc
-    return verdicts, unreadable
-
-
-def _candidate(cid: str, verdicts: list[AnswerVerdict], unreadable: dict[str, UnreadableAnswer],
-               details: dict[str, Any], score: float | None, passed: bool | None) -> CandidateResult:
-    """Candidate status and flags: unparsed beats abstained; a refusal or abstention is not a score."""
-    refused = [v.question_id for v in verdicts if v.refused]
-    abstained = [v.question_id for v in verdicts if v.abstained]
-    low = [v.question_id for v in verdicts if v.low_confidence]
-    details.update(refused=bool(refused), refused_questions=refused,
-                   refusal_reasons={v.question_id: v.refusal_reason for v in verdicts if v.refused},
-                   abstained=bool(abstained), abstained_questions=abstained,
-                   low_confidence=bool(low), low_confidence_questions=low,
-                   unparsed=bool(unreadable))
-    if unreadable:
-        return CandidateResult(id=cid, status=Status.unparsed, details=details)
-    if score is None:
-        return CandidateResult(id=cid, status=Status.abstained, details=details)
-    return CandidateResult(id=cid, score=score, passed=passed, status=Status.ok, details=details)
-
-
-def _explain(mode: Mode | None, candidates: list[CandidateResult], threshold: dict[str, Any]) -> str:
-    parts = []
-    for c in candidates:
-        if c.score is None:
-            parts.append(f"{c.id}: {c.status.value}")
-        else:
-            verdict = "" if c.passed is None else (" passed" if c.passed else " failed")
-            parts.append(f"{c.id}: score {c.score:.3f}{verdict}")
-    return (f"decision judge ({mode}, threshold {threshold.get('pass_threshold')} from "
-            f"{threshold.get('source')}): " + "; ".join(parts))
 
 
 __all__ = ["DecisionJudge", "make_decision_judge", "ESCALATION_KEYS"]

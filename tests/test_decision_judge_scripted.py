@@ -232,7 +232,13 @@ async def test_refusal_is_recorded_and_asks_for_escalation(scripted_server, wire
     assert refusal.evidence.reasons == ["cannot route tickets"] and refusal.evidence.questions == {CAND.id: ["team"]}
 
 
-# --- several candidates: both orders ------------------------------------------------------------------
+# --- several candidates compared, when the task asks for it: both orders ------------------------------
+
+def _compare(*ids: str) -> Question:
+    """A comparison question: a choice whose options are exactly the trajectory ids."""
+    return Question(id="best_response", type="choice", instructions="Which reply best asks for the order number?",
+                    options={i: "" for i in ids})
+
 
 def _position_biased(first_p: float):
     """A decider that prefers whichever option comes first (systemone format)."""
@@ -246,12 +252,14 @@ def _position_biased(first_p: float):
 
 async def test_order_reversal_records_a_flip_and_lowers_confidence(scripted_server):
     scripted_server.set_handler(_position_biased(0.8))
-    task = Task(id="t", prompt="Reply to the customer", criteria=["asks for the order number"])
+    task = Task(id="t", prompt="Reply to the customer", questions=[_compare("a", "b")])
     a, b = Trajectory(id="a", answer="Order number please?"), Trajectory(id="b", answer="Go away")
     result = await _evaluate(_config(scripted_server, native="systemone"), task, a, b)
+    assert result.details["mode"] == "comparison"
     assert len(scripted_server.requests) == 2
-    sent = [list(r.json["questions"]["best_response"]["criteria"]) for r in scripted_server.requests]
-    assert sorted(sent) == [["a", "b"], ["b", "a"]]
+    sent = [r.json["questions"]["best_response"]["criteria"] for r in scripted_server.requests]
+    assert sorted(list(c) for c in sent) == [["a", "b"], ["b", "a"]]
+    assert {c["a"] for c in sent} == {"Order number please?"}  # each option carries its candidate
     assert result.details["order_flip"] is True and "decision_order_flip" in _kinds(result)
     flip = next(c for c in result.concerns if c.kind == "decision_order_flip")
     assert sorted(flip.candidates) == ["a", "b"] and flip.evidence.winners_by_order in (["a", "b"], ["b", "a"])
@@ -265,12 +273,12 @@ async def test_consistent_preference_across_orders_has_no_flip(scripted_server):
     def prefer_a(request):
         return decision_handler(probabilities={"best_response": {"a": 0.9, "b": 0.1}})(request)
     scripted_server.set_handler(prefer_a)
-    task = Task(id="t", prompt="Reply to the customer")
+    task = Task(id="t", prompt="Reply to the customer", questions=[_compare("b", "a")])
     a, b = Trajectory(id="a", answer="Order number please?"), Trajectory(id="b", answer="Go away")
     result = await _evaluate(_config(scripted_server, native="decisions"), task, a, b)
     assert result.details["order_flip"] is False and result.concerns == []
     assert result.best == ["a"] and result.ranking == ["a", "b"]
-    assert result.candidate("a").score == pytest.approx(0.9)
+    assert result.candidate("a").score == pytest.approx(0.9) and result.candidate("a").passed is None
 
 
 # --- logprob readout and sampling on a chat endpoint -------------------------------------------------

@@ -226,21 +226,44 @@ def test_order_reversal_averages_per_candidate_and_records_flips():
 
 def test_validation_picks_the_mode_and_rejects_input_without_questions():
     cand = [Trajectory(id="c", answer="x")]
+    two = cand + [Trajectory(id="d")]
     assert validate_for_decision(Task(id="t", prompt="p", criteria=["ok"]), cand, label_limited=True)[1] == "criteria"
-    assert validate_for_decision(Task(id="t", prompt="p"), cand * 1 + [Trajectory(id="d")],
+    # several candidates with criteria are judged one by one, never compared behind the task's back
+    assert validate_for_decision(Task(id="t", prompt="p", criteria=["ok"]), two, label_limited=True)[1] == "criteria"
+    compare = Question(id="best", type="choice", instructions="Which is best?", options={"d": "", "c": ""})
+    assert validate_for_decision(Task(id="t", prompt="p", questions=[compare]), two,
                                  label_limited=True)[1] == "comparison"
+    assert validate_for_decision(Task(id="t", prompt="p", reference="r", claim_check=True), cand,
+                                 label_limited=True)[1] == "claim_check"
     with pytest.raises(TaskValidationError, match="task.questions"):
         validate_for_decision(Task(id="t", prompt="p"), cand, label_limited=True)
+    with pytest.raises(TaskValidationError, match="task.questions"):  # no implicit comparison any more
+        validate_for_decision(Task(id="t", prompt="p"), two, label_limited=True)
+
+
+def test_validation_of_comparison_questions_and_unscored_choices():
+    two = [Trajectory(id="c"), Trajectory(id="d")]
+    compare = Question(id="best", type="choice", instructions="Which is best?", options={"c": "", "d": ""})
+    team = TEAM.model_copy(update={"id": "team"})
+    with pytest.raises(TaskValidationError, match=r"task.questions\[1\]: a comparison question .* 'team'"):
+        validate_for_decision(Task(id="t", prompt="p", questions=[compare, team]), two, label_limited=True)
+    with pytest.raises(TaskValidationError, match=r"task.questions\[0\].scores: a comparison question"):
+        validate_for_decision(Task(id="t", prompt="p", questions=[
+            compare.model_copy(update={"scores": {"c": 5, "d": 1}})]), two, label_limited=True)
+    # options that are not the ids: a question about each candidate, which must map options to scores
+    with pytest.raises(TaskValidationError, match=r"task.questions\[0\].scores: a choice question must map"):
+        validate_for_decision(Task(id="t", prompt="p", questions=[compare]), two[:1] + [Trajectory(id="e")],
+                              label_limited=True)
 
 
 def test_validation_rejects_expected_output_without_reference_and_too_many_readout_labels():
     q = Question(id="q", type="likelihood", instructions="x", inputs=QuestionInputs(expected=True))
-    with pytest.raises(TaskValidationError, match=r"questions.0.inputs.expected"):
+    with pytest.raises(TaskValidationError, match=r"questions\[0\].inputs.expected"):
         validate_for_decision(Task(id="t", prompt="p", questions=[q]), [Trajectory(id="c")], label_limited=False)
     many = Question(id="m", type="choice", instructions="x", options={f"o{i}": "" for i in range(30)},
                     scores={f"o{i}": 3 for i in range(30)})
     task = Task(id="t", prompt="p", questions=[many])
-    with pytest.raises(TaskValidationError, match=r"questions.0.options"):
+    with pytest.raises(TaskValidationError, match=r"questions\[0\].options"):
         validate_for_decision(task, [Trajectory(id="c")], label_limited=True)
     assert validate_for_decision(task, [Trajectory(id="c")], label_limited=False)[1] == "questions"
 

@@ -14,7 +14,7 @@ import pytest
 
 from oracle.config import EscalationConfig, OracleConfig
 from oracle.escalation import REASONS, check_result
-from oracle.oracle import Oracle
+from oracle.oracle import Oracle, as_task_input
 from oracle.result import OracleResult, Status
 from tests.data.tasks import code_task, open_task, question_task
 from tests.plugins.scripted_server import chat_reply, decision_handler
@@ -32,6 +32,20 @@ def _run(config: OracleConfig, data: dict) -> OracleResult:
         verifier = oracle.strategy("verifier") if data["task"].get("evaluator") == "verifier" else None
         if verifier is not None:
             verifier.close()  # type: ignore[attr-defined]
+
+
+def _run_routed_to(config: OracleConfig, data: dict, evaluator: str) -> OracleResult:
+    """The Oracle's own steps (route, the named evaluator, the escalation check) with the evaluator
+    given: for tasks whose routing another part of the project decides (the claim check's)."""
+    import asyncio
+
+    oracle = Oracle(config)
+    item = as_task_input(data)
+    route = oracle.route(item)
+    result = asyncio.run(oracle.run_strategy(item, route, evaluator))
+    escalation = check_result(item.task, route, result, config.escalation, [t.id for t in item.trajectories])
+    return OracleResult(task_id=item.task.id, status=result.status, route=route, result=result,
+                        escalation=escalation)
 
 
 def _request(res: OracleResult, data: dict, reason: str):
@@ -170,11 +184,29 @@ def test_decision_order_flip(scripted_server):
         return decision_handler(probabilities={"best_response": {labels[0]: 0.8, labels[1]: 0.2}})(request)
 
     scripted_server.set_handler(first_wins)
-    data = open_task(id="flip", evaluator="decision_judge", criteria=["is friendly"])
+    data = open_task(id="flip", evaluator="decision_judge", questions=[{  # a comparison: options = the ids
+        "id": "best_response", "type": "choice", "instructions": "Which email is friendlier?",
+        "options": {"a": "", "b": ""}}])
     res = _run(_decision(scripted_server, "systemone"), data)
     assert "decision_order_flip" in _kinds(res), res.result
     esc = _request(res, data, "decision_order_flip")
     assert esc.options == ["a", "b"] and "'a' in the given order and 'b' with the order reversed" in esc.question
+
+
+def test_claim_check_disagreement_shows_both_probabilities(scripted_server):
+    """Supported (0.9) and also strongly challenged (0.8): no verdict, a blocking request quoting both."""
+    scripted_server.set_handler(decision_handler(probabilities={"claim_supported": 0.9, "claim_challenged": 0.8}))
+    data = {"task": {"id": "claim", "prompt": "When did the store open?", "evaluator": "decision_judge",
+                     "context": "The store opened in March 2019 after two years of planning.",
+                     "claim_check": True},
+            "trajectories": [{"id": "r1", "answer": "The store opened in 2019."}]}
+    res = _run_routed_to(_decision(scripted_server, "systemone"), data, "decision_judge")
+    assert res.result.status is Status.abstained and _kinds(res) == ["claim_undecided"], res.result
+    assert len(scripted_server.requests) == 1  # both questions in one native call
+    esc = _request(res, data, "claim_check_undecided")
+    assert esc.blocking and esc.options == ["pass", "fail"]
+    assert "= 0.90" in esc.question and "= 0.80" in esc.question and "disagree" in esc.question
+    assert (esc.evidence["support"], esc.evidence["challenge"], esc.evidence["reason"]) == (0.9, 0.8, "disagreement")
 
 
 # -- LLM judge: the scripted OpenAI-compatible endpoint --------------------------------------------

@@ -3,10 +3,12 @@
 Only the fields a question names (``Question.inputs``) go into the request: a question about
 politeness has no business seeing the reference answer, and a smaller state is cheaper and leaks
 less. Questions that see the same fields share one call; all criteria of a candidate are one call.
+A comparison question (options = the trajectory ids) carries the candidates as its options.
 """
 
 from __future__ import annotations
 
+import json
 from typing import Any, Sequence
 
 from oracle.providers.types import DecisionQuestion, DecisionRequest
@@ -16,11 +18,8 @@ from oracle.task import Criterion, Task, Trajectory
 CRITERION_PREFIX = "The response satisfies: "
 """Each rubric criterion becomes the likelihood question '<prefix><criterion>'."""
 
-COMPARISON_QUESTION_ID = "best_response"
-COMPARISON_INSTRUCTIONS = "Which response best satisfies the task"
-
 TASK_FIELD_KEYS: dict[str, str] = {
-    "prompt": "prompt", "description": "description", "criteria": "criteria",
+    "prompt": "prompt", "description": "description", "context": "context", "criteria": "criteria",
     "reference": "reference", "metadata": "task_metadata",
 }
 """Task field -> key in the request state."""
@@ -80,11 +79,12 @@ def visible_state(task: Task, candidate: Trajectory | None, inputs: QuestionInpu
     return state
 
 
-def group_by_inputs(questions: Sequence[Question]) -> list[list[Question]]:
-    """Questions that see the same fields, grouped in first-seen order: one call per group."""
-    groups: dict[str, list[Question]] = {}
+def group_by_inputs(questions: Sequence[Question], *, by_model: bool = True) -> list[list[Question]]:
+    """Questions that see the same fields (and, on a native endpoint, ask the same model), grouped
+    in first-seen order: one call per group."""
+    groups: dict[tuple[str, str | None], list[Question]] = {}
     for q in questions:
-        groups.setdefault(q.inputs.model_dump_json(), []).append(q)
+        groups.setdefault((q.inputs.model_dump_json(), q.model if by_model else None), []).append(q)
     return list(groups.values())
 
 
@@ -100,27 +100,31 @@ def decision_request(state: dict[str, Any], questions: Sequence[Question]) -> De
     return DecisionRequest(state=state, questions=[to_decision_question(q) for q in questions])
 
 
-def _candidate_text(candidate: Trajectory) -> str:
-    return candidate.answer if candidate.answer else (candidate.code or "")
+def _candidate_text(candidate: Trajectory, fields: Sequence[str]) -> str:
+    """A candidate as one option description: its answer alone, or each named field labelled."""
+    values = {name: _candidate_value(candidate, name) for name in fields}
+    shown = {name: value for name, value in values.items() if value is not None}
+    if list(shown) == ["answer"]:
+        return str(shown["answer"])
+    return "\n".join(f"{name}: {value if isinstance(value, str) else json.dumps(value, ensure_ascii=False)}"
+                     for name, value in shown.items())
 
 
-def comparison_question(task: Task, candidates: Sequence[Trajectory]) -> Question:
-    """One choice question over the candidates, options in the order given (ids as labels).
+def comparison_question(question: Question, candidates: Sequence[Trajectory]) -> Question:
+    """The task's comparison question with its options in the given candidate order, each option
+    described by that candidate (the fields ``question.inputs.candidate`` names), after any
+    description the task gave it.
 
-    Every option gets the top score: in comparison mode the probability of being best ranks the
-    candidates, not a per-option score.
+    Every option gets the top score internally: a comparison ranks by the probability of being
+    best, not by per-option scores (which a comparison question may not have).
     """
-    instructions = COMPARISON_INSTRUCTIONS
-    if task.criteria:
-        instructions += ": " + "; ".join(c.criterion for c in task.criteria)
-    instructions += "?"
-    return Question(id=COMPARISON_QUESTION_ID, type="choice", instructions=instructions,
-                    options={c.id: _candidate_text(c) for c in candidates},
-                    scores={c.id: MAX_SCORE for c in candidates})
+    given = question.options or {}
+    fields = question.inputs.candidate
+    options = {c.id: "\n".join(part for part in (given.get(c.id) or "", _candidate_text(c, fields)) if part)
+               for c in candidates}
+    return question.model_copy(update={"options": options, "scores": {c.id: MAX_SCORE for c in candidates}})
 
 
-def comparison_state(task: Task) -> dict[str, Any]:
-    state: dict[str, Any] = {"prompt": task.prompt}
-    if task.criteria:
-        state["criteria"] = [c.criterion for c in task.criteria]
-    return state
+def comparison_state(task: Task, question: Question) -> dict[str, Any]:
+    """The task fields the comparison question names (the candidates travel as its options)."""
+    return visible_state(task, None, question.inputs.model_copy(update={"candidate": []}))
