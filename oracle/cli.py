@@ -25,6 +25,7 @@ COMMAND_MODULES = (
     "oracle.commands.model",
     "oracle.commands.escalations",
     "oracle.commands.batch",
+    "oracle.commands.compare",
     "oracle.commands.rubric",
 )
 COMMANDS = {
@@ -32,6 +33,7 @@ COMMANDS = {
     "sandbox": "oracle.commands.sandbox", "model": "oracle.commands.model",
     "escalations": "oracle.commands.escalations", "resume": "oracle.commands.escalations",
     "batch": "oracle.commands.batch",
+    "compare": "oracle.commands.compare",
     "rubric": "oracle.commands.rubric",
 }
 """Top-level command -> the module that registers it. A run imports only the module of the command

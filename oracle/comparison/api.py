@@ -1,0 +1,130 @@
+"""``oracle.compare`` / ``oracle.acompare``: the library face of a research comparison.
+
+    from oracle import compare
+    result = compare("labelled.jsonl", "out/", arms=["decision_judge", "llm_judge"], repeats=3,
+                     both_orders=True, limit=40)
+    result.summary.results[0].agreement, result.summary_path, result.report_path
+
+The CLI (``oracle compare``) is a thin layer over this. Bad input (labels, arms, settings) raises
+``TaskValidationError`` naming the field before any model call or code execution.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Sequence, TextIO
+
+from oracle.comparison.labels import LabelledItem, load_labelled
+from oracle.comparison.plan import ORDERS_BOTH, ORDERS_ONE, limit_items, select_items
+from oracle.comparison.records import ARMS, RunRecord
+from oracle.comparison.runner import RunSettings, run_units, summarize_runs
+from oracle.comparison.summary import CompareSummary
+from oracle.config import OracleConfig
+from oracle.errors import TaskValidationError
+
+DEFAULT_ARMS = ARMS
+DEFAULT_TIMEOUT_S = 300.0
+
+
+@dataclass(frozen=True)
+class CompareResult:
+    """What a comparison produced: the summary, its records and where the files are."""
+
+    summary: CompareSummary
+    records: list[RunRecord]
+    out_dir: Path
+    runs_path: Path
+    summary_path: Path
+    report_path: Path | None
+    """None when the report could not be written (``report_error`` says why)."""
+    report_error: str | None
+    computed: int
+    """Runs done by this call."""
+    resumed: int
+    """Runs found in ``runs.jsonl`` from an earlier, interrupted call and not redone."""
+
+
+def check_settings(arms: Sequence[str], repeats: int, limit: int | None, timeout_s: float | None,
+                   concurrency: int) -> tuple[str, ...]:
+    """The arms as a tuple; bad settings raise naming the option."""
+    arms = tuple(dict.fromkeys(a.strip() for a in arms if a.strip()))
+    unknown = [a for a in arms if a not in ARMS]
+    if unknown or not arms:
+        raise TaskValidationError(f"--arms: unknown arm(s) {unknown or '(none given)'}; choose from {', '.join(ARMS)}",
+                                  field="--arms")
+    if repeats < 1:
+        raise TaskValidationError("--repeats: must be at least 1", field="--repeats")
+    if limit is not None and limit < 1:
+        raise TaskValidationError("--limit: must be at least 1", field="--limit")
+    if timeout_s is not None and not timeout_s > 0:
+        raise TaskValidationError("--timeout-s: must be above 0", field="--timeout-s")
+    if concurrency < 1:
+        raise TaskValidationError("--concurrency: must be at least 1", field="--concurrency")
+    return arms
+
+
+def _write_json_atomic(path: Path, data: object) -> None:
+    tmp = path.with_name(path.name + ".tmp")
+    with tmp.open("w", encoding="utf-8") as fh:
+        fh.write(json.dumps(data, indent=2, sort_keys=True) + "\n")
+        fh.flush()
+        os.fsync(fh.fileno())
+    tmp.replace(path)
+
+
+async def acompare(labelled: str | Path | Sequence[LabelledItem], out_dir: str | Path, *,
+                   arms: Sequence[str] = DEFAULT_ARMS, repeats: int = 1, both_orders: bool = False,
+                   limit: int | None = None, select: Sequence[str] | None = None, seed: int = 0,
+                   timeout_s: float | None = DEFAULT_TIMEOUT_S, concurrency: int = 4,
+                   config: OracleConfig | None = None, report: bool = True, source: str | None = None,
+                   dropped_reserved: int = 0, progress_stream: TextIO | None = None,
+                   progress_tty: bool | None = None) -> CompareResult:
+    """Run the comparison into ``out_dir`` (resuming what an earlier call left there)."""
+    from oracle.batch.lock import OutputLock
+
+    arms_t = check_settings(arms, repeats, limit, timeout_s, concurrency)
+    config = config or OracleConfig.load()
+    if isinstance(labelled, (str, Path)):
+        source = source or str(labelled)
+        items = load_labelled(labelled)
+    else:
+        items = list(labelled)
+    items = limit_items(select_items(items, select), limit, seed)
+    if not items:
+        raise TaskValidationError("--select: no item matches", field="--select")
+    out = Path(out_dir)
+    if out.exists() and not out.is_dir():
+        raise TaskValidationError(f"-o: not a directory: {out}", field="-o")
+    out.mkdir(parents=True, exist_ok=True)
+    settings = RunSettings(arms=arms_t, repeats=repeats, orders=ORDERS_BOTH if both_orders else ORDERS_ONE,
+                           seed=seed, timeout_s=timeout_s, concurrency=concurrency)
+    runs_path = out / "runs.jsonl"
+    with OutputLock(runs_path, input_path=source):
+        outcome = await run_units(items, out, config=config, settings=settings, progress_stream=progress_stream,
+                                  progress_tty=progress_tty)
+        summary = summarize_runs(outcome.records, items, settings=settings, config=config, source=source,
+                                 dropped_reserved=dropped_reserved, elapsed_s=outcome.elapsed_s)
+        summary_path = out / "summary.json"
+        _write_json_atomic(summary_path, summary.model_dump(mode="json"))
+        report_path: Path | None = None
+        report_error: str | None = None
+        if report:
+            from oracle.comparison.report import write_report
+
+            try:
+                report_path = write_report(summary, outcome.records, out / "report.html")
+            except ImportError as exc:
+                report_error = f"{exc}"
+    return CompareResult(summary=summary, records=outcome.records, out_dir=out, runs_path=runs_path,
+                         summary_path=summary_path, report_path=report_path, report_error=report_error,
+                         computed=outcome.computed, resumed=outcome.resumed)
+
+
+def compare(labelled: str | Path | Sequence[LabelledItem], out_dir: str | Path, **options: object) -> CompareResult:
+    """Synchronous runner over ``acompare`` (safe inside a running event loop)."""
+    from oracle.oracle import run_sync
+
+    return run_sync(acompare(labelled, out_dir, **options))  # type: ignore[arg-type]

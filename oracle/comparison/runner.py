@@ -1,0 +1,170 @@
+"""Run a comparison: every arm on every item, crash-safe, resumable, then the summary and report.
+
+Crash safety is the batch runner's: each record is appended to ``DIR/runs.jsonl`` and fsynced
+(oracle/batch/output.py), an exclusive lock on that file keeps a second run out (exit 2 naming the
+holder), and on a rerun a partial last line is cut and records already written are skipped, so
+``kill -9`` then the same command gives the same summary with no duplicate runs. The summary is
+computed from the records alone (oracle/comparison/summary.py).
+
+Concurrency: at most ``concurrency`` runs in flight; each provider's own limit
+(``providers.*.concurrency``) still applies, because every evaluator on the loop shares one client
+per endpoint; the verifier bounds its sandbox runs with ``verifier.workers``.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import socket
+import time
+import uuid
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Sequence, TextIO
+
+from oracle.comparison.arms import ArmRunner, Shown, arm_kinds, baseline_record, label_in_options, options_shown, reorder
+from oracle.comparison.labels import LabelledItem
+from oracle.comparison.plan import Unit, check_manifest, manifest, plan_units
+from oracle.comparison.records import RunRecord, run_key
+from oracle.comparison.summary import CompareSummary, build_summary
+from oracle.config import OracleConfig
+
+
+@dataclass(frozen=True)
+class RunSettings:
+    arms: tuple[str, ...]
+    repeats: int
+    orders: tuple[str, ...]
+    seed: int
+    timeout_s: float | None
+    concurrency: int
+
+
+@dataclass
+class RunOutcome:
+    records: list[RunRecord]
+    computed: int
+    resumed: int
+    elapsed_s: float
+
+
+def _new_run_id() -> str:
+    return f"{socket.gethostname()}-{os.getpid()}-{uuid.uuid4().hex[:8]}"
+
+
+class _Executor:
+    """Turns units into records; knows the records written so far (``routed`` reuses them)."""
+
+    def __init__(self, config: OracleConfig, settings: RunSettings, known: dict[str, RunRecord], pool: Any) -> None:
+        from oracle.router import PolicyChain
+
+        self.config = config
+        self.settings = settings
+        self.known = known
+        self.runner = ArmRunner(config, pool)
+        self.chain = PolicyChain(config)
+        self.run_id = _new_run_id()
+
+    def _base(self, unit: Unit, shown: Shown) -> dict[str, Any]:
+        return {"key": unit.key, "run_id": self.run_id, "arm": unit.arm, "item_id": unit.item.id,
+                "repeat": unit.repeat, "order": unit.order, "options_shown": options_shown(shown),
+                "label_in_options": label_in_options(unit.item, shown)}
+
+    def _late(self, record: RunRecord) -> RunRecord:
+        limit = self.settings.timeout_s
+        if limit is not None and record.latency_ms is not None and record.latency_ms > limit * 1000:
+            record = record.model_copy(update={"within_timeout": False})
+        return record
+
+    async def run(self, unit: Unit) -> RunRecord:
+        shown = reorder(unit.item, unit.order)
+        base = self._base(unit, shown)
+        if unit.arm == "routed":
+            return self._late(await self._routed(unit, shown, base))
+        kinds, reason = arm_kinds(unit.arm, unit.item, self.config)
+        if reason is not None:
+            return RunRecord(**base, status="n/a", reason=reason, evaluator=None if unit.arm == "baseline" else unit.arm)
+        if unit.arm == "baseline":
+            return baseline_record(base, unit.item, shown, kinds)
+        return self._late(await self.runner.run(base, unit.arm, unit.item, shown, kinds))
+
+    async def _routed(self, unit: Unit, shown: Shown, base: dict[str, Any]) -> RunRecord:
+        route = self.chain.route(shown.task, shown.trajectories)
+        fields = {"route_confidence": round(route.confidence, 6), "evaluator": route.evaluator}
+        if route.evaluator is None:
+            return RunRecord(**base, **fields, status="failed", kinds=unit.item.label.kinds(),
+                             error={"type": "NoFeasibleEvaluator", "message": "the router found no feasible evaluator"})
+        reuse_key = run_key(route.evaluator, unit.item.id, unit.repeat, unit.order)
+        done = self.known.get(reuse_key)
+        if done is not None:
+            data = done.model_dump()
+            data.update(base, **fields, reused_from=reuse_key)
+            return RunRecord(**data)
+        kinds, reason = arm_kinds(route.evaluator, unit.item, self.config)
+        if reason is not None:
+            return RunRecord(**base, **fields, status="n/a", reason=f"routed to {route.evaluator}: {reason}")
+        record = await self.runner.run(base, route.evaluator, unit.item, shown, kinds)
+        return record.model_copy(update={**fields, "arm": "routed"})
+
+
+async def run_units(items: Sequence[LabelledItem], out_dir: Path, *, config: OracleConfig, settings: RunSettings,
+                    progress_stream: TextIO | None = None, progress_tty: bool | None = None,
+                    progress_interval_s: float = 5.0) -> RunOutcome:
+    """Run every unit not yet in ``out_dir/runs.jsonl``; returns all records of this comparison."""
+    from oracle.batch.output import RowWriter, iter_rows, prepare_output
+    from oracle.batch.progress import Progress
+    from oracle.providers.pool import ProviderPool
+
+    started = time.perf_counter()
+    runs_path = out_dir / "runs.jsonl"
+    check_manifest(out_dir, manifest(items, arms=settings.arms, repeats=settings.repeats, orders=settings.orders,
+                                     seed=settings.seed, config_hash=config.hash()))
+    prepare_output(runs_path)  # cut a partial last line, drop repeated keys
+    known: dict[str, RunRecord] = {}
+    if runs_path.exists():
+        for row in iter_rows(runs_path):
+            if row is not None:
+                known.setdefault(row["key"], RunRecord.model_validate(row))
+    units = plan_units(items, settings.arms, settings.repeats, settings.orders)
+    wanted = {u.key for u in units}
+    todo = [u for u in units if u.key not in known]
+    resumed = len(units) - len(todo)
+    progress = Progress(len(units), skipped=resumed, stream=progress_stream, interval_s=progress_interval_s,
+                        tty=progress_tty)
+    pool = ProviderPool()
+    executor = _Executor(config, settings, known, pool)
+    writer = RowWriter(runs_path)
+    write_lock = asyncio.Lock()
+    slots = asyncio.Semaphore(max(1, settings.concurrency))
+
+    async def one(unit: Unit) -> None:
+        async with slots:
+            try:
+                record = await executor.run(unit)
+            except Exception as exc:  # noqa: BLE001 - every unit gets a record, whatever happens
+                record = RunRecord(key=unit.key, run_id=executor.run_id, arm=unit.arm, item_id=unit.item.id,
+                                   repeat=unit.repeat, order=unit.order, status="failed",  # type: ignore[arg-type]
+                                   error={"type": type(exc).__name__, "message": str(exc) or type(exc).__name__})
+        async with write_lock:
+            await asyncio.to_thread(writer.write, [record.model_dump(mode="json")])
+            known[record.key] = record
+        progress.update({"status": record.status})
+
+    try:
+        for phase in ([u for u in todo if u.arm != "routed"], [u for u in todo if u.arm == "routed"]):
+            await asyncio.gather(*(one(u) for u in phase))
+    finally:
+        writer.close()
+        progress.close()
+        await pool.aclose()
+    records = [known[k] for k in sorted(wanted) if k in known]
+    return RunOutcome(records=records, computed=len(todo), resumed=resumed,
+                      elapsed_s=round(time.perf_counter() - started, 3))
+
+
+def summarize_runs(records: Sequence[RunRecord], items: Sequence[LabelledItem], *, settings: RunSettings,
+                   config: OracleConfig, source: str | None, dropped_reserved: int,
+                   elapsed_s: float) -> CompareSummary:
+    return build_summary(records, items, arms=settings.arms, repeats=settings.repeats, orders=settings.orders,
+                         seed=settings.seed, timeout_s=settings.timeout_s, config_hash=config.hash(), source=source,
+                         dropped_reserved=dropped_reserved, timings={"elapsed_s": elapsed_s})
