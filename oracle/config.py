@@ -2,7 +2,9 @@
 
 ``OracleConfig`` is frozen and forbids unknown keys. It loads from YAML, TOML or Python and its
 hash (over a canonical JSON dump, secrets excluded) goes into every trace, so two results can be
-compared knowing whether the same settings produced them. Each default lives here, once.
+compared knowing whether the same settings produced them. Each default lives here, once. Every
+setting can also come from the environment, ``ORACLE_<SECTION>__<FIELD>`` (oracle/config_env.py);
+an API key never enters the hash, and a dump shows only whether it is set.
 """
 
 from __future__ import annotations
@@ -301,6 +303,17 @@ class OracleConfig(FrozenWithCache):
             raise ValueError("routing.default_evaluator: must be one of routing.enabled_evaluators")
         return self
 
+    def public_dump(self) -> dict[str, Any]:
+        """The settings as JSON data for people (``oracle config show``): each endpoint's API key is
+        shown as ``"set"`` or ``"unset"`` (from ``api_key`` or the variable ``api_key_env`` names),
+        never its value."""
+        data = self.model_dump(mode="json")
+        for name in ("judge", "decision"):
+            settings = getattr(self.providers, name)
+            if settings is not None:
+                data["providers"][name]["api_key"] = "set" if settings.resolved_api_key() else "unset"
+        return data
+
     def hash(self) -> str:
         """sha256 over the canonical JSON dump with secrets removed (computed once: the object is frozen)."""
         return self._hash
@@ -316,19 +329,26 @@ class OracleConfig(FrozenWithCache):
     @classmethod
     def load(cls, path: str | Path | None = None, *, env: bool = True) -> "OracleConfig":
         """Load a YAML/TOML/Python config file (or defaults), then apply environment overrides."""
+        from oracle.config_env import env_error_names, read_env
+
         data: dict[str, Any] = {}
         if path is not None:
             data = _read_config_file(Path(path))
+        sources: dict[tuple[str, ...], str] = {}
         if env:
-            data = apply_env_overrides(data, os.environ)
+            overrides = read_env(os.environ, tuple(cls.model_fields))
+            data, sources = overrides.apply(data), overrides.sources
         try:
             return cls.model_validate(data)
         except ValidationError as exc:
-            where = f"{path}: " if path else ""
-            raise ConfigError(where + "; ".join(
-                f"{'.'.join(str(p) for p in e['loc']) or '(root)'}: "
-                f"{'unknown key' if e['type'] == 'extra_forbidden' else e['msg']}"
-                for e in exc.errors())) from None
+            problems = []
+            for e in exc.errors():
+                where = ".".join(str(p) for p in e["loc"]) or "(root)"
+                said = "unknown key" if e["type"] == "extra_forbidden" else e["msg"]
+                names = env_error_names(e["loc"], sources)
+                problems.append(f"{', '.join(names)} ({where}): {said}" if names else
+                                f"{f'{path}: ' if path else ''}{where}: {said}")
+            raise ConfigError("; ".join(problems)) from None
 
 
 def _read_config_file(path: Path) -> dict[str, Any]:
@@ -395,32 +415,9 @@ def decision_endpoint(url: str) -> tuple[str, ProviderKind | None]:
 
 
 def apply_env_overrides(data: dict[str, Any], environ: Any) -> dict[str, Any]:
-    """ORACLE_BASE_URL, ORACLE_API_KEY, ORACLE_MODEL override the judge endpoint; ORACLE_DECISION_URL
-    and ORACLE_DECISION_MODEL the decision endpoint (ORACLE_MODEL never reaches it)."""
-    data = dict(data)
-    providers = dict(data.get("providers") or {})
-    judge = dict(providers.get("judge") or {})
-    if environ.get("ORACLE_BASE_URL"):
-        judge["base_url"] = environ["ORACLE_BASE_URL"]
-    if environ.get("ORACLE_MODEL"):
-        judge["model"] = environ["ORACLE_MODEL"]
-    if environ.get("ORACLE_API_KEY"):
-        judge["api_key_env"] = "ORACLE_API_KEY"
-    if judge:
-        providers["judge"] = judge
-    if environ.get("ORACLE_DECISION_URL"):
-        decision = dict(providers.get("decision") or {})
-        base_url, kind = decision_endpoint(environ["ORACLE_DECISION_URL"])
-        decision["base_url"] = base_url
-        if kind is not None:
-            decision["kind"] = kind
-        decision.setdefault("kind", "systemone")
-        if environ.get("ORACLE_API_KEY"):
-            decision.setdefault("api_key_env", "ORACLE_API_KEY")
-        providers["decision"] = decision
-    if environ.get("ORACLE_DECISION_MODEL"):
-        providers["decision"] = {**dict(providers.get("decision") or {}),
-                                 "model": environ["ORACLE_DECISION_MODEL"]}
-    if providers:
-        data["providers"] = providers
-    return data
+    """``data`` with the settings of ``environ`` laid over it: ``ORACLE_<SECTION>__<FIELD>`` and the
+    short aliases (ORACLE_BASE_URL, ORACLE_MODEL, ORACLE_API_KEY, ORACLE_DECISION_URL,
+    ORACLE_DECISION_MODEL, ORACLE_DECISION_API_KEY); see oracle/config_env.py."""
+    from oracle.config_env import read_env
+
+    return read_env(environ, tuple(OracleConfig.model_fields)).apply(data)
