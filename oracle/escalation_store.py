@@ -7,6 +7,10 @@ transaction, so a killed process leaves either the whole row or none of it.
 
 A row keeps everything a later process needs to resume: the request, the task input as given, the
 first evaluation, and once given the answer and the final result.
+
+A sibling table, ``outcomes``, logs one row per finished evaluation keyed by the task's content
+hash (``oracle.history`` reads it as prior hardness). Rows are only appended, each with a rising
+``seq``, so "every outcome up to seq N" is a fixed set: the snapshot a batch routes with.
 """
 
 from __future__ import annotations
@@ -46,6 +50,17 @@ CREATE TABLE IF NOT EXISTS escalations (
     final_result TEXT
 );
 CREATE INDEX IF NOT EXISTS escalations_state ON escalations(state);
+CREATE TABLE IF NOT EXISTS outcomes (
+    seq         INTEGER PRIMARY KEY AUTOINCREMENT,
+    task_hash   TEXT NOT NULL,
+    task_id     TEXT NOT NULL,
+    recorded_at REAL NOT NULL,
+    evaluator   TEXT,
+    status      TEXT NOT NULL,
+    escalation  TEXT,
+    hard        INTEGER NOT NULL
+);
+CREATE INDEX IF NOT EXISTS outcomes_task ON outcomes(task_hash);
 """
 _COLUMNS = {"id", "task_id", "reason", "blocking", "state", "created_at", "answered_at", "resolved_at",
             "request", "task_input", "first_result", "answer", "choice", "final_result"}
@@ -201,6 +216,27 @@ class EscalationStore:
     def count(self, state: EntryState | None = None) -> int:
         sql = "SELECT COUNT(*) AS n FROM escalations" + (" WHERE state=?" if state else "")
         return int(self._rows(sql, (state,) if state else ())[0]["n"])
+
+    # -- evaluation outcomes (the routing history) ---------------------------------------------
+    def record_outcome(self, *, task_hash: str, task_id: str, evaluator: str | None, status: str,
+                       escalation: str | None, hard: bool) -> int:
+        """Append one evaluation's outcome; returns its ``seq``. One INSERT: all or nothing."""
+        with self._lock, _database_errors(self.path):
+            cur = self._conn.execute(
+                "INSERT INTO outcomes (task_hash, task_id, recorded_at, evaluator, status, escalation, hard) "
+                "VALUES (?, ?, ?, ?, ?, ?, ?)",
+                (task_hash, task_id, time.time(), evaluator, status, escalation, int(hard)))
+            return int(cur.lastrowid or 0)
+
+    def last_outcome_seq(self) -> int:
+        """The newest outcome's ``seq`` (0 when none is recorded)."""
+        return int(self._rows("SELECT COALESCE(MAX(seq), 0) AS n FROM outcomes", ())[0]["n"])
+
+    def outcome_counts(self, through_seq: int) -> dict[str, tuple[int, int]]:
+        """task content hash -> (evaluations, hard ones), over outcomes with ``seq <= through_seq``."""
+        rows = self._rows("SELECT task_hash, COUNT(*) AS n, SUM(hard) AS hard FROM outcomes WHERE seq <= ? "
+                          "GROUP BY task_hash", (through_seq,))
+        return {r["task_hash"]: (int(r["n"]), int(r["hard"] or 0)) for r in rows}
 
     def _entry(self, row: dict[str, Any]) -> StoredEscalation:
         """A row as a typed entry; a row that does not decode is a corrupt store, named."""

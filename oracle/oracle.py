@@ -22,7 +22,7 @@ import structlog
 
 from oracle import telemetry
 from oracle.config import OracleConfig
-from oracle.errors import TaskValidationError
+from oracle.errors import ConfigError, TaskValidationError
 from oracle.escalation import check_result, check_route
 from oracle.providers.pool import ProviderPool
 from oracle.result import EvaluationResult, OracleResult, Status
@@ -61,16 +61,27 @@ class Oracle:
 
     def __init__(self, config: OracleConfig | None = None, *,
                  history: Mapping[str, float] | None = None, human: Any = None,
-                 store: Any = None, providers: ProviderPool | None = None) -> None:
+                 store: Any = None, providers: ProviderPool | None = None, learn_history: bool = False,
+                 history_through: int | None = None) -> None:
         """``human``: a HumanOracle (sync ``ask`` or async ``aask``) asked at once when a request
         fires; ``store``: an EscalationStore where unanswered requests wait (blocking ones make
         the result ``pending``). Both optional; without them a request is only attached.
-        ``providers``: the pool this Oracle owns (default: a new one); it closes it in ``aclose``."""
+        ``providers``: the pool this Oracle owns (default: a new one); it closes it in ``aclose``.
+        ``learn_history``: read prior hardness from ``store``'s outcome log, through a snapshot
+        frozen now (``history_through``: rebuild the snapshot up to that seq), and log every
+        finished evaluation there (oracle.history)."""
         self.config = config or OracleConfig.load()
         self.human = human
         self.store = store
         self.chain = PolicyChain(self.config)
         self.history = history
+        self.learning = None
+        if learn_history:
+            if store is None:
+                raise ConfigError("learn_history: needs a store (the escalation store holds the outcome log)")
+            from oracle.history import HistoryLearning
+
+            self.learning = HistoryLearning(store, through_seq=history_through)
         self.providers = providers or ProviderPool()
         self._strategies: dict[str, Strategy] = {}
         self._lock = threading.Lock()
@@ -105,9 +116,18 @@ class Oracle:
               trajectories: Iterable[Any] | None = None) -> Route:
         """Pick the evaluator for a task; pure and deterministic (timings aside)."""
         item = as_task_input(task, trajectories)
+        given = item.task
         if item.task.rubric is not None:
             item = self._rubric(item).item
-        return self.chain.route(item.task, item.trajectories, history=self.history)
+        return self._route(given, item)
+
+    def _route(self, task: Task, item: TaskInput) -> Route:
+        """Route ``item`` with the prior hardness of ``task`` (the task as given, before a rubric
+        fills it in), stamped with the history snapshot it read."""
+        if self.learning is None:
+            return self.chain.route(item.task, item.trajectories, history=self.history)
+        history = self.learning.prior(task, self.history)
+        return self.learning.stamp(self.chain.route(item.task, item.trajectories, history=history))
 
     def _rubric(self, item: TaskInput) -> Any:
         """The task with its named rubric applied (criteria, questions, judge settings).
@@ -181,22 +201,24 @@ class Oracle:
 
     async def _settled(self, item: TaskInput, pool: ProviderPool) -> OracleResult:
         res = await self.evaluate_once(item, providers=pool)
-        if res.escalation is None or (self.human is None and self.store is None):
-            return res
-        from oracle.resume import settle
+        if res.escalation is not None and (self.human is not None or self.store is not None):
+            from oracle.resume import settle
 
-        return await settle(self, item, res, human=self.human, store=self.store, providers=pool)
+            res = await settle(self, item, res, human=self.human, store=self.store, providers=pool)
+        if self.learning is not None:
+            await asyncio.to_thread(self.learning.record, item.task, res)
+        return res
 
     async def evaluate_once(self, item: TaskInput, *, providers: ProviderPool | None = None) -> OracleResult:
         """One route + evaluation + escalation check, with no human in the loop."""
-        rubric, config = None, self.config
+        rubric, config, given = None, self.config, item.task
         if item.task.rubric is not None:
             resolved = self._rubric(item)
             from oracle.rubrics.apply import config_with
 
             item, rubric, config = resolved.item, resolved.ref, config_with(self.config, resolved.overlay)
         with telemetry.route_span() as span:
-            route = span.finish(self.chain.route(item.task, item.trajectories, history=self.history))
+            route = span.finish(self._route(given, item))
         esc_cfg = self.config.escalation
         escalation = check_route(item.task, route, esc_cfg) if esc_cfg.enabled else None
         if route.evaluator is None:

@@ -9,11 +9,25 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, SerializerFunctionWrapHandler, model_serializer
 
 from oracle.task import EvaluatorKind
 
 SCHEMA_VERSION = "1"
+
+
+class HistoryRef(BaseModel):
+    """Which snapshot of the routing history a route read (see oracle.history)."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    hash: str
+    """sha256 of the snapshot's content (per task content hash: evaluations, hard ones)."""
+    through_seq: int
+    """The snapshot holds the store's outcomes up to this ``seq``; ``HistoryLearning(store,
+    through_seq=...)`` rebuilds it."""
+    tasks: int
+    evaluations: int
 
 
 @dataclass(frozen=True, slots=True)
@@ -87,6 +101,16 @@ class Route(BaseModel):
     config_hash: str
     schema_version: str = SCHEMA_VERSION
     elapsed_us: float = 0.0
+    history_snapshot: HistoryRef | None = None
+    """The frozen routing-history snapshot prior hardness was read from (oracle.history), when the
+    Oracle learns from history; left out of the JSON otherwise, so other traces stay as they were."""
+
+    @model_serializer(mode="wrap")
+    def _without_unused_history(self, handler: SerializerFunctionWrapHandler) -> Any:
+        data = handler(self)
+        if isinstance(data, dict) and data.get("history_snapshot", 0) is None:
+            del data["history_snapshot"]
+        return data
 
     def to_json(self) -> str:
         from oracle._canonical import canonical_json

@@ -16,7 +16,7 @@ _ORACLES: dict[str, Any] = {}
 
 
 def _evaluate_chunk(config_json: str, store_path: str | None, chunk: list[tuple[int, str, bytes, int, str]],
-                    concurrency: int, timeout_s: float | None) -> list[dict[str, Any]]:
+                    concurrency: int, timeout_s: float | None, history_through: int | None = None) -> list[dict[str, Any]]:
     """Runs in a Ray worker: rebuild the entries, parse and evaluate them concurrently, return rows."""
     import asyncio
 
@@ -26,10 +26,12 @@ def _evaluate_chunk(config_json: str, store_path: str | None, chunk: list[tuple[
     from oracle.escalation_store import EscalationStore
     from oracle.oracle import Oracle
 
-    key = f"{config_json}|{store_path}"
+    key = f"{config_json}|{store_path}|{history_through}"
     if key not in _ORACLES:
         store = EscalationStore(store_path) if store_path else None
-        _ORACLES[key] = Oracle(OracleConfig.model_validate_json(config_json), store=store)
+        _ORACLES[key] = Oracle(OracleConfig.model_validate_json(config_json), store=store,
+                               learn_history=store is not None and history_through is not None,
+                               history_through=history_through)
     oracle = _ORACLES[key]
 
     async def run() -> list[dict[str, Any]]:
@@ -46,7 +48,10 @@ def _evaluate_chunk(config_json: str, store_path: str | None, chunk: list[tuple[
 
 def run_ray(entries: Iterable[InputEntry], config_json: str, store_path: str | None, writer: RowWriter, *,
             concurrency: int, on_row: Callable[[dict[str, Any]], None], address: str | None = None,
-            chunk_size: int = 16, source: str | None = None, timeout_s: float | None = None) -> None:
+            chunk_size: int = 16, source: str | None = None, timeout_s: float | None = None,
+            history_through: int | None = None) -> None:
+    """``history_through``: the driver's history snapshot (its last outcome seq), rebuilt exactly by
+    every worker; None: workers do not learn from history."""
     try:
         import ray
     except ImportError:  # pragma: no cover - depends on the extra
@@ -71,7 +76,7 @@ def run_ray(entries: Iterable[InputEntry], config_json: str, store_path: str | N
     def submit() -> None:
         nonlocal chunk
         if chunk:
-            in_flight.append(remote.remote(config_json, store_path, chunk, chunk_size, timeout_s))
+            in_flight.append(remote.remote(config_json, store_path, chunk, chunk_size, timeout_s, history_through))
             chunk = []
             drain(max_chunks)
 

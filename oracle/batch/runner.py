@@ -48,8 +48,12 @@ def run_batch(input_path: str | Path, output_path: str | Path, *, config: Oracle
               concurrency: int = 16, engine: Literal["local", "ray"] = "local", ray_address: str | None = None,
               store_path: str | None = None, timeout_s: float | None = DEFAULT_TASK_TIMEOUT_S,
               progress_stream: TextIO | None = None, progress_interval_s: float = 5.0,
-              progress_tty: bool | None = None) -> BatchReport:
+              progress_tty: bool | None = None, learn_history: bool = True) -> BatchReport:
     """Evaluate every line of ``input_path`` into ``output_path``; safe to rerun after a crash.
+
+    With a store and ``learn_history``, routing reads prior hardness from the store's outcome log
+    through one snapshot frozen at the start (every route's trace names it) and each row's outcome
+    is logged there for later runs (oracle.history).
 
     Holds an exclusive lock on the output for the whole run (``OutputLocked`` when another run
     has it). ``timeout_s`` bounds each line, parsing included; None turns the bound off.
@@ -62,13 +66,13 @@ def run_batch(input_path: str | Path, output_path: str | Path, *, config: Oracle
         return _run_locked(input_path, output_path, config=config, concurrency=concurrency, engine=engine,
                            ray_address=ray_address, store_path=store_path, timeout_s=timeout_s,
                            progress_stream=progress_stream, progress_interval_s=progress_interval_s,
-                           progress_tty=progress_tty)
+                           progress_tty=progress_tty, learn_history=learn_history)
 
 
 def _run_locked(input_path: str | Path, output_path: str | Path, *, config: OracleConfig, concurrency: int,
                 engine: Literal["local", "ray"], ray_address: str | None, store_path: str | None,
                 timeout_s: float | None, progress_stream: TextIO | None, progress_interval_s: float,
-                progress_tty: bool | None) -> BatchReport:
+                progress_tty: bool | None, learn_history: bool) -> BatchReport:
     started = time.perf_counter()
     limits = config.limits
     total = count_entries(input_path, limits)
@@ -84,8 +88,15 @@ def _run_locked(input_path: str | Path, output_path: str | Path, *, config: Orac
         if engine == "ray":
             from oracle.batch.ray_engine import run_ray
 
+            from oracle.escalation_store import EscalationStore
+
+            through = None
+            if learn_history and store_path:  # the snapshot every worker rebuilds: frozen here, at the start
+                with EscalationStore(store_path) as history_store:
+                    through = history_store.last_outcome_seq()
             run_ray(entries, config.model_dump_json(), store_path, writer, concurrency=concurrency,
-                    on_row=progress.update, address=ray_address, source=str(input_path), timeout_s=timeout_s)
+                    on_row=progress.update, address=ray_address, source=str(input_path), timeout_s=timeout_s,
+                    history_through=through)
         else:
             from oracle.batch.local import run_local
             from oracle.escalation_store import EscalationStore
@@ -93,7 +104,7 @@ def _run_locked(input_path: str | Path, output_path: str | Path, *, config: Orac
 
             store = EscalationStore(store_path) if store_path else None
             try:
-                oracle = Oracle(config, store=store)
+                oracle = Oracle(config, store=store, learn_history=learn_history and store is not None)
                 asyncio.run(run_local(entries, oracle, writer, concurrency=concurrency,
                                       on_row=progress.update, timeout_s=timeout_s, limits=limits))
             finally:

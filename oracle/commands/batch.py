@@ -22,6 +22,8 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--export", choices=("parquet",), help="also write <output>.parquet")
     p.add_argument("--store", help="escalation store (default: escalation.store_path of the config)")
     p.add_argument("--no-store", action="store_true", help="do not file escalation requests")
+    p.add_argument("--no-learn", action="store_true",
+                   help="route without the store's outcome history and do not log outcomes to it")
     p.add_argument("--task-timeout", type=float, default=DEFAULT_TASK_TIMEOUT_S,
                    help="seconds per input line, parsing and evaluating, before it becomes a failed row "
                         f"(default {DEFAULT_TASK_TIMEOUT_S:g}; 0 turns the bound off)")
@@ -77,7 +79,7 @@ def cmd_batch(args: argparse.Namespace) -> int:
     store = None if (args.no_store or not config.escalation.enabled) else (args.store or config.escalation.store_path)
     report = run_batch(args.file, args.output, config=config, concurrency=args.concurrency, engine=args.engine,
                        ray_address=args.ray_address, store_path=store, timeout_s=args.task_timeout or None,
-                       progress_interval_s=args.progress_interval)
+                       progress_interval_s=args.progress_interval, learn_history=not args.no_learn)
     exported_ok = True
     if args.export == "parquet":
         dest = Path(args.output).with_suffix(".parquet")
