@@ -124,6 +124,10 @@ class ProviderSettings(BaseModel):
     """How to ask an OpenAI-compatible server for schema-constrained JSON. ``json_schema`` is the
     OpenAI form; ``json_object_schema`` is llama-cpp-python's ``{"type": "json_object", "schema"}``;
     ``auto`` uses the latter for the embedded local model and the former elsewhere."""
+    price_provider: str | None = None
+    """Whose price list this endpoint's calls are read from (a genai-prices provider id: "openai",
+    "anthropic", "openrouter", ...). None: the provider the base URL names, else the model name; a
+    server on this machine has no price unless ``providers.prices`` names its model (oracle/prices.py)."""
 
     @model_validator(mode="before")
     @classmethod
@@ -168,7 +172,8 @@ class ProvidersConfig(BaseModel):
     decision: ProviderSettings | None = None
     """A native decision endpoint (/v1/decisions or /v1/systemone); None: logprob readout on judge."""
     prices: dict[str, Price] = Field(default_factory=dict)
-    """Model name -> price; a model missing here gets cost None, never 0."""
+    """Model name -> price, over the bundled genai-prices table (oracle/prices.py); a model neither
+    knows gets cost None, never 0."""
 
 
 class VerifierConfig(BaseModel):

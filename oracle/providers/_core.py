@@ -25,6 +25,7 @@ import structlog
 
 from oracle.config import Price, ProviderSettings
 from oracle.errors import ResponseParseError
+from oracle.prices import endpoint_cost_usd
 from oracle.providers._cache import ResponseCache, cache_key
 from oracle.providers._http import Delivered, Flow, call_flow
 from oracle.providers._retry import RetryPolicy
@@ -67,14 +68,6 @@ def bearer_headers(settings: ProviderSettings, api_key: str | None) -> dict[str,
     if api_key:
         headers["authorization"] = f"Bearer {api_key}"
     return headers
-
-
-def cost_usd(usage: Usage, model: str, prices: dict[str, Price] | None) -> float | None:
-    """Tokens times the model's price; None (never 0) when the price or a token count is unknown."""
-    price = (prices or {}).get(model)
-    if price is None or usage.input_tokens is None or usage.output_tokens is None:
-        return None
-    return (usage.input_tokens * price.input_per_mtok + usage.output_tokens * price.output_per_mtok) / 1e6
 
 
 class ClientCore:
@@ -162,9 +155,11 @@ class ClientCore:
             latency_ms=round((self.clock() - (delivered.sent_at or self.clock())) * 1000, 3), attempts=delivered.attempts,
             sampling_requested=requested, sampling_applied=applied)
         usage: Usage = fields["usage"]
-        cost = cost_usd(usage, self.settings.model, self.prices)
-        if cost is None and provenance.model_answered:
-            cost = cost_usd(usage, provenance.model_answered, self.prices)
+        cost = None
+        for model in dict.fromkeys((self.settings.model, provenance.model_answered)):  # requested, then answered
+            cost = endpoint_cost_usd(self.settings, model, usage.input_tokens, usage.output_tokens, self.prices)
+            if cost is not None:
+                break
         reply = self.wire.reply_type(**fields, cost_usd=cost, provenance=provenance)
         if self.cache is not None:
             self.cache.put(prepared.key, self.wire.endpoint_kind, reply.model_dump_json())
