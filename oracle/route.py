@@ -6,8 +6,7 @@ Serialized with sorted keys so two runs diff cleanly.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-from typing import Any
+from typing import Any, NamedTuple
 
 from pydantic import BaseModel, ConfigDict, Field, SerializerFunctionWrapHandler, model_serializer
 
@@ -30,12 +29,12 @@ class HistoryRef(BaseModel):
     evaluations: int
 
 
-@dataclass(frozen=True, slots=True)
-class Vote:
+class Vote(NamedTuple):
     """One policy's opinion: confidence spread over the evaluators (sums to 1), and why.
 
-    A plain slotted dataclass, not a pydantic model: policies build one per route on the hot path,
-    and the trace copies it into a ``VoteRecord``.
+    An immutable named tuple, not a pydantic model or a frozen dataclass: policies build one per
+    vote on the hot path (a tuple is built in one step; a frozen dataclass sets each field through
+    ``object.__setattr__``), and the trace validates it once, into a ``VoteRecord``.
     """
 
     scores: dict[str, float]

@@ -14,11 +14,15 @@ from __future__ import annotations
 import time
 from typing import Any, Mapping, Sequence
 
+from oracle._rounding import round_to
 from oracle.config import OracleConfig
 from oracle.policy import Policy
 from oracle.route import SCHEMA_VERSION, Gate, Route
-from oracle.signals import Signals, extract_values
+from oracle.signals import Signals, signal_values
 from oracle.task import EVALUATORS, Task, Trajectory
+
+
+_clock = time.perf_counter
 
 
 def build_policies(config: OracleConfig) -> list[Policy]:
@@ -82,9 +86,8 @@ class PolicyChain:
 
     def route(self, task: Task, trajectories: Sequence[Trajectory], *,
               history: Mapping[str, float] | None = None) -> Route:
-        start = time.perf_counter()
-        values = extract_values(task, trajectories, history=history,
-                                prefix_chars=self._prefix_chars, scan_chars=self._scan_chars)
+        start = _clock()
+        values = signal_values(task, trajectories, history, self._prefix_chars, self._scan_chars)
         signals = Signals.of(values)
 
         # Weighted totals in the fixed evaluator order: decision_judge, llm_judge, verifier.
@@ -103,7 +106,7 @@ class PolicyChain:
             votes.append({"policy": name, "version": version, "weight": weight, "scores": scores,
                           "reason": vote.reason, "signals": {k: values[k] for k in vote.reads},
                           "spec": spec})
-        totals = {_DECISION: round(total_d, 9), _LLM: round(total_l, 9), _VERIFIER: round(total_v, 9)}
+        totals = {_DECISION: round_to(total_d, 9), _LLM: round_to(total_l, 9), _VERIFIER: round_to(total_v, 9)}
 
         threshold = self._threshold
         gates, feasible = self._gates[values["has_tests"] or values["has_reference"],
@@ -141,17 +144,20 @@ class PolicyChain:
 
         runner_up = confidence = margin = None
         if evaluator:
-            runner_up = next((k for k in ranked if k != evaluator), None)
+            for k in ranked:
+                if k != evaluator:
+                    runner_up = k
+                    break
             confidence = shares.get(evaluator, 0.0)
             if runner_up:
-                margin = round(confidence - shares[runner_up], 6)
+                margin = round_to(confidence - shares[runner_up], 6)
         data = {
-            "evaluator": evaluator, "confidence": round(confidence, 6) if confidence else 0.0, "totals": totals,
+            "evaluator": evaluator, "confidence": round_to(confidence, 6) if confidence else 0.0, "totals": totals,
             "votes": votes, "abstained": abstained, "policies": self._versions, "gates": gates,
             "runner_up": runner_up, "margin": margin, "threshold": threshold, "low_confidence": low,
             "fallback": fallback, "override": override, "signals": values, "config_hash": self.config_hash,
             "schema_version": SCHEMA_VERSION}
-        data["elapsed_us"] = round((time.perf_counter() - start) * 1e6, 1)
+        data["elapsed_us"] = round_to((_clock() - start) * 1e6, 1)
         return Route.model_validate(data)
 
     def _default_or(self, ranked: list[str]) -> str:

@@ -9,15 +9,16 @@ fields costs what routing one with 100-byte fields does. Every field documents i
 
 from __future__ import annotations
 
-from typing import Any, Literal, Mapping
+from typing import Any, Literal, Mapping, Sequence
 
+from oracle._rounding import round_to
 from oracle.policy_settings import CUE_PREFIX_CHARS, SCAN_CHARS
 from oracle.task import Task, Trajectory
 from oracle.text_cues import asks_scale_or_rationale, cue_counts, has_code_line, is_yes_no_check
 
 RUNNABLE_LANGUAGES = frozenset({"python", "javascript"})
 _LANGUAGE_ALIASES = {"py": "python", "python3": "python", "js": "javascript", "node": "javascript"}
-__all__ = ["CUE_PREFIX_CHARS", "SCAN_CHARS", "Signals", "extract", "extract_values"]
+__all__ = ["CUE_PREFIX_CHARS", "SCAN_CHARS", "Signals", "extract", "extract_values", "signal_values"]
 
 
 class Signals:
@@ -147,13 +148,19 @@ def _share(part: int, whole: int) -> float:
     """``round(part / whole, 6)``, without the rounding when the share is exactly 0 or 1."""
     if part == 0:
         return 0.0
-    return 1.0 if part == whole else round(part / whole, 6)
+    return 1.0 if part == whole else round_to(part / whole, 6)
 
 
 def extract_values(task: Task, trajectories: tuple[Trajectory, ...] | list[Trajectory], *,
                    history: Mapping[str, float] | None = None, prefix_chars: int = CUE_PREFIX_CHARS,
                    scan_chars: int = SCAN_CHARS) -> dict[str, Any]:
     """The signal values as a plain dict (the router's hot path and the trace both use it)."""
+    return signal_values(task, trajectories, history, prefix_chars, scan_chars)
+
+
+def signal_values(task: Task, trajectories: Sequence[Trajectory], history: Mapping[str, float] | None,
+                  prefix_chars: int, scan_chars: int) -> dict[str, Any]:
+    """``extract_values`` with every argument positional (the router's call)."""
     prompt = task.prompt
     prefix = prompt[:prefix_chars]
     if task.description:
@@ -178,12 +185,9 @@ def extract_values(task: Task, trajectories: tuple[Trajectory, ...] | list[Traje
     for t in trajectories:  # one pass: code (field, fence, code-shaped line), output, answer length
         answer = t.answer
         answer_chars += len(answer)
-        if t.code:
+        # The answer's first scan_chars characters, read in place (no slice is copied).
+        if t.code or answer.find("```", 0, scan_chars) != -1 or has_code_line(answer, scan_chars):
             n_code += 1
-        else:
-            head = answer[:scan_chars]
-            if "```" in head or has_code_line(head):
-                n_code += 1
         if not has_output:
             has_output = _has_text(t.output, scan_chars)
     language = _normalize_language(task.language, scan_chars)
@@ -201,7 +205,7 @@ def extract_values(task: Task, trajectories: tuple[Trajectory, ...] | list[Traje
         "n_tests": n_tests,
         "language": language,
         "has_code": n_code > 0,
-        "code_share": _share(n_code, n) if n else 0.0,
+        "code_share": (0.0 if not n_code else 1.0 if n_code == n else round_to(n_code / n, 6)),
         "has_execution_output": has_output,
         "n_candidates": n,
         "n_questions": n_questions,
@@ -209,13 +213,13 @@ def extract_values(task: Task, trajectories: tuple[Trajectory, ...] | list[Traje
         "yes_no_criteria_share": _share(yes_no, n_criteria) if n_criteria else 0.0,
         "has_closed_question": n_questions > 0 or (n_criteria > 0 and yes_no == n_criteria),
         "difficulty": task.difficulty,
-        "verifiable_cue_density": round(n_verifiable / n_words, 6) if n_verifiable else 0.0,
-        "judgment_cue_density": round(n_judgment / n_words, 6) if n_judgment else 0.0,
+        "verifiable_cue_density": round_to(n_verifiable / n_words, 6) if n_verifiable else 0.0,
+        "judgment_cue_density": round_to(n_judgment / n_words, 6) if n_judgment else 0.0,
         "asks_graded_scale": graded,
         "asks_rationale": rationale,
         "prompt_chars": len(prompt),
         # A whole mean is exact already: round() only where there is a fraction to round.
-        "mean_answer_chars": (answer_chars / n if answer_chars % n == 0 else round(answer_chars / n, 3))
+        "mean_answer_chars": (answer_chars / n if answer_chars % n == 0 else round_to(answer_chars / n, 3))
         if n else 0.0,
         "prior_hardness": None if history is None or task.id not in history else float(history[task.id]),
         "evaluator_override": task.evaluator,

@@ -74,7 +74,10 @@ YES_NO_START = re.compile(
 )
 YES_NO_WORDS = re.compile(r"\b(?:yes/no|yes or no|true/false)\b", re.IGNORECASE)
 CODE_START = re.compile(r"(?:def |class |import |from \w+ import |return\b|function |const |let |#include)")
-_CODE_FIRST = ("def ", "class ", "import ", "from ", "return", "function ", "const ", "let ", "#include")
+_CODE_FIRST_LINE = re.compile(r"[ \t]*" + CODE_START.pattern)
+_CODE_LATER_LINE = re.compile(r"\n[ \t]*" + CODE_START.pattern)
+"""A code-shaped first line, or a later one: the literal newline that opens the second pattern lets
+the regex engine skip to each line start in C instead of trying every position."""
 
 
 def is_yes_no_check(criterion: str, scan_chars: int) -> bool:
@@ -96,18 +99,14 @@ def _says_yes_no(text: str) -> bool:
     return ("/" in text or " or " in text.lower()) and YES_NO_WORDS.search(text) is not None
 
 
-def has_code_line(text: str) -> bool:
-    """Whether some line starts (after spaces or tabs) like code: ``def``, ``class``, ``import``,
-    ``from x import``, ``return``, ``function``, ``const``, ``let``, ``#include``.
-
-    Checked line by line with a C-level ``startswith`` on a tuple; the regex runs only on the few
-    lines that pass it.
+def has_code_line(text: str, end: int | None = None) -> bool:
+    """Whether some line of ``text[:end]`` starts (after spaces or tabs) like code: ``def``,
+    ``class``, ``import``, ``from x import``, ``return``, ``function``, ``const``, ``let``,
+    ``#include``. Lines are split on "\\n" only; ``text`` is read in place, not copied.
     """
-    for line in text.split("\n"):
-        stripped = line.lstrip(" \t")
-        if stripped.startswith(_CODE_FIRST) and CODE_START.match(stripped) is not None:
-            return True
-    return False
+    stop = len(text) if end is None else end
+    return (_CODE_FIRST_LINE.match(text, 0, stop) is not None
+            or _CODE_LATER_LINE.search(text, 0, stop) is not None)
 
 
 GRADED_AT = re.compile(

@@ -59,4 +59,4 @@ class BasePolicy:
 
     def _vote(self, reason: str, spread: str) -> Vote:
         """A vote with the named spread of the settings."""
-        return Vote(scores=dict(self._shares[spread]), reason=reason, reads=self.reads)
+        return Vote(dict(self._shares[spread]), reason, self.reads)

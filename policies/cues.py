@@ -6,7 +6,6 @@ default weight; it mostly breaks near-ties between the structural policies.
 
 from __future__ import annotations
 
-from oracle.policy import spread
 from oracle.policy_settings import CueBalanceSettings
 from oracle.route import Vote
 from oracle.signals import Signals
@@ -30,6 +29,9 @@ class CueBalance(BasePolicy):
         if v + j < cfg.min_density or v + j <= 0:
             return None
         share = v / (v + j)
-        return Vote(scores=spread(verifier=cfg.base + cfg.swing * share, decision_judge=cfg.decision_judge,
-                                  llm_judge=cfg.base + cfg.swing * (1 - share)),
-                    reason=f"checkable cues {v:.3f} vs judgment cues {j:.3f}", reads=self.reads)
+        # oracle.policy.spread, inline: the total is 2 * base + swing + decision_judge, which the
+        # settings keep above 0.
+        verifier, judge, decision = cfg.base + cfg.swing * share, cfg.base + cfg.swing * (1 - share), cfg.decision_judge
+        total = verifier + decision + judge
+        return Vote({"decision_judge": decision / total, "llm_judge": judge / total, "verifier": verifier / total},
+                    f"checkable cues {v:.3f} vs judgment cues {j:.3f}", self.reads)

@@ -142,6 +142,27 @@ def test_code_lines(text, code):
     assert has_code_line(text) is code
 
 
+def test_code_lines_read_up_to_end_only():
+    text = "prose\n" * 100 + "\t  def f():\n"
+    assert has_code_line(text) and not has_code_line(text, 600)
+    assert has_code_line(text, len(text) - 1)  # "def " is whole before the last newline
+    assert not has_code_line(text, len(text) - 9)  # cut inside "def f"
+    assert has_code_line("x\n\rreturn 1") is False  # only spaces and tabs may open a code line
+    assert has_code_line("x\nreturn") and not has_code_line("x\nreturned")
+
+
+@settings(max_examples=2000, deadline=None)
+@given(st.floats(allow_nan=True, allow_infinity=True) | st.integers(-10**6, 10**6).map(lambda k: k / 8)
+       | st.fractions(max_denominator=10**6).map(float), st.integers(0, 15))
+def test_round_to_is_round(x, digits):
+    import math
+
+    from oracle._rounding import round_to
+
+    got, want = round_to(x, digits), round(x, digits)
+    assert (math.isnan(got) and math.isnan(want)) or (got == want and math.copysign(1, got) == math.copysign(1, want))
+
+
 @pytest.mark.parametrize("text, yes_no", [
     ("Does it mention the dog?", True), ("  is it polite", True), ("Must cite a source", True),
     ("The response includes a date", True), ("Cites a source?", True), ("Correct (yes/no)", True),
