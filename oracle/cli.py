@@ -27,6 +27,7 @@ COMMAND_MODULES = (
     "oracle.commands.batch",
     "oracle.commands.compare",
     "oracle.commands.rubric",
+    "oracle.commands.routes",
 )
 COMMANDS = {
     "route": "oracle.commands.core", "evaluate": "oracle.commands.core", "config": "oracle.commands.core",
@@ -35,6 +36,7 @@ COMMANDS = {
     "batch": "oracle.commands.batch",
     "compare": "oracle.commands.compare",
     "rubric": "oracle.commands.rubric",
+    "routes": "oracle.commands.routes",
 }
 """Top-level command -> the module that registers it. A run imports only the module of the command
 it names (``oracle route`` never imports the batch engine, the providers or the sandbox); help and
