@@ -18,7 +18,7 @@ import time
 from contextlib import asynccontextmanager
 from typing import Any, AsyncIterator, Iterable, Mapping
 
-import structlog
+from oracle._log import get_logger
 
 from oracle import telemetry
 from oracle.config import OracleConfig
@@ -31,7 +31,7 @@ from oracle.router import PolicyChain
 from oracle.strategy import EvaluationContext, Strategy, strategy_factory
 from oracle.task import Task, TaskInput, Trajectory
 
-log = structlog.get_logger("oracle")
+log = get_logger("oracle")
 
 
 def as_task_input(task: Task | TaskInput | Mapping[str, Any],

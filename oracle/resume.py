@@ -20,7 +20,7 @@ import asyncio
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-import structlog
+from oracle._log import get_logger
 
 from oracle.escalation_store import EscalationStore
 from oracle.human import HumanAnswer, ask_human
@@ -31,7 +31,7 @@ if TYPE_CHECKING:
     from oracle.oracle import Oracle
     from oracle.providers.pool import ProviderPool
 
-log = structlog.get_logger("oracle.resume")
+log = get_logger("oracle.resume")
 
 _UNRESOLVED = (Status.failed, Status.unparsed)
 

@@ -5,9 +5,13 @@ from __future__ import annotations
 import ast
 import importlib.util
 import json
+import shutil
 import subprocess
 import sys
+import zipfile
 from pathlib import Path
+
+import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
 CORE = ROOT / "oracle"
@@ -60,3 +64,21 @@ def test_library_evaluation_loads_no_local_model_code():
     out = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, timeout=120)
     assert out.returncode == 0, out.stderr
     assert json.loads(out.stdout.splitlines()[-1]) == ["ok", []]
+
+
+@pytest.mark.slow
+def test_the_wheel_ships_py_typed_the_subpackages_and_the_extra_module(tmp_path):
+    """Built from a copy (symlinked subpackages resolved), so the shared tree gets no build/ dir."""
+    src = tmp_path / "src"
+    ignore = shutil.ignore_patterns("__pycache__", "*.pyc")
+    shutil.copytree(ROOT / "oracle", src / "oracle", ignore=ignore)
+    for name in ("pyproject.toml", "README.md"):
+        shutil.copy(ROOT / name, src / name)
+    subprocess.run([sys.executable, "-m", "pip", "wheel", "--no-deps", "--no-build-isolation", "-q",
+                    "-w", str(tmp_path / "dist"), str(src)], check=True, capture_output=True, timeout=300)
+    (wheel,) = (tmp_path / "dist").glob("oracle_router-*.whl")
+    names = set(zipfile.ZipFile(wheel).namelist())
+    for wanted in ("oracle/py.typed", "oracle/__init__.py", "oracle/local_model/llama_launcher.py",
+                   "oracle/policies/__init__.py", "oracle/strategies/verifier/__init__.py"):
+        assert wanted in names, wanted
+    assert not any(n.split("/")[0] in ("policies", "strategies", "tests") for n in names)

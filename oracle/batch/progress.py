@@ -15,9 +15,9 @@ import sys
 import time
 from typing import Any, Literal, TextIO
 
-import structlog
+from oracle._log import get_logger
 
-log = structlog.get_logger("oracle.batch")
+log = get_logger("oracle.batch")
 
 Mode = Literal["bar", "log", "text", "off"]
 

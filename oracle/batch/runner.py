@@ -9,7 +9,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Iterator, Literal, TextIO
 
-import structlog
+from oracle._log import get_logger
 
 from oracle.batch.lock import OutputLock
 from oracle.batch.output import RowWriter, prepare_output
@@ -21,7 +21,7 @@ from oracle.config import OracleConfig
 from oracle.errors import TaskValidationError
 from oracle.task_file import check_input_file
 
-log = structlog.get_logger("oracle.batch")
+log = get_logger("oracle.batch")
 
 
 @dataclass

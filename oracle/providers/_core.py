@@ -21,7 +21,7 @@ from typing import Any, Callable, Protocol
 
 import httpx
 
-import structlog
+from oracle._log import get_logger
 
 from oracle.config import Price, ProviderSettings
 from oracle.errors import ResponseParseError
@@ -32,7 +32,7 @@ from oracle.providers._retry import RetryPolicy
 from oracle.providers.types import Capabilities, Provenance, Usage
 
 _REQUEST_ID_HEADERS = ("x-request-id", "request-id", "openai-request-id", "x-amzn-requestid")
-log = structlog.get_logger("oracle.providers")
+log = get_logger("oracle.providers")
 
 
 class WireFormat(Protocol):

@@ -24,14 +24,14 @@ from dataclasses import dataclass
 from typing import Any, AsyncIterator, Awaitable, Callable, Generator, TypeVar
 
 import httpx
-import structlog
+from oracle._log import get_logger
 
 from oracle.errors import (ProviderError, ProviderHTTPError, ProviderTimeout, RateLimited,
                            ResponseParseError)
 from oracle.providers._retry import RetryPolicy, is_retryable_status, parse_retry_after
 
 T = TypeVar("T")
-log = structlog.get_logger("oracle.providers")
+log = get_logger("oracle.providers")
 
 
 @dataclass(frozen=True)

@@ -1,0 +1,67 @@
+"""Library use writes nothing on stdout and configures no logging; its logs go through stdlib logging.
+
+Run in a subprocess whose fd 1 is a pipe, so anything written to stdout by any layer (Python, a
+C extension, a child process inheriting it) is caught, not only ``sys.stdout``.
+"""
+
+from __future__ import annotations
+
+import json
+import socket
+import subprocess
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+
+SCRIPT = """
+import json, logging, sys
+import structlog
+from oracle import Oracle, OracleConfig
+if {with_handler}:
+    logging.basicConfig(stream=sys.stderr, level=logging.INFO, format="%(name)s %(levelname)s %(message)s")
+verifier_task = {{"task": {{"id": "v", "prompt": "What is 2+2?", "reference": "4"}},
+                  "trajectories": [{{"id": "a", "answer": "4"}}]}}
+judge_task = {{"task": {{"id": "j", "prompt": "Write a haiku about rain.", "criteria": ["Evocative"],
+                         "evaluator": "llm_judge"}}, "trajectories": [{{"id": "a", "answer": "rain falls"}}]}}
+cfg = OracleConfig(providers={{"judge": {{"kind": "openai", "base_url": "http://127.0.0.1:{port}/v1", "model": "m",
+                                          "max_retries": 2, "backoff_base_s": 0.01, "timeout_s": 2}}}})
+oracle = Oracle(cfg)
+out = [oracle.evaluate(verifier_task).status.value, oracle.evaluate(judge_task).status.value]
+with open({result!r}, "w") as fh:
+    json.dump({{"statuses": out, "structlog_configured": structlog.is_configured(),
+               "oracle_handlers": [type(h).__name__ for h in logging.getLogger("oracle").handlers],
+               "root_handlers": len(logging.getLogger().handlers)}}, fh)
+"""
+
+
+def closed_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]  # nothing listens here once the socket is closed
+
+
+def run(tmp_path: Path, with_handler: bool) -> tuple[subprocess.CompletedProcess[bytes], dict]:
+    result = tmp_path / f"result-{with_handler}.json"
+    code = SCRIPT.format(with_handler=with_handler, port=closed_port(), result=str(result))
+    proc = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, timeout=180)
+    assert proc.returncode == 0, proc.stderr.decode()
+    return proc, json.loads(result.read_text())
+
+
+def test_library_evaluation_writes_nothing_and_configures_nothing(tmp_path):
+    proc, got = run(tmp_path, with_handler=False)
+    assert got["statuses"] == ["ok", "failed"]  # the judge could not connect: a failure, logged on retry
+    assert proc.stdout == b""
+    assert proc.stderr == b""  # no handler configured by the application: the library stays quiet
+    assert got["structlog_configured"] is False and got["root_handlers"] == 0
+    assert got["oracle_handlers"] == ["NullHandler"]
+
+
+def test_library_logs_reach_the_applications_stdlib_handlers(tmp_path):
+    proc, got = run(tmp_path, with_handler=True)
+    assert got["statuses"] == ["ok", "failed"]
+    assert proc.stdout == b""
+    lines = proc.stderr.decode().splitlines()
+    retries = [line for line in lines if line.startswith("oracle.providers INFO provider_retry ")]
+    assert len(retries) == 2 and "attempt=1" in retries[0] and "base_url=" in retries[0], lines
