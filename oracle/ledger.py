@@ -25,16 +25,21 @@ from oracle.provenance import CallRecord, EvaluationProvenance, FailedCall, Prob
 
 
 class _Usage(Protocol):
-    input_tokens: int | None
-    output_tokens: int | None
+    @property
+    def input_tokens(self) -> int | None: ...
+    @property
+    def output_tokens(self) -> int | None: ...
 
 
 class _Reply(Protocol):
-    """What the ledger reads from a ChatReply or a DecisionReply."""
+    """What the ledger reads from a ChatReply or a DecisionReply (read-only: replies are frozen)."""
 
-    usage: _Usage
-    cost_usd: float | None
-    provenance: Any
+    @property
+    def usage(self) -> _Usage: ...
+    @property
+    def cost_usd(self) -> float | None: ...
+    @property
+    def provenance(self) -> Any: ...
 
 
 class CallLedger:

@@ -17,7 +17,7 @@ import json
 import random
 import time
 from dataclasses import dataclass
-from typing import Any, Callable, Protocol
+from typing import Any, Callable, Protocol, cast
 
 import httpx
 
@@ -29,7 +29,7 @@ from oracle.prices import endpoint_cost_usd
 from oracle.providers._cache import ResponseCache, cache_key
 from oracle.providers._http import Delivered, Flow, call_flow
 from oracle.providers._retry import RetryPolicy
-from oracle.providers.types import Capabilities, Provenance, Usage
+from oracle.providers.types import Capabilities, EndpointKind, Provenance, Usage
 
 _REQUEST_ID_HEADERS = ("x-request-id", "request-id", "openai-request-id", "x-amzn-requestid")
 log = get_logger("oracle.providers")
@@ -38,8 +38,10 @@ log = get_logger("oracle.providers")
 class WireFormat(Protocol):
     """A pure translator between the internal request/reply models and one endpoint's JSON."""
 
-    endpoint_kind: str
-    reply_type: type
+    @property
+    def endpoint_kind(self) -> str: ...
+    @property
+    def reply_type(self) -> type[Any]: ...
 
     def url(self) -> str: ...
     def headers(self, api_key: str | None) -> dict[str, str]: ...
@@ -148,7 +150,7 @@ class ClientCore:
         if requested.get("logprobs") and (logprobs_missing or not applied.get("logprobs")):
             applied["logprobs"] = False                 # asked, and not given (this time or before)
         provenance = Provenance(
-            endpoint_kind=self.wire.endpoint_kind, base_url=self.settings.base_url,
+            endpoint_kind=cast(EndpointKind, self.wire.endpoint_kind), base_url=self.settings.base_url,
             model_requested=self.settings.model,
             model_answered=model_answered if isinstance(model_answered, str) else None,
             request_id=str(request_id) if request_id is not None else None,
