@@ -5,8 +5,11 @@ thousand-line JSONL file without guessing. A JSONL line is its own record; for J
 line of the offending key is looked up in the document's node tree.
 
 Every way a file can be wrong — missing, a directory, binary, not UTF-8, too big, too deep, a
-YAML alias bomb, a 5,000-digit number — is a ``TaskValidationError`` (exit 2 in the CLI), never an
-internal error; the bounds are ``oracle.limits.InputLimits``.
+YAML alias bomb, a 5,000-digit number, a key given twice in one object — is a
+``TaskValidationError`` (exit 2 in the CLI), never an internal error; the bounds are
+``oracle.limits.InputLimits``. Why duplicate keys are refused: both parsers keep the last value
+without a word, so ``{"options": {"a": .., "a": ..}}`` would silently lose an option, and two
+``"reference"`` keys would silently change what a candidate is checked against.
 """
 
 from __future__ import annotations
@@ -16,7 +19,7 @@ import json
 from pathlib import Path
 from typing import Any, BinaryIO, Iterator
 
-from oracle._validation_errors import format_validation_error
+from oracle._validation_errors import LINE_LOOKUP_MAX_CHARS, format_validation_error
 from oracle.errors import TaskValidationError
 from oracle.limits import DEFAULT_LIMITS, InputLimits
 from oracle.task import TaskInput
@@ -53,10 +56,25 @@ def decode_json(raw: str | bytes, *, source: str | None, line: int | None) -> An
     integers past Python's 4,300-digit conversion limit all raise ``TaskValidationError``.
     """
     field = "(line)" if line is not None else "(file)"
+    duplicates: list[_DuplicateKeys] = []
+
+    def unique_pairs(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+        obj = dict(pairs)
+        if len(obj) == len(pairs):
+            return obj
+        marked = _DuplicateKeys(obj)
+        seen: set[str] = set()
+        for key, _ in pairs:
+            if key in seen:
+                marked.key = key
+                break
+            seen.add(key)
+        duplicates.append(marked)
+        return marked
+
     try:
-        if isinstance(raw, bytes):
-            raw = raw.decode("utf-8")
-        return json.loads(raw)
+        text = raw.decode("utf-8") if isinstance(raw, bytes) else raw
+        data = json.loads(text, object_pairs_hook=unique_pairs)
     except UnicodeDecodeError as exc:
         raise TaskValidationError(f"not UTF-8 text (byte {exc.start}): binary or wrongly encoded input",
                                   field=field, line=line, source=source) from None
@@ -70,15 +88,71 @@ def decode_json(raw: str | bytes, *, source: str | None, line: int | None) -> An
     except ValueError as exc:  # "Exceeds the limit (4300 digits) for integer string conversion"
         reason = "a number with more than 4300 digits" if "digits" in str(exc) else str(exc)
         raise TaskValidationError(f"invalid JSON value: {reason}", field=field, line=line, source=source) from None
+    if duplicates:
+        path, key = _first_duplicate(data)
+        where = line if line is not None else _duplicate_line(text, path, key)
+        raise TaskValidationError(f"{path or '(root)'}: duplicate key {key!r}: each key may appear once",
+                                  field=path or "(root)", line=where, source=source)
+    return data
+
+
+class _DuplicateKeys(dict):  # type: ignore[type-arg]
+    """An object whose source named ``key`` twice (marked while parsing, reported afterwards)."""
+
+    key: str = ""
+
+
+def _first_duplicate(data: Any) -> tuple[str, str]:
+    """(dotted path, key) of the first marked object in document order."""
+    stack: list[tuple[Any, str]] = [(data, "")]
+    while stack:
+        value, path = stack.pop()
+        if isinstance(value, _DuplicateKeys):
+            return path, value.key
+        if isinstance(value, dict):
+            stack.extend((v, f"{path}.{k}" if path else str(k)) for k, v in reversed(list(value.items())))
+        elif isinstance(value, list):
+            stack.extend((v, f"{path}[{i}]") for i, v in reversed(list(enumerate(value))))
+    return "", ""
+
+
+def _duplicate_line(text: str, path: str, key: str) -> int | None:
+    """The line of the second ``key`` in the object at ``path`` (JSON read as YAML's node tree, as
+    validation errors do); None when the text is too big or the tree cannot be composed."""
+    if len(text) > LINE_LOOKUP_MAX_CHARS:
+        return None
+    import re
+
+    import yaml  # only on this error path
+
+    try:
+        node = yaml.compose(text)
+    except (yaml.YAMLError, RecursionError, ValueError):
+        return None
+    for part in re.findall(r"[^.\[\]]+|\[\d+\]", path):
+        if isinstance(node, yaml.SequenceNode) and part.startswith("["):
+            node = node.value[int(part[1:-1])]
+        elif isinstance(node, yaml.MappingNode):
+            node = next((v for k, v in node.value if k.value == part), None)
+        else:
+            return None
+    if not isinstance(node, yaml.MappingNode):
+        return None
+    lines = [k.start_mark.line + 1 for k, _ in node.value if k.value == key]
+    return lines[1] if len(lines) > 1 else None
 
 
 def _decode_yaml(text: str, *, source: str, limits: InputLimits) -> Any:
     import yaml  # loaded only when a YAML file is read (a JSON task file never pays for it)
 
-    from oracle._safe_yaml import YamlLimitError, load_yaml
+    from oracle._safe_yaml import DuplicateKeyError, YamlLimitError, load_yaml
 
     try:
         return load_yaml(text, max_aliases=limits.max_yaml_aliases, max_depth=limits.max_depth)
+    except DuplicateKeyError as exc:
+        field = exc.path or "(root)"
+        raise TaskValidationError(f"{field}: duplicate key {exc.key!r}: each key may appear once",
+                                  field=field, line=exc.line, source=source) from None
     except YamlLimitError as exc:
         raise TaskValidationError(str(exc), field="(file)", source=source) from None
     except yaml.YAMLError as exc:

@@ -16,16 +16,10 @@ by comparing requests. For those the test asserts only that the reply is well-fo
 
 from __future__ import annotations
 
-import contextlib
 import random
 import re
-import socket
 import subprocess
-import sys
-import time
-from typing import Iterator
 
-import httpx
 import pytest
 
 from oracle.config import ProviderSettings
@@ -34,8 +28,8 @@ from oracle.providers import DecisionReply, DecisionRequest, make_decision_clien
 from oracle.providers.decisions import SystemOneFormat, reference_confidence
 from oracle.questions import MAX_CHOICE_OPTIONS, MAX_SCORE_LEVELS, Question
 from oracle.strategies.decision.requests import to_decision_question
+from tests.plugins.jevcompat_server import JEVCOMPAT, jevcompat_mock
 
-JEVCOMPAT = [sys.executable, "-c", "import sys; from jevcompat.cli import main; sys.exit(main(sys.argv[1:]))"]
 KEY = "k-conformance"
 MODEL_ALIAS = "jev-latest"
 
@@ -99,50 +93,6 @@ EXPECTED_REASON = {
 }
 ONLY_WHEN = {"auth-rejects-header": "open", "auth-x-api-key": "keyed"}
 """Auth faults bite in one mode only: rejecting a key when auth is off, reading the wrong header."""
-
-
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
-@contextlib.contextmanager
-def jevcompat_mock(faults: tuple[str, ...] = (), key: str | None = None) -> Iterator[str]:
-    """``jevcompat mock`` in a subprocess on a free loopback port; yields its base URL once it answers."""
-    for _ in range(3):  # a port taken between choosing and binding: choose again
-        port = _free_port()
-        args = [*JEVCOMPAT, "mock", "--host", "127.0.0.1", "--port", str(port)]
-        for fault in faults:
-            args += ["--fault", fault]
-        if key:
-            args += ["--key", key]
-        proc = subprocess.Popen(args, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
-        try:
-            deadline = time.monotonic() + 30
-            while proc.poll() is None and time.monotonic() < deadline:
-                try:  # any HTTP answer (a 404 from the models-404 fault too) means it is serving
-                    httpx.get(f"http://127.0.0.1:{port}/v1/models", timeout=2)
-                    break
-                except httpx.TransportError:
-                    time.sleep(0.05)
-            else:
-                if proc.poll() is None:
-                    pytest.fail("jevcompat mock did not answer within 30 s")
-                continue  # exited (port taken): try another port
-            yield f"http://127.0.0.1:{port}/v1"
-            return
-        finally:
-            if proc.poll() is None:
-                proc.terminate()
-                try:
-                    proc.wait(timeout=10)
-                except subprocess.TimeoutExpired:
-                    proc.kill()
-                    proc.wait()
-            if proc.stderr:
-                proc.stderr.close()
-    pytest.fail("could not start jevcompat mock on a free port")
 
 
 def _ask(base_url: str, api_key: str | None = None) -> DecisionReply:

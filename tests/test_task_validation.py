@@ -127,3 +127,154 @@ def test_empty_files_are_bad_input(tmp_path):
         path.write_text(text)
         with pytest.raises(TaskValidationError, match="holds no tasks"):
             load_tasks(path)
+
+
+# --- duplicate keys: refused, never silently collapsed by the JSON or YAML parser --------------------
+
+DUPLICATE_OPTION_JSON = """{
+  "task": {
+    "id": "t",
+    "prompt": "Which team?",
+    "questions": [
+      {"id": "team", "type": "choice", "instructions": "Which team should handle it?",
+       "options": {"billing": "payments",
+                   "technical": "bugs",
+                   "billing": "refunds"},
+       "scores": {"billing": 5, "technical": 1}}
+    ]
+  },
+  "trajectories": [{"id": "r1", "answer": "Billing will refund you."}]
+}
+"""
+
+
+def test_a_duplicate_option_label_in_a_json_file_is_named_with_its_line(tmp_path):
+    path = tmp_path / "task.json"
+    path.write_text(DUPLICATE_OPTION_JSON)
+    with pytest.raises(TaskValidationError) as info:
+        load_tasks(path)
+    err = info.value
+    assert err.field == "task.questions[0].options" and err.line == 9  # the second "billing"
+    assert "duplicate key 'billing'" in str(err) and f"{path}:line 9" in str(err)
+
+
+def test_duplicate_keys_anywhere_in_json_yaml_and_jsonl(tmp_path):
+    meta = tmp_path / "meta.json"  # deep inside free-form metadata too: a key given twice is ambiguous
+    meta.write_text('{"task": {"id": "t", "prompt": "p", "metadata": {"a": {"x": 1, "x": 2}}},'
+                    ' "trajectories": [{"id": "c"}]}')
+    with pytest.raises(TaskValidationError, match=r"task.metadata.a: duplicate key 'x'"):
+        load_tasks(meta)
+    yml = tmp_path / "task.yaml"
+    yml.write_text("task:\n  id: t\n  prompt: p\n  reference: '4'\n  reference: '5'\n"
+                   "trajectories:\n  - id: c\n")
+    with pytest.raises(TaskValidationError) as info:
+        load_tasks(yml)
+    assert (info.value.field, info.value.line) == ("task", 5) and "duplicate key 'reference'" in str(info.value)
+    lines = tmp_path / "tasks.jsonl"
+    lines.write_text(json.dumps(code_task()) + "\n"
+                     + '{"task": {"id": "t", "prompt": "p"}, "trajectories": [{"id": "c", "id": "d"}]}\n')
+    rows = list(iter_task_lines(lines))
+    assert isinstance(rows[0][1], TaskInput)  # one bad line never fails the file
+    bad = rows[1][1]
+    assert isinstance(bad, TaskValidationError) and bad.line == 2 and bad.field == "trajectories[0]"
+    assert "duplicate key 'id'" in str(bad)
+
+
+def test_yaml_merge_keys_may_override_and_the_same_key_twice_may_not(tmp_path):
+    path = tmp_path / "merge.yaml"
+    path.write_text("defaults: &d {id: t, prompt: p}\n"
+                    "task:\n  <<: *d\n  prompt: overridden\n"
+                    "trajectories: [{id: c}]\n")
+    with pytest.raises(TaskValidationError, match="unknown key"):  # 'defaults' is not a task field...
+        load_tasks(path)
+    from oracle._safe_yaml import DuplicateKeyError, load_yaml
+    assert load_yaml(path.read_text(), max_aliases=10)["task"]["prompt"] == "overridden"  # ...but merging is fine
+    with pytest.raises(DuplicateKeyError) as info:
+        load_yaml("a: {b: 1, c: 2, b: 3}\n", max_aliases=10)
+    assert (info.value.key, info.value.path, info.value.line) == ("b", "a", 1)
+
+
+def test_the_cli_exits_2_naming_the_duplicate_key_and_where(tmp_path):
+    import subprocess
+    import sys
+
+    path = tmp_path / "task.json"
+    path.write_text(DUPLICATE_OPTION_JSON)
+    out = subprocess.run([sys.executable, "-m", "oracle", "route", str(path), "--json"], capture_output=True,
+                         text=True, timeout=120)
+    assert out.returncode == 2 and out.stdout == ""
+    assert "line 9" in out.stderr and "task.questions[0].options" in out.stderr and "'billing'" in out.stderr
+
+
+def test_a_config_file_with_a_duplicate_key_is_a_config_error(tmp_path):
+    from oracle.config import OracleConfig
+    from oracle.errors import ConfigError
+
+    path = tmp_path / "oracle.yaml"
+    path.write_text("decision_judge:\n  pass_threshold: 0.5\n  pass_threshold: 0.9\n")
+    with pytest.raises(ConfigError, match=r"duplicate key 'pass_threshold'.*line 3"):
+        OracleConfig.load(path, env=False)
+
+
+# --- questions as the decision wire formats define them -------------------------------------------
+
+def test_noul_and_predicate_name_the_yes_no_type():
+    for name in ("noul", "predicate", "likelihood"):
+        item = parse_task(question_task(questions=[{"id": "q", "type": name, "instructions": "Refund offered?"}]))
+        assert item.task.questions[0].type == "likelihood"
+    _bad(question_task(questions=[{"id": "q", "type": "boolean", "instructions": "x"}]), "task.questions[0].type")
+
+
+def test_option_labels_must_be_distinct_as_text():
+    composed, decomposed = "Caf\u00e9", "Cafe\u0301"  # the same word, two Unicode forms
+    q = {"id": "q", "type": "choice", "instructions": "Where?", "options": {composed: "", decomposed: ""},
+         "scores": {composed: 5, decomposed: 1}}
+    err = _bad(question_task(questions=[q]), "task.questions[0].options")
+    assert "two Unicode forms" in str(err)
+    _bad(question_task(questions=[{"id": "q", "type": "score", "instructions": "How?",
+                                   "levels": ["low", "high", "low"]}]), "'low' and 'low' are the same label twice")
+
+
+def test_documented_limits_name_the_field():
+    many = {f"o{i}": "" for i in range(256)}
+    err = _bad(question_task(questions=[{"id": "q", "type": "choice", "instructions": "?", "options": many,
+                                         "scores": {k: 3 for k in many}}]), "task.questions[0].options")
+    assert "at most 255 options, got 256" in str(err)
+    parse_task(question_task(questions=[{"id": "q", "type": "choice", "instructions": "?",
+                                         "options": dict(list(many.items())[:255]),
+                                         "scores": {k: 3 for k in list(many)[:255]}}]))
+    _bad(question_task(questions=[{"id": "q", "type": "score", "instructions": "?",
+                                   "levels": [str(i) for i in range(11)]}]), "at most 10 levels, got 11")
+    _bad(question_task(questions=[{"id": "q", "type": "score", "instructions": "?", "levels": ["one"]}]),
+         "task.questions[0].levels")
+    _bad(question_task(questions=[{"id": "q", "type": "noul", "instructions": "?", "model": ""}]),
+         "task.questions[0].model")
+
+
+def test_abstain_option_on_a_score_question():
+    q = {"id": "q", "type": "score", "instructions": "How urgent?", "levels": ["low", "mid", "high", "can't tell"],
+         "abstain_option": "can't tell"}
+    [question] = parse_task(question_task(questions=[q])).task.questions
+    assert question.score_map() == {"low": 1.0, "mid": 3.0, "high": 5.0}  # spread without the abstain level
+    _bad(question_task(questions=[{**q, "abstain_option": "unsure"}]), "is not among the levels")
+    _bad(question_task(questions=[{**q, "levels": ["low", "can't tell"]}]), "two levels besides its abstain option")
+    _bad(question_task(questions=[{**q, "scores": {"low": 1, "mid": 3, "high": 5, "can't tell": 3}}]),
+         "the abstain option must not have a score")
+
+
+def test_a_choice_question_needs_scores_unless_it_compares_the_candidates():
+    unscored = {"id": "q", "type": "choice", "instructions": "Which team?", "options": {"billing": "", "tech": ""}}
+    _bad(question_task(questions=[unscored]), "task.questions[0].scores: a choice question must map")
+    data = open_task(questions=[{"id": "best", "type": "choice", "instructions": "Which email is best?",
+                                 "options": {"b": "", "a": ""}}])
+    assert parse_task(data).task.questions[0].scores is None  # options = the trajectory ids: a comparison
+    data["task"]["questions"][0]["scores"] = {"a": 5, "b": 1}
+    _bad(data, "task.questions[0].scores: a comparison question")
+
+
+def test_claim_check_needs_text_evidence_and_one_candidate():
+    _bad(open_task(claim_check=True), "task.claim_check: a claim check needs the evidence as text")
+    _bad(open_task(claim_check=True, context="The store opened in 2019."), "a claim check judges one claim; got 2")
+    data = open_task(claim_check=True, reference="2019")
+    data["trajectories"] = data["trajectories"][:1]
+    assert parse_task(data).task.claim_check is True
