@@ -346,3 +346,39 @@ def test_code_tests_and_trajectory_tests_together():
     outcomes = {c.id: [t["outcome"] for t in c.details["tests"]] for c in res.candidates}
     assert outcomes == {"both": ["pass", "pass"], "untested": ["pass", "fail"], "no_code": ["error", "pass"]}
     assert res.best == ["both"]
+
+
+# -- whatever the trajectory holds, a check answers pass or fail ---------------------------------
+
+from hypothesis import given, settings  # noqa: E402
+from hypothesis import strategies as st  # noqa: E402
+
+_json = st.recursive(st.none() | st.booleans() | st.integers() | st.floats(allow_nan=True) | st.text(max_size=8),
+                     lambda inner: st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=4), inner, max_size=3),
+                     max_leaves=8)
+_tools = st.sampled_from(["search", "open", None, ""])
+_steps = st.lists(st.fixed_dictionaries({
+    "type": st.sampled_from(["tool_call", "tool_result", "message", "reasoning"]),
+    "role": st.sampled_from(["assistant", "tool", "user", None]),
+    "tool": _tools,
+    "content": st.text(max_size=20) | _json.map(json.dumps),
+    "arguments": _json | st.text(max_size=20),
+    "tool_call_id": st.sampled_from(["c1", "c2", None]),
+}), max_size=8)
+
+
+@settings(max_examples=300, deadline=None)
+@given(steps=_steps, mode=st.sampled_from(["strict", "unordered", "subset", "superset"]), ordered=st.booleans(),
+       args_match=st.sampled_from(["exact", "ignore", "subset", {"query": "normalized", "*": "ignore"},
+                                   {"query": {"mode": "numeric", "abs_tol": 1}}, {"query": "regex"}]),
+       expected=_json, result_match=st.sampled_from(["exact", "normalized", "numeric", "regex", "subset"]))
+def test_checks_never_crash_on_arbitrary_steps(steps, mode, ordered, args_match, expected, result_match):
+    trajectory = Trajectory(id="x", steps=steps)
+    calls = [{"tool": "search", "args": {"query": "1.5"}}, {"tool": "open"}]
+    test = calls_test(calls, match=mode, ordered=ordered and mode in ("subset", "superset"), args_match=args_match)
+    assert check_tool_calls(test, 0, trajectory).outcome in ("pass", "fail")
+    try:
+        rtest = ToolResultTest(kind="tool_result", tool="search", expected=expected, match=result_match)
+    except ValueError:  # an expected value the mode cannot take is refused at load
+        return
+    assert check_tool_result(rtest, 0, trajectory).outcome in ("pass", "fail")

@@ -22,8 +22,12 @@ from oracle.testspec import AssertTest, CallTest, CheckTest, FinalStateTest, IoT
 from oracle.strategies.verifier.runs import RunPlan, RunResult
 from oracle.strategies.verifier.runtime import wire
 
-Test = AssertTest | CallTest | CheckTest | IoTest | FinalStateTest
-"""Tests that run in the sandbox (``final_state`` runs the test's code on the trajectory's data)."""
+CodeTest = AssertTest | CallTest | CheckTest | IoTest
+"""Tests that run the candidate's code."""
+CODE_TESTS = (AssertTest, CallTest, CheckTest, IoTest)
+Test = CodeTest | FinalStateTest
+"""Tests whose verdict comes from a sandbox run (``final_state`` runs the test's code on the
+trajectory's data)."""
 _PROMPT_NODES = (ast.Import, ast.ImportFrom, ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Assign,
                  ast.AnnAssign)
 
@@ -68,7 +72,7 @@ def prompt_definitions(prompt: str | None) -> str | None:
     return "\n".join(parts) + "\n" if parts else None
 
 
-def build_plan(test: Test, code: str, *, language: str, entry_point: str | None, prompt_code: str | None,
+def build_plan(test: CodeTest, code: str, *, language: str, entry_point: str | None, prompt_code: str | None,
                timeout_s: float, output_limit: int, node: str | None, in_process: bool) -> RunPlan:
     """The run for one test (see runs.py for the three modes)."""
     candidate = {"code": code, "entry_point": entry_point}

@@ -17,13 +17,13 @@ import threading
 import time
 import weakref
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 from oracle.concerns import (Concern, IsolationEvidence, NoCandidatePassed, NonePassedEvidence, WeakIsolation,
                              verifier_failure)
 from oracle.config import OracleConfig, VerifierConfig
 from oracle.errors import OracleError, SandboxError
-from oracle.provenance import ISOLATION_ORDER, EvaluationProvenance, Execution
+from oracle.provenance import ISOLATION_ORDER, EvaluationProvenance, Execution, Integrity
 from oracle.result import CandidateResult, EvaluationResult, Status
 from oracle.strategy import EvaluationContext
 from oracle.testspec import TRAJECTORY_KINDS, CheckTest, ReferenceCheck
@@ -190,7 +190,7 @@ class VerifierStrategy:
         if in_process and languages and languages != ["python"]:
             return EvaluationResult.failure("verifier", "task.execution: 'in_process' is available for Python only",
                                             error_type="TaskValidationError")
-        integrity = "in_process" if in_process else "isolated"
+        integrity: Integrity = "in_process" if in_process else "isolated"
         if not code_tests and not any(t.kind == "final_state" for t in task.tests):
             pool = None  # data checks only: nothing runs, no sandbox needed
             provenance = EvaluationProvenance(mode="tests", execution=Execution(code_run=False, integrity="trajectory"))
@@ -208,7 +208,7 @@ class VerifierStrategy:
 
         async def run_one(tid: str, index: int) -> harness.TestOutcome:
             test, code = task.tests[index], extracted[tid]
-            if index not in code_tests:
+            if not isinstance(test, harness.CODE_TESTS):
                 return await trajectory_tests.run(test, index, by_id[tid], pool, cfg)
             assert pool is not None
             plan = harness.build_plan(
@@ -289,7 +289,8 @@ def _concerns(result: EvaluationResult, ids: list[str]) -> list[Concern]:
     if result.candidates and not any(c.passed for c in result.candidates):
         firsts = {c.id: str(c.details.get("first_failure") or c.details.get("message") or "failed")
                   for c in result.candidates}
-        mode = "reference" if run is not None and run.integrity == "reference" else "tests"
+        mode: Literal["tests", "reference"] = "reference" if run is not None and run.integrity == "reference" \
+            else "tests"
         out.append(NoCandidatePassed(
             candidates=[c.id for c in result.candidates], evidence=NonePassedEvidence(mode=mode, first_failures=firsts),
             message="no candidate passed: " + "; ".join(f"{cid}: {m}" for cid, m in firsts.items())))

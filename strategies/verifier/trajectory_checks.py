@@ -20,7 +20,7 @@ from oracle.strategies.verifier.harness import TestOutcome, interpret, test_name
 from oracle.strategies.verifier.trajectory import (CallRecord, IgnoredResult, ResultRecord, final_state_plan, tool_calls,
                                                    tool_results)
 from oracle.task import Trajectory
-from oracle.testspec import (ANY_OTHER_ARG, ArgComparator, ArgRule, ArgsMatch, ExpectedCall, FinalStateTest, ReferenceCheck,
+from oracle.testspec import (ANY_OTHER_ARG, ArgComparator, ArgComparatorMode, ArgRule, ArgsMatch, ExpectedCall, FinalStateTest, ReferenceCheck,
                              ToolCallsTest, ToolResultTest)
 
 INTEGRITY = "trajectory"
@@ -110,7 +110,7 @@ def _matching(n_left: int, n_right: int, fits: Callable[[int, int], bool]) -> li
             left_of[free], right_of[start] = start, free
             continue
         parent: dict[int, tuple[int, int | None]] = {}  # right -> (left that reached it, previous right)
-        queue = deque([(start, None)])
+        queue: deque[tuple[int, int | None]] = deque([(start, None)])
         seen_left = {start}
         end = None
         while queue and end is None:
@@ -240,8 +240,9 @@ def compare_result(content: str, test: ToolResultTest) -> str | None:
             return _subset(test.expected, value)
         return None if values_equal(value, test.expected, 0.0) else \
             f"expected {_show(test.expected)}, got {_show(value)}"
-    return compare_value(content, test.expected,
-                         ArgComparator(mode=test.match, rel_tol=test.rel_tol, abs_tol=test.abs_tol))
+    mode: ArgComparatorMode = "normalized" if test.match == "normalized" else \
+        "numeric" if test.match == "numeric" else "regex"
+    return compare_value(content, test.expected, ArgComparator(mode=mode, rel_tol=test.rel_tol, abs_tol=test.abs_tol))
 
 
 def select_result(test: ToolResultTest, counted: list[ResultRecord],
