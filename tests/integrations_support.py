@@ -4,7 +4,11 @@ judge task for the scripted server, and a judge endpoint that refuses connection
 from __future__ import annotations
 
 import json
+import os
+import shutil
 import socket
+import subprocess
+import sys
 
 ADD_TESTS = [{"kind": "assert", "code": "assert add(1, 2) == 3", "name": "one_two"},
              {"kind": "call", "call": "add(20, 22)", "expected": 42, "name": "big"}]
@@ -44,3 +48,21 @@ def judge_config(base_url: str, **overrides):
     settings.update(overrides)
     return OracleConfig(providers={"judge": ProviderSettings(**settings)}, llm_judge={"logprobs": False},
                         verifier={"timeout_s": 10})
+
+
+def offline_command(script: str) -> list[str]:
+    """``python -c script`` in a new network namespace with only loopback up (root and unshare);
+    where that is not possible, the plain command (callers also aim every proxy at a closed port)."""
+    python = [sys.executable, "-c", script]
+    if shutil.which("unshare") and shutil.which("ip") and os.geteuid() == 0:
+        if subprocess.run(["unshare", "-n", "true"], capture_output=True).returncode == 0:
+            return ["unshare", "-n", "sh", "-c", 'ip link set lo up && exec "$@"', "sh", *python]
+    return python
+
+
+def offline_env(home: str, root: str) -> dict[str, str]:
+    """Environment for an offline child: no proxies that work, DeepEval's telemetry off."""
+    return {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "HOME": home, "PYTHONPATH": root,
+            "DEEPEVAL_TELEMETRY_OPT_OUT": "1", "DEEPEVAL_DISABLE_DOTENV": "1", "NO_COLOR": "1",
+            "HTTPS_PROXY": "http://127.0.0.1:9", "HTTP_PROXY": "http://127.0.0.1:9",
+            "NO_PROXY": "127.0.0.1,localhost"}

@@ -6,16 +6,15 @@ that namespace, and a refused endpoint (a metric error, never a 0)."""
 from __future__ import annotations
 
 import json
-import os
-import shutil
 import subprocess
-import sys
 import textwrap
 from pathlib import Path
 
 import pytest
 
 pytest.importorskip("deepeval")
+
+from tests.integrations_support import offline_command, offline_env  # noqa: E402
 
 pytestmark = [pytest.mark.sandbox, pytest.mark.slow]
 ROOT = Path(__file__).resolve().parent.parent
@@ -70,23 +69,9 @@ print(json.dumps({"offline": offline, "verifier": verifier, "judged": judged, "f
 """
 
 
-def isolated_command(script: str) -> list[str]:
-    """Run ``script`` in a new network namespace with only loopback up (needs root and unshare);
-    else with every proxy variable aimed at a closed loopback port."""
-    python = [sys.executable, "-c", script]
-    if shutil.which("unshare") and shutil.which("ip") and os.geteuid() == 0:
-        probe = subprocess.run(["unshare", "-n", "true"], capture_output=True)
-        if probe.returncode == 0:
-            return ["unshare", "-n", "sh", "-c", 'ip link set lo up && exec "$@"', "sh", *python]
-    return python
-
-
 def test_deepeval_evaluate_offline(tmp_path):
-    env = {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "HOME": str(tmp_path), "PYTHONPATH": str(ROOT),
-           "DEEPEVAL_TELEMETRY_OPT_OUT": "1", "DEEPEVAL_DISABLE_DOTENV": "1", "NO_COLOR": "1",
-           "HTTPS_PROXY": "http://127.0.0.1:9", "HTTP_PROXY": "http://127.0.0.1:9", "NO_PROXY": "127.0.0.1,localhost"}
-    proc = subprocess.run(isolated_command(textwrap.dedent(SCRIPT)), cwd=tmp_path, env=env, capture_output=True,
-                          text=True, timeout=300)
+    proc = subprocess.run(offline_command(textwrap.dedent(SCRIPT)), cwd=tmp_path, env=offline_env(str(tmp_path), str(ROOT)),
+                          capture_output=True, text=True, timeout=300)
     assert proc.returncode == 0, proc.stderr[-4000:]
     out = json.loads(proc.stdout.strip().splitlines()[-1])
     assert out["offline"] is True
