@@ -10,7 +10,8 @@ Which evaluator emits what:
 
 - decision judge: ``decision_refusal``, ``decision_abstention``, ``decision_low_confidence``
   (exact ties included), ``decision_order_flip``, ``claim_undecided`` (a claim check whose two
-  questions disagree or are weak), ``unparsed``;
+  questions disagree or are weak), ``no_candidate_passed`` (each candidate's first unmet criterion),
+  ``unparsed``;
 - LLM judge: ``order_inconsistent``, ``preference_cycle``, ``unparsed``, ``tied_best``;
 - verifier: ``sandbox_failure``, ``task_unrunnable``, ``weak_isolation`` (below the strongest
   level, or ``in_process`` integrity), ``no_candidate_passed`` (each candidate's first failure).
@@ -90,9 +91,12 @@ class IsolationEvidence(_Model):
 
 
 class NonePassedEvidence(_Model):
-    mode: Literal["tests", "reference"]
+    mode: Literal["tests", "reference", "criteria", "questions"]
+    """What the candidates failed: the verifier's tests or reference check, the decision judge's
+    criteria or questions."""
     first_failures: dict[str, str] = Field(default_factory=dict)
-    """Per candidate: its first failing test and why (or the reference check's message)."""
+    """Per candidate: its first failing test and why (or the reference check's message, or the
+    first criterion below the pass threshold)."""
 
 
 class ClaimCheckEvidence(_Model):

@@ -301,9 +301,15 @@ def _decision_low_confidence(task: Task, result: EvaluationResult, config: Escal
                            "confidence": confidence, "scores": _scores(result)})
 
 
+_FAILED_ON = {"tests": "tests", "reference": "reference check", "criteria": "criteria", "questions": "questions"}
+
+
 def _inseparable(task: Task, result: EvaluationResult, config: EscalationConfig,
                  ids: list[str]) -> Escalation | None:
-    scored = sorted(((c.score, c.id) for c in result.candidates if c.score is not None),
+    candidates = result.candidates
+    if result.evaluator == "decision_judge" and any(c.passed for c in candidates):
+        candidates = [c for c in candidates if c.passed]  # the pass rule already separates the others
+    scored = sorted(((c.score, c.id) for c in candidates if c.score is not None),
                     key=lambda sc: (-sc[0], sc[1]))
     if result.status != Status.ok or len(scored) < 2:
         return None
@@ -317,8 +323,8 @@ def _inseparable(task: Task, result: EvaluationResult, config: EscalationConfig,
     if none_passed is not None:
         firsts = {i: none_passed.evidence.first_failures.get(i, "failed") for i in (a, b)}
         return _make(task, "inseparable_candidates",
-                     f"No candidate of task {task.id!r} passed the verifier's "
-                     f"{'tests' if none_passed.evidence.mode == 'tests' else 'reference check'}; the closest, "
+                     f"No candidate of task {task.id!r} passed the {result.evaluator}'s "
+                     f"{_FAILED_ON[none_passed.evidence.mode]}; the closest, "
                      f"{a!r} ({top:.3f}) and {b!r} ({second:.3f}), failed first at: "
                      + "; ".join(f"{i}: {m}" for i, m in firsts.items())
                      + ". Is one of them acceptable anyway, or none?",

@@ -42,7 +42,7 @@ from oracle.provenance import EvaluationProvenance
 from oracle.strategies.decision.backends import (BackendKind, LogprobReadoutBackend, NativeBackend, SampledBackend,
                                           elapsed_ms)
 from oracle.strategies.decision.claims import CHALLENGE_ID, CLAIM_QUESTIONS, SUPPORT_ID, claim_state, claim_verdict
-from oracle.strategies.decision.concerns import decision_concerns
+from oracle.strategies.decision.concerns import decision_concerns, none_passed_concern
 from oracle.strategies.decision.readout import UnreadableAnswer
 from oracle.strategies.decision.requests import (comparison_question, comparison_state, criterion_questions,
                                                  group_by_inputs, visible_state)
@@ -332,8 +332,14 @@ class _Run:
             evaluator="decision_judge", status=status, best=best, ranking=ranking,
             candidates=candidates, calls=self.ledger.requests, cost_usd=self.ledger.cost_usd(),
             latency_ms=latency, explanation=explain(self.mode, candidates, self.threshold_info, none_passed),
-            details=details, concerns=[*decision_concerns(candidates, extra, flags), *self.extra_concerns],
+            details=details, concerns=self._concerns(candidates, extra, flags),
             provenance=self.provenance(latency))
+
+    def _concerns(self, candidates: list[CandidateResult], extra: dict[str, Any],
+                  flags: dict[str, bool]) -> list[Any]:
+        none_passed = none_passed_concern(candidates, self.mode, self.threshold_info.get("pass_threshold", 0.5))
+        return [*decision_concerns(candidates, extra, flags), *self.extra_concerns,
+                *([none_passed] if none_passed is not None else [])]
 
 
 def _chat_capabilities_logprobs(providers: ProvidersConfig) -> bool:

@@ -14,7 +14,9 @@ import re
 
 import pytest
 
-from oracle.config import DecisionJudgeConfig, OracleConfig, ProvidersConfig
+from oracle.config import DecisionJudgeConfig, EscalationConfig, OracleConfig, ProvidersConfig
+from oracle.escalation import check_result
+from oracle.oracle import Oracle
 from oracle.result import Status
 from oracle.strategy import EvaluationContext, strategy_factory
 from oracle.task import Criterion, Task, Trajectory
@@ -118,6 +120,25 @@ async def test_when_no_candidate_passes_best_is_empty_and_the_result_says_so(scr
     assert [c.passed for c in result.candidates] == [False, False, False]
     assert result.best == [] and result.details["none_passed"] is True
     assert len(result.ranking) == 3 and "no candidate passed" in result.explanation
+    [concern] = result.concerns
+    assert concern.kind == "no_candidate_passed" and concern.evidence.mode == "criteria"
+    assert concern.evidence.first_failures["kind"] == "criterion 'apologizes': P(yes) 0.30 < 0.5"
+    # the two closest failures are not "two good answers to choose between"
+    request = check_result(TASK, Oracle().route(TASK, list(CANDIDATES)), result, EscalationConfig(),
+                           [c.id for c in CANDIDATES])
+    assert request is not None and request.reason == "inseparable_candidates"
+    assert "No candidate of task 'refund' passed the decision_judge's criteria" in request.question
+    assert request.options == ["blames", "curt", "none"]
+
+
+async def test_the_pass_rule_separates_a_close_failing_candidate_from_the_passing_one(scripted_server):
+    close = {**P_YES, "Sorry, but you clicked twice. Order number?": [0.86, 0.9, 0.1]}  # 0.89 vs kind's 0.875
+    scripted_server.set_handler(_native_by_response(close))
+    result = await _evaluate(_config(scripted_server, native="systemone"), TASK)
+    assert result.best == ["kind"] and result.ranking[:2] == ["blames", "kind"]
+    assert result.concerns == []  # blames scores near kind but fails: no "which is better?" request
+    assert check_result(TASK, Oracle().route(TASK, list(CANDIDATES)), result, EscalationConfig(),
+                        [c.id for c in CANDIDATES]) is None
 
 
 async def test_equal_passing_scores_share_best(scripted_server):

@@ -10,8 +10,8 @@ from __future__ import annotations
 from typing import Any
 
 from oracle.concerns import (Concern, DecisionAbstention, DecisionLowConfidence, DecisionOrderFlip,
-                             DecisionRefusal, LowConfidenceEvidence, OrderFlipEvidence, QuestionsEvidence,
-                             RefusalEvidence, Unparsed)
+                             DecisionRefusal, LowConfidenceEvidence, NoCandidatePassed, NonePassedEvidence,
+                             OrderFlipEvidence, QuestionsEvidence, RefusalEvidence, Unparsed)
 from oracle.result import CandidateResult, Status
 
 
@@ -71,3 +71,24 @@ def decision_concerns(candidates: list[CandidateResult], extra: dict[str, Any],
         out.append(Unparsed(candidates=unparsed,
                             message=f"the decision model's answer could not be read for {', '.join(unparsed)}"))
     return out
+
+
+def _first_failure(candidate: CandidateResult, threshold: float) -> str:
+    """The first criterion below the threshold, or the mean question score that fell short."""
+    for row in candidate.details.get("criteria") or []:
+        if isinstance(row, dict) and row.get("met") is False:
+            return f"criterion {row.get('criterion')!r}: P(yes) {row.get('probability'):.2f} < {threshold:g}"
+    return f"score {candidate.score:.3f} < {threshold:g}" if candidate.score is not None else "failed"
+
+
+def none_passed_concern(candidates: list[CandidateResult], mode: str | None,
+                        threshold: float) -> NoCandidatePassed | None:
+    """Every candidate with a verdict failed: say so, with each one's first failure, so a close
+    pair of failures is never presented as two good answers a person must choose between."""
+    judged = [c for c in candidates if c.passed is not None]
+    if mode not in ("criteria", "questions") or not judged or any(c.passed for c in judged):
+        return None
+    return NoCandidatePassed(
+        candidates=[c.id for c in judged],
+        message=f"no candidate passed the decision judge's {mode}",
+        evidence=NonePassedEvidence(mode=mode, first_failures={c.id: _first_failure(c, threshold) for c in judged}))
