@@ -1,8 +1,11 @@
 """Routing accuracy on the dev suite: confusion table against ``suggested_evaluator``.
 
     python benchmarks/routing_accuracy.py [--config FILE] [--show-misses] [--data PATH]
+        [--prior-hardness X] [--ablation]
 
 The dev suite is read from ``--data PATH``, else ``$ORACLE_DATA_DIR``, else ../shared/data.
+``--prior-hardness X`` routes every item as if its history gave it prior hardness X (the suite
+carries no history): how routes move when every task counts as hard.
 """
 
 from __future__ import annotations
@@ -27,6 +30,7 @@ def main() -> int:
     ap.add_argument("--config")
     ap.add_argument("--data", help="shared data directory (default: $ORACLE_DATA_DIR, else ../shared/data)")
     ap.add_argument("--show-misses", action="store_true")
+    ap.add_argument("--prior-hardness", type=float, help="route every item with this prior hardness")
     ap.add_argument("--ablation", action="store_true",
                     help="also route with each policy removed in turn (how much each one carries)")
     args = ap.parse_args()
@@ -37,9 +41,12 @@ def main() -> int:
     misses = []
     low = 0
     confidences = []
+    hard = None
     for item, data in suite_tasks(suite):
         task = parse_task(data)
-        route = chain.route(task.task, task.trajectories)
+        if args.prior_hardness is not None:
+            hard = {task.task.id: args.prior_hardness}
+        route = chain.route(task.task, task.trajectories, history=hard)
         got = route.evaluator or "none"
         want = item["suggested_evaluator"]
         confusion[(want, got)] += 1

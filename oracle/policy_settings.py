@@ -137,13 +137,49 @@ class CueBalanceSettings(PolicySettings):
 
 
 class DifficultySettings(PolicySettings):
-    """``difficulty``: stated difficulty and prior hardness from history."""
+    """``difficulty``: prior hardness from history and stated difficulty.
 
-    weight: float = Field(default=0.5, ge=0)
+    A hard task gets the strongest verification that can run on it: the verifier when it has tests
+    or a reference, else the decision judge when it asks closed questions, criteria or a claim
+    check, else the LLM judge; the route then says ``hard`` so the evaluator spends its repeats
+    (more samples, both orders) instead of taking a cheaper path.
+    """
+
+    weight: float = Field(default=2.0, ge=0)
     hard_history: float = Field(default=0.5, ge=0, le=1)
-    """Prior hardness at or above this counts as hard."""
-    hard: Spread = _spread(0.3, 0.2, 0.5)
+    """Prior hardness (share of earlier evaluations that failed or escalated) at or above this is hard."""
+    stated_hard: bool = True
+    """A task's own ``difficulty: hard`` counts as hard too (false: only history makes a task hard)."""
+    checkable_reference_chars: int = Field(default=200, ge=0)
+    """A reference at most this long is an answer key the verifier checks (a longer one guides a judge)."""
+    hard_checkable: Spread = _spread(0.9, 0.05, 0.05)
+    """Hard, with tests or an answer-key reference: run the checks."""
+    hard_closed: Spread = _spread(0.05, 0.85, 0.1)
+    """Hard, with closed questions, criteria or a claim check and nothing to run: the decision judge."""
+    hard: Spread = _spread(0.05, 0.15, 0.8)
+    """Hard open-ended work: the LLM judge (with its repeats)."""
     easy: Spread = _spread(0.4, 0.4, 0.2)
+
+
+class ToolUseSettings(PolicySettings):
+    """``tool_use``: agent trajectories. Expected tool calls, tool results or a final-state check
+    favour the verifier (it checks the steps); tool steps with nothing to check them against favour
+    a judge that reads the steps."""
+
+    weight: float = Field(default=2.5, ge=0)
+    expected_calls: Spread = _spread(0.9, 0.05, 0.05)
+    """The task carries ``tool_calls``, ``tool_result`` or ``final_state`` tests."""
+    unchecked_steps: Spread = _spread(0.05, 0.15, 0.8)
+    """Candidates made tool calls and the task says nothing about what they should have been."""
+
+
+class ClaimCheckSettings(PolicySettings):
+    """``claim_check``: one candidate's answer checked as a claim against text evidence (the task's
+    ``reference`` or ``context``), asked for with ``claim_check: true`` or in the prompt ("is this
+    claim supported ...?"): the decision judge's confirmation-versus-challenge questions."""
+
+    weight: float = Field(default=3.0, ge=0)
+    claim: Spread = _spread(0.05, 0.9, 0.05)
 
 
 POLICY_SETTINGS: dict[str, type[PolicySettings]] = {
@@ -154,6 +190,8 @@ POLICY_SETTINGS: dict[str, type[PolicySettings]] = {
     "pairwise_preference": PairwisePreferenceSettings,
     "cue_balance": CueBalanceSettings,
     "difficulty": DifficultySettings,
+    "tool_use": ToolUseSettings,
+    "claim_check": ClaimCheckSettings,
 }
 """Built-in policy name -> its settings model (defaults included)."""
 

@@ -96,6 +96,14 @@ class Route(BaseModel):
     """None, or why the configured default evaluator was used instead of the vote winner."""
     override: bool = False
     """True when the task's ``evaluator`` field forced the choice."""
+    claim_check: bool = False
+    """The decision judge runs its claim check (confirmation versus challenge) on the one candidate:
+    the route goes to it and ``signals.claim_checkable`` holds (``claim_check: true``, or the prompt
+    asks to verify a claim, with a reference or context as evidence)."""
+    hard: bool = False
+    """The task counts as hard (``routing.policies.difficulty``: prior hardness at ``hard_history``,
+    or a stated ``hard`` when ``stated_hard``): the evaluator spends its repeats (more samples, both
+    orders) rather than a cheaper path."""
     signals: dict[str, Any]
     config_hash: str
     schema_version: str = SCHEMA_VERSION

@@ -12,10 +12,11 @@ nothing is carried from one route to the next.
 from __future__ import annotations
 
 import time
-from typing import Any, Mapping, Sequence
+from typing import Any, Callable, Mapping, Sequence
 
 from oracle._rounding import round_to
 from oracle.config import OracleConfig
+from oracle.policy_settings import PolicySettings
 from oracle.policy import Policy
 from oracle.route import SCHEMA_VERSION, Gate, Route
 from oracle.signals import Signals, signal_values
@@ -43,14 +44,16 @@ _OK = {kind: Gate(evaluator=kind, feasible=True, reason="ok") for kind in EVALUA
 _DISABLED = {kind: Gate(evaluator=kind, feasible=False, reason="disabled in routing.enabled_evaluators")
              for kind in EVALUATORS}
 _NOTHING_TO_CHECK = Gate(evaluator=_VERIFIER, feasible=False, reason="no tests and no reference answer")
-_NOTHING_CLOSED = Gate(evaluator=_DECISION, feasible=False, reason="no fixed-option question and no criteria")
+_NOTHING_CLOSED = Gate(evaluator=_DECISION, feasible=False,
+                       reason="no fixed-option question, no criteria and no claim to check")
 """Every gate there can be: immutable values, picked per route (a gate reads two booleans)."""
 
 
 def gates_for(enabled: Sequence[str], checkable: bool, closed: bool) -> list[Gate]:
     """Which evaluators can run on a task at all, and why not, in the fixed evaluator order.
 
-    ``checkable``: the task has tests or a reference; ``closed``: a fixed-option question or criteria.
+    ``checkable``: the task has tests or a reference; ``closed``: a fixed-option question, criteria
+    or a claim to check.
     """
     return [_DISABLED[_DECISION] if _DECISION not in enabled else _OK[_DECISION] if closed else _NOTHING_CLOSED,
             _DISABLED[_LLM] if _LLM not in enabled else _OK[_LLM],
@@ -61,7 +64,7 @@ def gates_for(enabled: Sequence[str], checkable: bool, closed: bool) -> list[Gat
 def feasibility(signals: Signals, enabled: Sequence[str]) -> list[Gate]:
     """``gates_for`` from the signals."""
     return gates_for(enabled, signals.has_tests or signals.has_reference,
-                     signals.has_closed_question or signals.n_criteria > 0)
+                     signals.has_closed_question or signals.n_criteria > 0 or signals.claim_checkable)
 
 
 class PolicyChain:
@@ -78,6 +81,13 @@ class PolicyChain:
         routing = config.routing
         self._prefix_chars, self._scan_chars = routing.cue_prefix_chars, routing.scan_chars
         self._threshold = routing.threshold
+        # The hardness rule of the difficulty policy (its settings), when that policy is in the chain.
+        difficulty = routing.policies.get("difficulty")
+        self._hardness: tuple[Callable[[Signals, Any], str | None], PolicySettings] | None = None
+        if difficulty is not None and difficulty.enabled and difficulty.weight > 0:
+            from oracle.policies.difficulty import hard_reason
+
+            self._hardness = (hard_reason, difficulty)
         # The gates and the feasible evaluators for each (checkable, closed) pair: four constants of
         # the config, so a route picks its gates instead of building them.
         self._gates = {(checkable, closed): (gates, [g.evaluator for g in gates if g.feasible])
@@ -110,7 +120,8 @@ class PolicyChain:
 
         threshold = self._threshold
         gates, feasible = self._gates[values["has_tests"] or values["has_reference"],
-                                      values["has_closed_question"] or values["n_criteria"] > 0]
+                                      values["has_closed_question"] or values["n_criteria"] > 0
+                                      or values["claim_checkable"]]
         feasible_total = sum(map(totals.__getitem__, feasible))
         shares = {k: (totals[k] / feasible_total if feasible_total > 0 else 0.0) for k in feasible}
         # Highest share first; ties keep the fixed evaluator order (sorted is stable, reverse too).
@@ -155,8 +166,10 @@ class PolicyChain:
             "evaluator": evaluator, "confidence": round_to(confidence, 6) if confidence else 0.0, "totals": totals,
             "votes": votes, "abstained": abstained, "policies": self._versions, "gates": gates,
             "runner_up": runner_up, "margin": margin, "threshold": threshold, "low_confidence": low,
-            "fallback": fallback, "override": override, "signals": values, "config_hash": self.config_hash,
-            "schema_version": SCHEMA_VERSION}
+            "fallback": fallback, "override": override,
+            "claim_check": evaluator == _DECISION and values["claim_checkable"],
+            "hard": self._hardness is not None and self._hardness[0](signals, self._hardness[1]) is not None,
+            "signals": values, "config_hash": self.config_hash, "schema_version": SCHEMA_VERSION}
         data["elapsed_us"] = round_to((_clock() - start) * 1e6, 1)
         return Route.model_validate(data)
 

@@ -14,9 +14,12 @@ from typing import Any, Literal, Mapping, Sequence
 from oracle._rounding import round_to
 from oracle.policy_settings import CUE_PREFIX_CHARS, SCAN_CHARS
 from oracle.task import Task, Trajectory
-from oracle.text_cues import asks_scale_or_rationale, cue_counts, has_code_line, is_yes_no_check
+from oracle.text_cues import asks_claim_check, asks_scale_or_rationale, cue_counts, has_code_line, is_yes_no_check
 
 RUNNABLE_LANGUAGES = frozenset({"python", "javascript"})
+TRAJECTORY_TEST_KINDS = frozenset({"tool_calls", "tool_result", "final_state"})
+"""Test kinds that check an agent's steps rather than its code."""
+TOOL_STEP_TYPES = frozenset({"tool_call", "tool_result"})
 _LANGUAGE_ALIASES = {"py": "python", "python3": "python", "js": "javascript", "node": "javascript"}
 __all__ = ["CUE_PREFIX_CHARS", "SCAN_CHARS", "Signals", "extract", "extract_values", "signal_values"]
 
@@ -76,6 +79,20 @@ class Signals:
     """From history: share of earlier evaluations of this task that failed or escalated (0..1)."""
     evaluator_override: str | None
     """The task's explicit evaluator, if any."""
+    has_context: bool
+    """The task carries source text (``context``) an answer should be grounded in."""
+    has_tool_steps: bool
+    """At least one candidate's steps hold a tool call or a tool result (an agent run)."""
+    has_trajectory_tests: bool
+    """The task carries expected tool calls, tool results or a final-state check
+    (tests of kind ``tool_calls``, ``tool_result`` or ``final_state``)."""
+    claim_check_requested: bool
+    """The task sets ``claim_check: true``."""
+    asks_claim_check: bool
+    """The prompt asks to verify a claim against evidence ("is this claim supported ...?")."""
+    claim_checkable: bool
+    """One candidate, text evidence (reference or context), and a claim check requested or asked for:
+    the decision judge can run its confirmation-versus-challenge questions."""
 
     def __init__(self, **values: Any) -> None:
         if values.keys() != _FIELDS:
@@ -180,9 +197,9 @@ def signal_values(task: Task, trajectories: Sequence[Trajectory], history: Mappi
 
     n = len(trajectories)
     n_code = 0
-    has_output = False
+    has_output = tool_steps = False
     answer_chars = 0
-    for t in trajectories:  # one pass: code (field, fence, code-shaped line), output, answer length
+    for t in trajectories:  # one pass: code (field, fence, code-shaped line), output, answer length, steps
         answer = t.answer
         answer_chars += len(answer)
         # The answer's first scan_chars characters, read in place (no slice is copied).
@@ -190,15 +207,22 @@ def signal_values(task: Task, trajectories: Sequence[Trajectory], history: Mappi
             n_code += 1
         if not has_output:
             has_output = _has_text(t.output, scan_chars)
+        if not tool_steps and t.steps:
+            tool_steps = any(step.type in TOOL_STEP_TYPES for step in t.steps)
     language = _normalize_language(task.language, scan_chars)
-    n_tests = len(task.tests)
+    tests = task.tests
+    n_tests = len(tests)
     if language is None and (n_tests or n_code):
         language = "python"
     reference = task.reference
+    has_reference = _has_text(reference, scan_chars)
+    has_context = _has_text(task.context, scan_chars)
     n_questions = len(task.questions)
     graded, rationale = asks_scale_or_rationale(scan)
+    requested = task.claim_check
+    asked = asks_claim_check(lower)
     return {
-        "has_reference": _has_text(reference, scan_chars),
+        "has_reference": has_reference,
         "reference_chars": len(reference) if reference else 0,
         "has_tests": n_tests > 0,
         "tests_runnable": n_tests > 0 and language in RUNNABLE_LANGUAGES,
@@ -223,6 +247,12 @@ def signal_values(task: Task, trajectories: Sequence[Trajectory], history: Mappi
         if n else 0.0,
         "prior_hardness": None if history is None or task.id not in history else float(history[task.id]),
         "evaluator_override": task.evaluator,
+        "has_context": has_context,
+        "has_tool_steps": tool_steps,
+        "has_trajectory_tests": n_tests > 0 and any(test.kind in TRAJECTORY_TEST_KINDS for test in tests),
+        "claim_check_requested": requested,
+        "asks_claim_check": asked,
+        "claim_checkable": n == 1 and (has_reference or has_context) and (requested or asked),
     }
 
 

@@ -109,6 +109,28 @@ def has_code_line(text: str, end: int | None = None) -> bool:
             or _CODE_LATER_LINE.search(text, 0, stop) is not None)
 
 
+CLAIM_CHECK_AT = re.compile(
+    r"\b(?:(?:is|are) (?:th(?:is|e|ese) )?(?:claims?|statements?|assertions?) "
+    r"(?:\w+ )?(?:supported|backed|true|correct|accurate|grounded|consistent)"
+    r"|(?:verify|check|fact[- ]?check|validate|assess) (?:whether |if |that )?(?:th(?:is|e|ese) )?"
+    r"(?:claims?|statements?|assertions?)"
+    r"|fact[- ]?check"
+    r"|(?:supported|contradicted|backed up|refuted) by the (?:evidence|context|passage|reference|source|document|text)"
+    r"|does the (?:evidence|context|passage|reference|source|document|text) (?:support|contradict|back))"
+)
+CLAIM_HINTS = ("claim", "statement", "assertion", "fact", "support", "evidence", "contradict", "refute")
+
+
+def asks_claim_check(text: str) -> bool:
+    """Whether the (lower-case) text asks to verify a claim against evidence: "is this claim
+    supported", "verify the statement", "fact-check", "supported by the context", "does the
+    evidence support"... The regex runs only when one of a few hint words is present."""
+    for hint in CLAIM_HINTS:
+        if hint in text:
+            return CLAIM_CHECK_AT.search(text) is not None
+    return False
+
+
 GRADED_AT = re.compile(
     r"(?:on a scale|scale of|rate (?:it|this|the|each|from)|score (?:from|between|of|it|each)|"
     r"out of (?:5|10|ten|five|100)|likert|grade (?:it|the|each))"

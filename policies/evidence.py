@@ -1,4 +1,4 @@
-"""Evidence policies: runnable tests, execution output, candidate code and reference answers.
+"""Evidence policies: runnable tests, execution output, candidate code, reference answers, tool use.
 
 Tests or execution evidence favour the verifier: running the code settles what a judge can only
 guess. Code with nothing to run it against goes to a judge instead.
@@ -6,7 +6,7 @@ guess. Code with nothing to run it against goes to a judge instead.
 
 from __future__ import annotations
 
-from oracle.policy_settings import ExecutionEvidenceSettings, ReferenceAnswerSettings
+from oracle.policy_settings import ExecutionEvidenceSettings, ReferenceAnswerSettings, ToolUseSettings
 from oracle.route import Vote
 from oracle.signals import Signals
 from oracle.policies import register_policy
@@ -52,3 +52,27 @@ class ReferenceAnswer(BasePolicy):
             return self._vote(f"short reference ({s.reference_chars} chars): check the answer against it",
                               "short_reference")
         return self._vote(f"long reference ({s.reference_chars} chars): judge against it", "long_reference")
+
+
+@register_policy("tool_use")
+class ToolUse(BasePolicy):
+    """Expected tool calls, results or final state -> verifier; tool steps with none expected -> a judge.
+
+    An agent run is best checked by what it did: the calls it made and what the tools returned.
+    When the task says what those should be, the verifier checks the steps; when it does not, the
+    evidence is still in the steps, and a judge that reads them (the LLM judge) weighs it.
+    """
+
+    name = "tool_use"
+    version = "1"
+    reads = ("has_trajectory_tests", "has_tool_steps")
+    settings_type = ToolUseSettings
+
+    def vote(self, s: Signals) -> Vote | None:
+        if s.has_trajectory_tests:
+            return self._vote("expected tool calls, tool results or final state: check the steps",
+                              "expected_calls")
+        if s.has_tool_steps:
+            return self._vote("tool steps with nothing to check them against: a judge reads the steps",
+                              "unchecked_steps")
+        return None

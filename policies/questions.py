@@ -6,7 +6,7 @@ parsing a generative model's prose, so explicit questions and yes/no rubrics go 
 
 from __future__ import annotations
 
-from oracle.policy_settings import ClosedQuestionSettings
+from oracle.policy_settings import ClaimCheckSettings, ClosedQuestionSettings
 from oracle.route import Vote
 from oracle.signals import Signals
 from oracle.policies import register_policy
@@ -34,3 +34,27 @@ class ClosedQuestion(BasePolicy):
         if share >= self.settings.mostly_yes_no_share:
             return self._vote(f"{share:.0%} of {s.n_criteria} criteria read as yes/no checks", "mostly_yes_no")
         return self._vote(f"{s.n_criteria} open criteria: a rubric to judge", "open_criteria")
+
+
+@register_policy("claim_check")
+class ClaimCheck(BasePolicy):
+    """One claim and text evidence, a claim check asked for -> decision judge (claim check).
+
+    Two opposing fixed questions ("the evidence supports it", "there is strong evidence against
+    it") settle a single claim more steadily than a generative verdict, and disagreement between
+    them is itself the signal to escalate.
+    """
+
+    name = "claim_check"
+    version = "1"
+    reads = ("claim_checkable", "claim_check_requested", "asks_claim_check", "n_candidates", "has_reference",
+             "has_context")
+    settings_type = ClaimCheckSettings
+
+    def vote(self, s: Signals) -> Vote | None:
+        if not s.claim_checkable:
+            return None
+        how = "claim_check: true" if s.claim_check_requested else "the prompt asks to verify a claim"
+        evidence = " and ".join(name for name, on in (("reference", s.has_reference), ("context", s.has_context))
+                                if on)
+        return self._vote(f"{how}; one candidate, evidence in the {evidence}: claim check", "claim")

@@ -26,7 +26,7 @@ def top(vote):
 def test_registry_lists_every_family():
     assert set(registered_policies()) == {"execution_evidence", "reference_answer", "closed_question",
                                           "open_ended_judgment", "pairwise_preference", "cue_balance",
-                                          "difficulty"}
+                                          "difficulty", "tool_use", "claim_check"}
 
 
 def test_votes_sum_to_one_and_carry_reads():
@@ -111,8 +111,11 @@ BASE_SIGNALS = {
     "n_questions": 0, "n_criteria": 0, "yes_no_criteria_share": 0.0, "has_closed_question": False,
     "difficulty": None, "verifiable_cue_density": 0.0, "judgment_cue_density": 0.0, "asks_graded_scale": False,
     "asks_rationale": False, "prompt_chars": 100, "mean_answer_chars": 50.0, "prior_hardness": None,
-    "evaluator_override": None,
+    "evaluator_override": None, "has_context": False, "has_tool_steps": False, "has_trajectory_tests": False,
+    "claim_check_requested": False, "asks_claim_check": False, "claim_checkable": False,
 }
+"""Neutral values of every signal. A golden document written before a signal existed is read with
+that signal at its neutral value here (the policy could not have read it)."""
 CODE = {"has_code": True, "code_share": 1.0, "language": "python"}
 CASES = {
     "nothing": {},
@@ -138,6 +141,19 @@ CASES = {
     "easy": {"difficulty": "easy"},
     "historically_hard": {"prior_hardness": 0.8, "difficulty": "easy"},
     "historically_easy": {"prior_hardness": 0.2, "difficulty": "medium"},
+    "agent_run": {"has_tool_steps": True, "n_candidates": 3},
+    "expected_tool_calls": {"has_tool_steps": True, "has_trajectory_tests": True, "has_tests": True, "n_tests": 1,
+                            "tests_runnable": True, "language": "python"},
+    "claim_requested": {"claim_check_requested": True, "has_reference": True, "reference_chars": 400,
+                        "claim_checkable": True},
+    "claim_asked_with_context": {"asks_claim_check": True, "has_context": True, "claim_checkable": True},
+    "claim_asked_without_evidence": {"asks_claim_check": True},
+    "hard_with_tests": {"difficulty": "hard", "has_tests": True, "tests_runnable": True, "n_tests": 2, **CODE},
+    "historically_hard_short_reference": {"prior_hardness": 0.9, "has_reference": True, "reference_chars": 12},
+    "historically_hard_long_reference": {"prior_hardness": 0.9, "has_reference": True, "reference_chars": 900},
+    "historically_hard_question": {"prior_hardness": 0.6, "n_questions": 1, "has_closed_question": True},
+    "historically_hard_claim": {"prior_hardness": 0.6, "has_context": True, "claim_check_requested": True,
+                                "claim_checkable": True},
 }
 
 
@@ -158,7 +174,7 @@ def _document(cls) -> dict:
 
 def _changed_votes(cls, stored: dict) -> list[str]:
     """Cases of a stored golden document on which ``cls`` now votes differently."""
-    cases = {c: {**stored["base_signals"], **o} for c, o in stored["cases"].items()}
+    cases = {c: {**BASE_SIGNALS, **stored["base_signals"], **o} for c, o in stored["cases"].items()}
     again = _votes(cls, stored["settings"], cases)
     return sorted(c for c in stored["votes"] if again[c] != stored["votes"][c])
 

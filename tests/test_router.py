@@ -22,9 +22,9 @@ REGEN_FLAG = "ORACLE_REGEN_GOLDEN"
 CHAIN = PolicyChain(OracleConfig())
 
 
-def route(data, chain=CHAIN):
+def route(data, chain=CHAIN, history=None):
     item = parse_task(data)
-    return chain.route(item.task, item.trajectories)
+    return chain.route(item.task, item.trajectories, history=history)
 
 
 def stable(r):
@@ -193,3 +193,133 @@ def test_property_deterministic_gated_override(data):
         assert a.evaluator == (forced if forced in feasible else None)
     if a.evaluator is not None:
         assert a.evaluator in feasible
+
+
+# ---- agent trajectories, claim checks, prior hardness (issue 17) --------------------------------
+#
+# Dev-suite-style cases written for these tests (none from the reserved records): a support agent
+# that looks up an order, a refund agent, a research agent, and single claims with their evidence.
+
+def _agent_run(cid: str, calls: list[tuple[str, dict]], answer: str) -> list[dict]:
+    """An OpenAI-style message list: each call answered by its tool, then the final answer."""
+    messages: list[dict] = [{"role": "user", "content": "Where is my order 1182?"}]
+    for i, (tool, args) in enumerate(calls):
+        messages.append({"role": "assistant", "content": None, "tool_calls": [
+            {"id": f"{cid}-{i}", "type": "function", "function": {"name": tool, "arguments": json.dumps(args)}}]})
+        messages.append({"role": "tool", "tool_call_id": f"{cid}-{i}", "content": '{"status": "shipped"}'})
+    messages.append({"role": "assistant", "content": answer})
+    return messages
+
+
+def _support_task(**task) -> dict:
+    base = {"id": "support-agent-1182", "prompt": "You are a support agent. The customer asks where order 1182 "
+                                                 "is. Look it up and tell them its status in one sentence."}
+    base.update(task)
+    return {"task": base, "trajectories": [
+        _agent_run("a", [("lookup_order", {"order_id": "1182"})], "Your order 1182 has shipped."),
+        _agent_run("b", [("search_web", {"q": "order 1182"})], "Your order 1182 has shipped."),
+        _agent_run("c", [], "I could not find order 1182, sorry.")]}
+
+
+def _vote(r, policy):
+    return next((v for v in r.votes if v.policy == policy), None)
+
+
+def test_tool_use_with_expected_calls_goes_to_the_verifier():
+    expected = [{"kind": "tool_calls", "calls": [{"tool": "lookup_order", "args": {"order_id": "1182"}}],
+                 "match": "superset"}]
+    r = route(_support_task(tests=expected))
+    assert r.signals["has_tool_steps"] and r.signals["has_trajectory_tests"]
+    assert r.evaluator == "verifier" and not r.low_confidence
+    vote = _vote(r, "tool_use")
+    assert vote.signals == {"has_trajectory_tests": True, "has_tool_steps": True}
+    assert max(vote.scores, key=vote.scores.get) == "verifier"
+    result = [{"kind": "tool_result", "tool": "lookup_order", "expected": {"status": "shipped"}, "match": "subset"}]
+    assert route(_support_task(tests=result)).evaluator == "verifier"
+
+
+def test_agent_run_without_expected_calls_goes_to_a_judge_that_reads_the_steps():
+    r = route(_support_task())
+    assert r.signals["has_tool_steps"] and not r.signals["has_trajectory_tests"] and not r.signals["has_tests"]
+    assert r.evaluator == "llm_judge"
+    assert "reads the steps" in _vote(r, "tool_use").reason
+    # The same answers without steps: the tool_use policy has nothing to say.
+    plain = _support_task()
+    plain["trajectories"] = [{"id": t, "answer": "Your order 1182 has shipped."} for t in "abc"]
+    p = route(plain)
+    assert not p.signals["has_tool_steps"] and "tool_use" in p.abstained
+
+
+def _claim_task(prompt: str, n: int = 1, **task) -> dict:
+    base = {"id": "claim-moon", "prompt": prompt,
+            "context": "Apollo 11 landed on the Moon on 20 July 1969; Neil Armstrong stepped out first."}
+    base.update(task)
+    answers = ["Neil Armstrong was the first person to walk on the Moon, in 1969.",
+               "Buzz Aldrin was the first person on the Moon."]
+    return {"task": base, "trajectories": [{"id": f"c{i}", "answer": answers[i]} for i in range(n)]}
+
+
+def test_claim_check_asked_in_the_prompt_goes_to_the_decision_judge():
+    r = route(_claim_task("Is this claim supported by the context?"))
+    assert r.evaluator == "decision_judge" and r.claim_check
+    gate = next(g for g in r.gates if g.evaluator == "decision_judge")
+    assert gate.feasible  # no question and no criteria: the claim opens the gate
+    vote = _vote(r, "claim_check")
+    assert vote.signals["asks_claim_check"] and vote.signals["has_context"] and vote.signals["n_candidates"] == 1
+    assert not vote.signals["claim_check_requested"] and "asks to verify a claim" in vote.reason
+
+
+def test_claim_check_requested_by_the_task_option():
+    data = _claim_task("Neil Armstrong walked on the Moon first.", claim_check=True)
+    data["task"].pop("context")
+    data["task"]["reference"] = "Neil Armstrong was the first person to walk on the Moon (Apollo 11, 1969)."
+    r = route(data)
+    assert r.evaluator == "decision_judge" and r.claim_check
+    assert r.signals["claim_check_requested"] and not r.signals["asks_claim_check"]
+    assert _vote(r, "claim_check").reason.startswith("claim_check: true")
+
+
+def test_no_claim_check_without_one_candidate_or_evidence():
+    two = route(_claim_task("Is this claim supported by the context?", n=2))
+    assert not two.signals["claim_checkable"] and not two.claim_check and "claim_check" in two.abstained
+    bare = _claim_task("Is this claim supported by the context?")
+    bare["task"].pop("context")
+    r = route(bare)
+    assert r.signals["asks_claim_check"] and not r.signals["claim_checkable"]
+    assert not next(g for g in r.gates if g.evaluator == "decision_judge").feasible and not r.claim_check
+    # Asking for a claim check is not the same as mentioning claims.
+    assert not route(_claim_task("Write a claim form letter for a lost suitcase.")).claim_check
+
+
+def test_prior_hardness_picks_the_strongest_feasible_check():
+    history = {"add": 0.8, "support-1": 0.8, "essay": 0.8}
+    coded = route(code_task(), history=history)
+    assert coded.evaluator == "verifier" and coded.hard
+    assert "the verifier" in _vote(coded, "difficulty").reason
+    closed = route(question_task(), history=history)
+    assert closed.evaluator == "decision_judge" and closed.hard
+    # A short reference is an answer key: a judge by default, checked against the key once hard.
+    qa = {"task": {"id": "qa", "prompt": "Which city is the capital of Australia? Answer in a friendly sentence.",
+                   "reference": "Canberra"},
+          "trajectories": [{"id": "a", "answer": "It's Canberra!"}, {"id": "b", "answer": "Sydney, of course."}]}
+    assert route(qa).evaluator == "llm_judge" and not route(qa).hard
+    hard_qa = route(qa, history={"qa": 0.8})
+    assert hard_qa.evaluator == "verifier" and hard_qa.hard
+    open_essay = route(open_task(), history=history)
+    assert open_essay.evaluator == "llm_judge" and open_essay.hard and "with repeats" in _vote(open_essay, "difficulty").reason
+    assert not route(open_task(), history={"essay": 0.2}).hard
+
+
+def test_hardness_threshold_and_stated_difficulty_are_config():
+    strict = OracleConfig.model_validate({"routing": {"policies": {"difficulty": {"hard_history": 0.9,
+                                                                                  "stated_hard": False}}}})
+    chain = PolicyChain(strict)
+    assert strict.hash() != OracleConfig().hash()
+    r = route(open_task(difficulty="hard"), chain)
+    assert not r.hard and "difficulty" in r.abstained  # stated hard does not count here
+    assert route(open_task(difficulty="hard")).hard  # ... and does by default
+    item = parse_task(open_task())
+    assert not chain.route(item.task, item.trajectories, history={"essay": 0.8}).hard
+    assert chain.route(item.task, item.trajectories, history={"essay": 0.95}).hard
+    off = OracleConfig.model_validate({"routing": {"policies": {"difficulty": {"enabled": False}}}})
+    assert not route(open_task(difficulty="hard"), PolicyChain(off)).hard
