@@ -92,7 +92,7 @@ async def test_a_failed_row_counts_every_request(scripted_server, native):
     assert len(scripted_server.requests) == 4
     assert result.calls == 4                                      # not 0
     assert [f.model_dump() for f in result.provenance.failed_calls] == [{"error": "ProviderHTTPError", "attempts": 4}]
-    assert result.provenance.requests == 4
+    assert result.provenance.requests == 4 and result.provenance.retries == 3
 
 
 async def test_retried_successes_count_their_attempts_too(scripted_server):
@@ -100,6 +100,7 @@ async def test_retried_successes_count_their_attempts_too(scripted_server):
     scripted_server.push(status_reply(503), chat_reply("Yes", logprobs=[("Yes", top["Yes"], top)]))
     result = await _evaluate(_config(scripted_server), CRITERIA)
     assert result.status == Status.ok and result.calls == 2 == len(scripted_server.requests)
+    assert result.provenance.retries == 1
 
 
 # --- servers that never stop talking -----------------------------------------------------------

@@ -20,9 +20,11 @@ to ``settings.concurrency`` in flight per client. Failures raise ``oracle.errors
 subclasses (``ProviderTimeout``, ``RateLimited``, ``ProviderHTTPError``, ``ResponseParseError``;
 a connection that keeps failing raises ``ProviderError`` itself) carrying ``attempts``, ``status``
 and a body excerpt; nothing else escapes. ``client.capabilities`` says what the endpoint supports
-(logprobs, seed, structured output, native decisions). Replies carry usage, ``cost_usd`` (None when
-the price table has no entry for the model) and ``provenance``. API keys come from
-``api_key_env``/``api_key`` and are never logged, cached or traced.
+(logprobs, seed, structured output, native decisions), narrowed by what its replies taught: a
+server that ignores ``logprobs`` answers without them once, the reply stands (never retried) and the
+client stops asking. Replies carry usage, ``cost_usd`` (``oracle.prices``; None when no price is
+known) and ``provenance``. API keys come from ``api_key_env``/``api_key`` and are never logged,
+cached or traced.
 """
 
 from oracle.providers.clients import (AsyncChatClient, AsyncDecisionClient, ChatClient, DecisionClient,
