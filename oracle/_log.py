@@ -11,14 +11,16 @@ default prints to stdout) is never used, so a host application's structlog setup
 from __future__ import annotations
 
 import logging
-from typing import Any
+from typing import Any, MutableMapping
 
 import structlog
+from structlog.typing import Processor
 
 logging.getLogger("oracle").addHandler(logging.NullHandler())  # the library-logging convention
 
 
-def to_stdlib(logger: Any, method_name: str, event_dict: dict[str, Any]) -> tuple[tuple[str], dict[str, Any]]:
+def to_stdlib(logger: Any, method_name: str,
+              event_dict: MutableMapping[str, Any]) -> tuple[tuple[str], dict[str, Any]]:
     """Last processor: the event dict -> (message,), {"extra": ...} for the stdlib logger call."""
     fields = dict(event_dict)
     event = str(fields.pop("event", ""))
@@ -26,10 +28,10 @@ def to_stdlib(logger: Any, method_name: str, event_dict: dict[str, Any]) -> tupl
     return (text,), {"extra": {"oracle_event": event, "oracle_fields": fields}}
 
 
-_PROCESSORS = [structlog.stdlib.filter_by_level, to_stdlib]
+PROCESSORS: list[Processor] = [structlog.stdlib.filter_by_level, to_stdlib]
 
 
 def get_logger(name: str) -> Any:
     """A structlog logger (``log.info("event", key=value)``) writing to ``logging.getLogger(name)``."""
-    return structlog.wrap_logger(logging.getLogger(name), processors=_PROCESSORS,
+    return structlog.wrap_logger(logging.getLogger(name), processors=PROCESSORS,
                                  wrapper_class=structlog.stdlib.BoundLogger)

@@ -39,7 +39,7 @@ class StructuredFormatter(logging.Formatter):
 
 def configure_logging(fmt: str = "console", level: str = "warning") -> None:
     """Readable console lines or JSON lines, on stderr, at ``level`` and above."""
-    from oracle._log import to_stdlib
+    from oracle._log import PROCESSORS
 
     lvl = getattr(logging, level.upper(), logging.WARNING)
     renderer = (structlog.processors.JSONRenderer() if fmt == "json"
@@ -54,6 +54,6 @@ def configure_logging(fmt: str = "console", level: str = "warning") -> None:
     logger.setLevel(lvl)
     logger.propagate = False
     # Code that asks structlog for a logger directly goes the same way (its default is stdout).
-    structlog.configure(processors=[structlog.stdlib.filter_by_level, to_stdlib],
+    structlog.configure(processors=PROCESSORS,
                         logger_factory=structlog.stdlib.LoggerFactory(),
                         wrapper_class=structlog.stdlib.BoundLogger, cache_logger_on_first_use=False)

@@ -127,7 +127,7 @@ class LocalModelServer:
         started = time.monotonic()
         env = {**os.environ, "PYTHONUNBUFFERED": "1"}
         self.process = subprocess.Popen(self.command(), stdout=output, stderr=subprocess.STDOUT, env=env)
-        if output is not subprocess.DEVNULL:
+        if not isinstance(output, int):  # a file we opened (DEVNULL is an int constant)
             output.close()
         deadline = started + ready_timeout_s
         while time.monotonic() < deadline:
