@@ -67,11 +67,13 @@ def active_provider() -> Any:
     scoped = _PROVIDER.get()
     if scoped is not _UNSET:
         return scoped
-    trace = sys.modules.get("opentelemetry.trace")
+    trace: Any = sys.modules.get("opentelemetry.trace")
     if trace is None:
         if not os.environ.get("OTEL_PYTHON_TRACER_PROVIDER"):
             return None
-        import opentelemetry.trace as trace
+        import opentelemetry.trace
+
+        trace = opentelemetry.trace
     provider = trace.get_tracer_provider()
     if isinstance(provider, (trace.ProxyTracerProvider, trace.NoOpTracerProvider)):
         return None
@@ -257,11 +259,13 @@ def evaluation_events(result: "OracleResult") -> Iterator[tuple[str, dict[str, A
 
     evaluation = result.result
     evaluator = result.route.evaluator or "none"
-    common = {"oracle.task.id": result.task_id, "oracle.evaluator": evaluator}
+    common: dict[str, Any] = {"oracle.task.id": result.task_id, "oracle.evaluator": evaluator}
     if evaluation is None or not evaluation.candidates:
-        error = evaluation.error.type if evaluation is not None and evaluation.error else "NoFeasibleEvaluator"
-        if evaluation is not None and result.status.value != "failed":
-            error = None
+        error: str | None = None
+        if evaluation is None:
+            error = "NoFeasibleEvaluator"
+        elif evaluation.error is not None:
+            error = evaluation.error.type
         v = verdict(result)
         yield EVALUATION_EVENT, _clean({**common, "gen_ai.evaluation.name": f"oracle.{evaluator}",
                                         "gen_ai.evaluation.score.label": result.status.value,
@@ -269,7 +273,7 @@ def evaluation_events(result: "OracleResult") -> Iterator[tuple[str, dict[str, A
         return
     for candidate in evaluation.candidates:
         v = verdict(result, candidate.id)
-        attributes = {**common, "oracle.candidate.id": candidate.id,
+        attributes: dict[str, Any] = {**common, "oracle.candidate.id": candidate.id,
                       "gen_ai.evaluation.name": f"oracle.{evaluator}",
                       "gen_ai.evaluation.explanation": v.reason}
         if v.scored:

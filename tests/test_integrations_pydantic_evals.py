@@ -57,6 +57,7 @@ def test_our_failure_is_an_evaluator_failure_not_a_score():
     assert case.scores == {} and case.assertions == {} and case.labels == {}
     [failure] = case.evaluator_failures
     assert failure.error_type == "OracleEvaluationFailed"
+    assert failure.source.arguments == (f"sha256:{cfg.hash()}",)  # named by its hash, not dumped whole
     assert failure.error_message.startswith("OracleEvaluationFailed: llm_judge failed: ProviderError")
 
 

@@ -82,7 +82,7 @@ class OracleMetric(BaseMetric):  # type: ignore[misc]
             raise OracleUnscored(v)
         assert v.score is not None
         self.score = v.score
-        self.success = v.passed if v.passed is not None else v.score >= self.threshold
+        self.success = v.passed if v.passed is not None else v.score >= (self.threshold or 0.0)
         return v.score
 
     def measure(self, test_case: LLMTestCase, *args: Any, **kwargs: Any) -> float:

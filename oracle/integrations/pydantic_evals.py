@@ -54,6 +54,14 @@ class OracleEvaluator(Evaluator[Any, Any, Any]):
     def __post_init__(self) -> None:
         self._oracle = make_oracle(self.config)
 
+    def build_serialization_arguments(self) -> dict[str, Any]:
+        """A config object is named by its hash in reports and specs, not dumped whole (a path or
+        None is kept as given)."""
+        arguments = super().build_serialization_arguments()
+        if "config" in arguments and not isinstance(arguments["config"], (str, type(None))):
+            arguments["config"] = f"sha256:{self._oracle.config.hash()}"
+        return arguments
+
     async def evaluate(self, ctx: EvaluatorContext[Any, Any, Any]) -> dict[str, EvaluationReason]:
         reference = None if ctx.expected_output is None else as_text(ctx.expected_output, REFERENCE_KEYS)
         item = build_task_input(task_id=ctx.name or "case", prompt=as_text(ctx.inputs),
