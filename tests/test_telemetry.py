@@ -164,3 +164,31 @@ def test_a_globally_configured_provider_turns_it_on():
         print(json.dumps({"off_before": off_before, "after": sorted(s.name for s in exporter.get_finished_spans())}))
     """)
     assert out == {"off_before": True, "after": ["oracle.evaluate", "oracle.evaluator verifier", "oracle.route"]}
+
+
+def test_decision_judge_criteria_events_and_decision_call_span(exporter, scripted_server):
+    """The decision judge's criteria (P(yes) per criterion) become events; its call is a span too."""
+    from oracle.config import OracleConfig, ProvidersConfig
+    from tests.plugins.scripted_server import decision_handler
+
+    scripted_server.set_handler(decision_handler(probabilities={"criterion_0": 0.9, "criterion_1": 0.2}))
+    cfg = OracleConfig(providers=ProvidersConfig(
+        judge=scripted_server.provider_settings(kind="openai"),
+        decision=scripted_server.provider_settings(kind="systemone", model="scripted-decider")))
+    task = {"task": {"id": "refund", "prompt": "Customer: I was charged twice.", "evaluator": "decision_judge",
+                     "criteria": ["asks for the order number", "apologizes"]},
+            "trajectories": [{"id": "a", "answer": "Sorry! What is your order number?"}]}
+    result = Oracle(cfg).evaluate(task)
+    assert result.status.value == "ok", result.result.error
+    spans = spans_by_name(exporter)
+    call = spans["decide scripted-decider"]
+    assert call.attributes["gen_ai.system"] == "systemone" and call.attributes["oracle.call.probability_source"] == "native_decision"
+    assert call.parent.span_id == spans["oracle.evaluator decision_judge"].context.span_id
+    evs = events(spans["oracle.evaluate"])
+    assert evs[0]["gen_ai.evaluation.name"] == "oracle.decision_judge"
+    assert evs[0]["gen_ai.evaluation.score.label"] == "fail"  # one criterion below the pass threshold
+    criteria = {e["gen_ai.evaluation.name"]: e for e in evs[1:]}
+    assert criteria["asks for the order number"]["gen_ai.evaluation.score.value"] == pytest.approx(0.9)
+    assert criteria["asks for the order number"]["gen_ai.evaluation.score.label"] == "pass"
+    assert criteria["apologizes"]["gen_ai.evaluation.score.value"] == pytest.approx(0.2)
+    assert criteria["apologizes"]["gen_ai.evaluation.score.label"] == "fail"
