@@ -174,7 +174,7 @@ class _Run:
 
     def _backend(self, model: str | None = None) -> Any:
         """The backend for the endpoint's model, or (native only) for a question's own model."""
-        key = model if self.backend_kind == "native" else None
+        key = model if self.backend_kind == "native" and model != self.model else None
         if key not in self._backends:
             self._backends[key] = self._make_backend(key)
         return self._backends[key]
@@ -210,7 +210,8 @@ class _Run:
         verdicts: dict[str, AnswerVerdict] = {}
         unreadable: dict[str, UnreadableAnswer] = {}
         shown: dict[str, list[str]] = {}
-        for group in group_by_inputs(task.questions, by_model=self.backend_kind == "native"):
+        for group in group_by_inputs(task.questions, default_model=self.model,
+                                     by_model=self.backend_kind == "native"):
             state = visible_state(task, candidate, group[0].inputs)
             got = await self._backend(group[0].model).ask(state, group)
             read, bad = read_all(group, got, self.settings.coverage_floor)

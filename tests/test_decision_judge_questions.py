@@ -94,14 +94,16 @@ async def test_raw_readings_match_what_the_reference_server_itself_reports():
 async def test_a_question_model_goes_only_to_the_decision_endpoint(scripted_server):
     scripted_server.set_handler(decision_handler())
     task = Task(id="t", prompt="I was charged twice.",
-                questions=[REFUND.model_copy(update={"model": "jev-latest"}), TEAM])
+                questions=[REFUND.model_copy(update={"model": "jev-latest"}), TEAM,
+                           URGENCY.model_copy(update={"model": "house-decider"})])  # the endpoint's own
     config = _config(scripted_server.provider_settings(model="chat-model"),
                      scripted_server.provider_settings(kind="systemone", model="house-decider"))
     result = await _evaluate(config, task)
     assert result.status == Status.ok, result.error
     models = sorted((r.json["model"], tuple(r.json["questions"])) for r in scripted_server.requests)
-    assert models == [("house-decider", ("team",)), ("jev-latest", ("refund",))]  # one call per model
-    assert result.details["model_overrides"] == {"refund": {"model": "jev-latest", "applied": True}}
+    assert models == [("house-decider", ("team", "urgency")), ("jev-latest", ("refund",))]  # one call per model
+    assert result.details["model_overrides"] == {"refund": {"model": "jev-latest", "applied": True},
+                                                 "urgency": {"model": "house-decider", "applied": True}}
     assert sorted(c.model_requested for c in result.provenance.calls) == ["house-decider", "jev-latest"]
     # a logprob readout on the chat endpoint never sends the decision model's name there
     scripted_server.clear()

@@ -79,12 +79,14 @@ def visible_state(task: Task, candidate: Trajectory | None, inputs: QuestionInpu
     return state
 
 
-def group_by_inputs(questions: Sequence[Question], *, by_model: bool = True) -> list[list[Question]]:
-    """Questions that see the same fields (and, on a native endpoint, ask the same model), grouped
-    in first-seen order: one call per group."""
+def group_by_inputs(questions: Sequence[Question], *, default_model: str | None = None,
+                    by_model: bool = True) -> list[list[Question]]:
+    """Questions that see the same fields (and, on a native endpoint, ask the same model: their own
+    ``model`` or ``default_model``), grouped in first-seen order: one call per group."""
     groups: dict[tuple[str, str | None], list[Question]] = {}
     for q in questions:
-        groups.setdefault((q.inputs.model_dump_json(), q.model if by_model else None), []).append(q)
+        model = (q.model or default_model) if by_model else None
+        groups.setdefault((q.inputs.model_dump_json(), model), []).append(q)
     return list(groups.values())
 
 
