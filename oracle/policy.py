@@ -22,8 +22,20 @@ class Policy(Protocol):
     ``spec()`` names it, its version and its non-default settings for the trace. ``BasePolicy``
     implements everything but ``vote``."""
 
-    name: str
-    weight: float
+    @property
+    def name(self) -> str:
+        """The name configs use for it (``routing.policies``)."""
+        ...
+
+    @property
+    def version(self) -> str:
+        """Version of its vote logic (recorded in the trace; golden votes are pinned per version)."""
+        ...
+
+    @property
+    def weight(self) -> float:
+        """Its weight in the chain (from its settings)."""
+        ...
 
     def vote(self, signals: "Signals") -> Vote | None:
         ...

@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Any, Awaitable, Callable, Protocol, TypeVar, r
 from oracle.config import OracleConfig
 from oracle.result import EvaluationResult
 from oracle.route import Route
-from oracle.task import EvaluatorKind, Task, Trajectory
+from oracle.task import Task, Trajectory
 
 if TYPE_CHECKING:
     from oracle.providers.pool import ProviderPool
@@ -40,8 +40,15 @@ class EvaluationContext:
 class Strategy(Protocol):
     """An evaluator: name, version, a spec for the trace, and one async evaluate method."""
 
-    name: EvaluatorKind
-    version: str
+    @property
+    def name(self) -> str:
+        """The evaluator kind it registers under (a built-in kind or a plugin's name)."""
+        ...
+
+    @property
+    def version(self) -> str:
+        """Version of its evaluation logic (recorded in provenance)."""
+        ...
 
     def spec(self, config: OracleConfig) -> dict[str, Any]:
         """Name, version and the settings from ``config`` this strategy runs with (differing from the
@@ -59,7 +66,7 @@ StrategyFactory = Callable[[], Strategy]
 _REGISTRY: dict[str, StrategyFactory] = {}
 
 
-def register_strategy(kind: EvaluatorKind) -> Callable[[StrategyFactory], StrategyFactory]:
+def register_strategy(kind: str) -> Callable[[StrategyFactory], StrategyFactory]:
     """Register a factory ``() -> Strategy`` under an evaluator kind (configuration comes with each
     ``EvaluationContext``, never at construction, so ``spec(config)`` is what runs)."""
 
