@@ -14,7 +14,7 @@ from typing import Any, Literal, Mapping, Sequence
 from oracle._rounding import round_to
 from oracle.policy_settings import CUE_PREFIX_CHARS, SCAN_CHARS
 from oracle.task import Task, Trajectory
-from oracle.text_cues import asks_claim_check, asks_scale_or_rationale, cue_counts, has_code_line, is_yes_no_check
+from oracle.text_cues import cue_counts, has_code_line, is_yes_no_check, prompt_phrases
 
 RUNNABLE_LANGUAGES = frozenset({"python", "javascript"})
 TRAJECTORY_TEST_KINDS = frozenset({"tool_calls", "tool_result", "final_state"})
@@ -212,15 +212,19 @@ def signal_values(task: Task, trajectories: Sequence[Trajectory], history: Mappi
     language = _normalize_language(task.language, scan_chars)
     tests = task.tests
     n_tests = len(tests)
+    trajectory_tests = False
+    for test in tests:
+        if test.kind in TRAJECTORY_TEST_KINDS:
+            trajectory_tests = True
+            break
     if language is None and (n_tests or n_code):
         language = "python"
     reference = task.reference
     has_reference = _has_text(reference, scan_chars)
     has_context = _has_text(task.context, scan_chars)
     n_questions = len(task.questions)
-    graded, rationale = asks_scale_or_rationale(scan)
+    graded, rationale, asked = prompt_phrases(scan, lower)  # lower is a prefix of scan
     requested = task.claim_check
-    asked = asks_claim_check(lower)
     return {
         "has_reference": has_reference,
         "reference_chars": len(reference) if reference else 0,
@@ -249,7 +253,7 @@ def signal_values(task: Task, trajectories: Sequence[Trajectory], history: Mappi
         "evaluator_override": task.evaluator,
         "has_context": has_context,
         "has_tool_steps": tool_steps,
-        "has_trajectory_tests": n_tests > 0 and any(test.kind in TRAJECTORY_TEST_KINDS for test in tests),
+        "has_trajectory_tests": trajectory_tests,
         "claim_check_requested": requested,
         "asks_claim_check": asked,
         "claim_checkable": n == 1 and (has_reference or has_context) and (requested or asked),

@@ -201,6 +201,8 @@ def asks_rationale(text: str) -> bool:
 _GRADED_PREFILTER = (r"\b(?:" + GRADED_AT.pattern + r")"
                      r"|(?:[0-9]|[^\x00-\x7f])(?:[\t-\r\x1c-\x20]|[^\x00-\x7f])*(?:scale|point|star)")
 _RATIONALE_PREFILTER = r"\b(?:" + RATIONALE_AT.pattern + r")"
+_CLAIM_PREFILTER = "|".join(CLAIM_HINTS)
+"""asks_claim_check is false unless one of its hint words occurs: the hints are its prefilter."""
 _asks_prefilter: Any = None
 
 
@@ -208,18 +210,25 @@ def asks_scale_or_rationale(text: str) -> tuple[bool, bool]:
     """``(asks_graded_scale(text), asks_rationale(text))``, reading the text once when neither is
     asked (the usual case): an exact check runs only where an RE2 prefilter finds a candidate for
     it. RE2 loads on the first call (so ``oracle route`` pays for it only when it routes)."""
+    return prompt_phrases(text, "")[:2]
+
+
+def prompt_phrases(text: str, prompt: str) -> tuple[bool, bool, bool]:
+    """``(asks_graded_scale(text), asks_rationale(text), asks_claim_check(prompt))`` for a ``prompt``
+    that is a prefix of ``text``: one RE2 pass over ``text`` answers all three when none is asked."""
     global _asks_prefilter
     if _asks_prefilter is None:
         import re2
 
         _asks_prefilter = tuple(re2.compile(pattern.encode()) for pattern in (
-            _GRADED_PREFILTER + "|" + _RATIONALE_PREFILTER, _GRADED_PREFILTER, _RATIONALE_PREFILTER))
+            "|".join((_GRADED_PREFILTER, _RATIONALE_PREFILTER, _CLAIM_PREFILTER)), _GRADED_PREFILTER,
+            _RATIONALE_PREFILTER))
     try:
         data = text.encode()
     except UnicodeEncodeError:  # a lone surrogate (task validation rejects them): the exact checks
-        return asks_graded_scale(text), asks_rationale(text)
+        return asks_graded_scale(text), asks_rationale(text), asks_claim_check(prompt)
     either, graded, rationale = _asks_prefilter
     if either.search(data) is None:
-        return False, False
+        return False, False, False
     return (graded.search(data) is not None and asks_graded_scale(text),
-            rationale.search(data) is not None and asks_rationale(text))
+            rationale.search(data) is not None and asks_rationale(text), asks_claim_check(prompt))

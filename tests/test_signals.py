@@ -107,15 +107,34 @@ _PHRASE_PIECES = ["rate it", "on a scale", "scale of", "1-5 stars", "1 to 10 poi
                   "give reasons", "give your reason", "why is", "with an explanation", "show your work",
                   "reasoning behind", "pirate", "start", "pointer", "\u00e9", "\u2014", "_", "9", "\u00a0", "\u2003",
                   "\uff11\uff12", "\u0663", "\u00b2", "\n", " ", "\x1c", "\x0b", "-", "to", "x", "star", "point",
-                  "scale", "rate ", "give ", "why", "stars"]
+                  "scale", "rate ", "give ", "why", "stars", "is this claim supported", "claim", "fact-check",
+                  "verify the statement", "supported by the context", "does the evidence support", "factorial"]
 
 
 @settings(max_examples=3000, deadline=None)
 @given(st.lists(st.one_of(st.sampled_from(_PHRASE_PIECES), st.text(max_size=3)), max_size=10))
 def test_scale_or_rationale_prefilter_never_hides_a_phrase(pieces):
     """The RE2 prefilter is a superset: the one-pass answer always equals the exact checks'."""
+    from oracle.text_cues import asks_claim_check, prompt_phrases
+
     text = "".join(pieces)
     assert asks_scale_or_rationale(text) == (asks_graded_scale(text), asks_rationale(text))
+    prompt = text[: len(text) // 2]
+    assert prompt_phrases(text, prompt) == (asks_graded_scale(text), asks_rationale(text), asks_claim_check(prompt))
+
+
+@pytest.mark.parametrize("text, claim", [
+    ("is this claim supported by the passage?", True), ("verify the claim below", True), ("fact-check it", True),
+    ("is the statement true?", True), ("does the context support the answer?", True),
+    ("check whether the statement holds", True), ("supported by the evidence?", True),
+    ("write a claim form", False), ("the function supports lists", False), ("compute the factorial", False),
+    ("is the answer correct?", False), ("", False),
+])
+def test_claim_check_phrases(text, claim):
+    from oracle.text_cues import asks_claim_check, prompt_phrases
+
+    assert asks_claim_check(text) is claim
+    assert prompt_phrases(text, text)[2] is claim
 
 
 @settings(max_examples=500, deadline=None)
