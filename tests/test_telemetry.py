@@ -192,3 +192,28 @@ def test_decision_judge_criteria_events_and_decision_call_span(exporter, scripte
     assert criteria["asks for the order number"]["gen_ai.evaluation.score.label"] == "pass"
     assert criteria["apologizes"]["gen_ai.evaluation.score.value"] == pytest.approx(0.2)
     assert criteria["apologizes"]["gen_ai.evaluation.score.label"] == "fail"
+
+
+@pytest.mark.local_model
+@pytest.mark.slow
+def test_model_call_spans_against_the_embedded_local_model(exporter, local_model):
+    """Real tokens from the real llama.cpp server land on the call spans (whatever the verdict)."""
+    from oracle.config import OracleConfig
+
+    cfg = OracleConfig(providers={"judge": local_model.provider_settings(timeout_s=600)},
+                       llm_judge={"mode": "pointwise", "repeats": 1})
+    task = {"task": {"id": "sky", "prompt": "Why is the sky blue?", "evaluator": "llm_judge",
+                     "criteria": ["Mentions Rayleigh scattering"]},
+            "trajectories": [{"id": "a", "answer": "Rayleigh scattering of sunlight by air molecules."}]}
+    result = Oracle(cfg).evaluate(task)
+    records = result.result.provenance.calls
+    assert records, result.result.error
+    calls = [s for s in exporter.get_finished_spans() if s.name == f"chat {local_model.model}"]
+    assert len(calls) == len(records)
+    for span, record in zip(calls, records):
+        assert span.attributes["gen_ai.request.model"] == local_model.model
+        assert span.attributes["gen_ai.response.model"] == record.model_answered
+        assert span.attributes["gen_ai.usage.input_tokens"] == record.input_tokens > 0
+        assert span.attributes["gen_ai.usage.output_tokens"] == record.output_tokens > 0
+    [root] = [s for s in exporter.get_finished_spans() if s.name == "oracle.evaluate"]
+    assert events(root)[0]["gen_ai.evaluation.name"] == "oracle.llm_judge"
