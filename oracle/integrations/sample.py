@@ -12,7 +12,8 @@ mapping, the same for every adapter:
   ``tests``, ``questions``, ``reference_check``, ``entry_point``, ``language``, ``evaluator``, ...)
   plus ``candidates`` (other trajectories judged alongside the output, e.g. a baseline). Each
   adapter names where its sample keeps the spec (metadata, reference outputs); the adapter's
-  ``task_defaults`` apply to every sample and a sample's spec overrides them key by key.
+  ``task_defaults`` apply to every sample and a sample's spec overrides them key by key (a spec
+  that names ``prompt`` or ``reference`` itself wins over the sample's field).
 
 Bad specs raise ``TaskValidationError`` naming the field before anything runs: a sample that
 cannot be turned into a task is an error in the framework's own terms, never a score.
