@@ -120,5 +120,11 @@ def cmd_compare(args: argparse.Namespace) -> int:
     else:
         print(render_table(result.summary))
         print(f"\nruns: {result.runs_path} ({result.computed} run now, {result.resumed} resumed)\n"
-              f"summary: {result.summary_path}\nreport: {result.report_path or 'not written: ' + str(result.report_error)}")
+              f"summary: {result.summary_path}\nreport: {_report_line(result, args.no_report)}")
     return 0
+
+
+def _report_line(result: Any, skipped: bool) -> str:
+    if result.report_path is not None:
+        return str(result.report_path)
+    return "skipped (--no-report)" if skipped else f"not written: {result.report_error}"

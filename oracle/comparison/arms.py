@@ -259,9 +259,10 @@ class ArmRunner:
             task = decision_task(task, shown.trajectories)
         oracle = self.oracle(arm)
         item_input = TaskInput(task=task, trajectories=shown.trajectories)
-        route = oracle.route(item_input)
         start = time.perf_counter()
-        result = await oracle.run_strategy(item_input, route, arm, providers=self.pool)
+        # No route: an evaluator arm runs whatever the router would say (``routed`` is the arm
+        # that follows the router); the context's route is optional for every strategy.
+        result = await oracle.run_strategy(item_input, None, arm, providers=self.pool)
         wall_ms = (time.perf_counter() - start) * 1000
         qid = shown.task.questions[0].id if llm_options is not None else None
         return evaluator_record(base, arm, result, kinds=kinds, threshold=self.threshold(arm),
