@@ -283,7 +283,7 @@ def test_bad_trajectory_tests_are_rejected_at_load_naming_the_field(test, field)
 
 def test_many_expected_calls_are_refused():
     with pytest.raises(TaskValidationError, match="calls"):
-        Task(id="t", prompt="p", tests=[{"kind": "tool_calls", "calls": [{"tool": "s"}] * 1001}])
+        Task(id="t", prompt="p", tests=[{"kind": "tool_calls", "calls": [{"tool": "s"}] * 201}])
 
 
 # -- through the verifier -------------------------------------------------------------------------

@@ -37,14 +37,20 @@ def _show(value: Any) -> str:
     return text if len(text) <= SHOW else text[:SHOW] + "..."
 
 
-def compare_value(got: Any, expected: Any, rule: ArgRule) -> str | None:
+_DIFFERS = "differs"
+"""What the predicates return when no explanation is asked for (matching tries many pairs)."""
+
+
+def compare_value(got: Any, expected: Any, rule: ArgRule, explain: bool = True) -> str | None:
     """None when ``got`` matches ``expected`` under ``rule``, else what differs."""
-    comparator = rule if isinstance(rule, ArgComparator) else ArgComparator(mode=rule)
-    mode = comparator.mode
+    mode = rule.mode if isinstance(rule, ArgComparator) else rule
     if mode == "ignore":
         return None
     if mode == "exact":
-        return None if values_equal(got, expected, 0.0) else f"expected {_show(expected)}, got {_show(got)}"
+        if values_equal(got, expected, 0.0):
+            return None
+        return f"expected {_show(expected)}, got {_show(got)}" if explain else _DIFFERS
+    comparator = rule if isinstance(rule, ArgComparator) else ArgComparator(mode=rule)
     check = ReferenceCheck(mode=mode, rel_tol=comparator.rel_tol, abs_tol=comparator.abs_tol)
     verdict = reference.check_answer(_text(got), _text(expected), check)
     return None if verdict.passed else f"{verdict.message} ({mode})"
@@ -64,7 +70,8 @@ def _describe_got(call: CallRecord) -> str:
     return f"{call.tool!r} with {shown}" + (", ..." if len(call.args) > 4 else "")
 
 
-def args_mismatch(expected: dict[str, Any] | None, got: CallRecord, rules: ArgsMatch) -> str | None:
+def args_mismatch(expected: dict[str, Any] | None, got: CallRecord, rules: ArgsMatch,
+                  explain: bool = True) -> str | None:
     """None when the arguments match, else the first difference."""
     if expected is None or rules == "ignore":
         return None
@@ -80,28 +87,81 @@ def args_mismatch(expected: dict[str, Any] | None, got: CallRecord, rules: ArgsM
             return f"unexpected argument {extra[0]!r}"
     per_arg = rules if isinstance(rules, dict) else {}
     for name, value in expected.items():
-        problem = compare_value(args[name], value, per_arg.get(name, "exact"))
+        problem = compare_value(args[name], value, per_arg.get(name, "exact"), explain)
         if problem:
             return f"argument {name}: {problem}"
     return None
 
 
-def call_mismatch(expected: ExpectedCall, got: CallRecord, test_rules: ArgsMatch) -> str | None:
-    """None when the candidate's call is the expected one, else why not."""
+def call_rules(expected: ExpectedCall, test_rules: ArgsMatch) -> ArgsMatch:
+    """The argument rules for one expected call: its own, else the test's (per-argument rules
+    narrowed to the arguments this call expects)."""
+    if expected.args_match is not None:
+        return expected.args_match
+    if isinstance(test_rules, dict):
+        return {k: v for k, v in test_rules.items() if (expected.args and k in expected.args) or k == ANY_OTHER_ARG}
+    return test_rules
+
+
+def call_mismatch(expected: ExpectedCall, got: CallRecord, test_rules: ArgsMatch, explain: bool = True,
+                  rules: ArgsMatch | None = None) -> str | None:
+    """None when the candidate's call is the expected one, else why not (``explain=False``: a bare
+    marker, for the many trial pairs of a matching)."""
     if got.tool != expected.tool:
-        return f"expected {_describe(expected)}, got {got.tool!r}"
-    rules = expected.args_match if expected.args_match is not None else test_rules
-    if isinstance(rules, dict) and isinstance(test_rules, dict) and expected.args_match is None:
-        rules = {k: v for k, v in rules.items() if (expected.args and k in expected.args) or k == ANY_OTHER_ARG}
-    problem = args_mismatch(expected.args, got, rules)
+        return f"expected {_describe(expected)}, got {got.tool!r}" if explain else _DIFFERS
+    problem = args_mismatch(expected.args, got, rules if rules is not None else call_rules(expected, test_rules),
+                            explain)
+    if problem and not explain:
+        return problem
     if problem:
         return f"expected {_describe(expected)}, got {_describe_got(got)} ({problem})"
     return None
 
 
-def _matching(n_left: int, n_right: int, fits: Callable[[int, int], bool]) -> list[int | None]:
-    """A maximum matching left -> right (augmenting paths found breadth first, no recursion)."""
-    edges = [[r for r in range(n_right) if fits(l_, r)] for l_ in range(n_left)]
+def _class_key(call: CallRecord) -> tuple[Any, ...]:
+    """Calls with the same key compare the same with every expected call."""
+    if call.args is None:
+        return (call.tool, "problem", call.args_problem)
+    try:
+        return (call.tool, "args", json.dumps(call.args, sort_keys=True))
+    except (TypeError, ValueError, RecursionError):
+        return (call.tool, "call", call.number)
+
+
+def compatible(expected: Sequence[ExpectedCall], got: Sequence[CallRecord], test_rules: ArgsMatch) -> list[list[int]]:
+    """For each expected call, the indices of the candidate calls it matches. Identical candidate
+    calls are compared once and only calls of the same tool are tried, so a 5,000-call run costs
+    one comparison per distinct call, not per call."""
+    classes: dict[tuple[Any, ...], list[int]] = {}
+    for g, call in enumerate(got):
+        classes.setdefault(_class_key(call), []).append(g)
+    by_tool: dict[str | None, list[list[int]]] = {}
+    for members in classes.values():
+        by_tool.setdefault(got[members[0]].tool, []).append(members)
+    out: list[list[int]] = []
+    for e in expected:
+        rules = call_rules(e, test_rules)
+        fits: list[int] = []
+        for members in by_tool.get(e.tool, []):
+            if call_mismatch(e, got[members[0]], test_rules, explain=False, rules=rules) is None:
+                fits.extend(members)
+        out.append(sorted(fits))
+    return out
+
+
+def _invert(edges: list[list[int]], n_right: int) -> list[list[int]]:
+    out: list[list[int]] = [[] for _ in range(n_right)]
+    for left, rights in enumerate(edges):
+        for r in rights:
+            out[r].append(left)
+    return out
+
+
+def _matching(edges: list[list[int]], n_right: int) -> tuple[int | None, list[int | None]]:
+    """A matching of every left node to a distinct right node, by augmenting paths found breadth
+    first (no recursion); stops at the first left node that cannot be matched. Returns that node
+    (None when all are matched) and each left node's partner so far."""
+    n_left = len(edges)
     left_of: list[int | None] = [None] * n_right
     right_of: list[int | None] = [None] * n_left
     for start in range(n_left):
@@ -126,11 +186,13 @@ def _matching(n_left: int, n_right: int, fits: Callable[[int, int], bool]) -> li
                 if owner not in seen_left:
                     seen_left.add(owner)
                     queue.append((owner, r))
+        if end is None:
+            return start, right_of
         while end is not None:  # flip the path
             left, prev = parent[end]
             left_of[end], right_of[left] = left, end
             end = prev
-    return right_of
+    return None, right_of
 
 
 def _outcome(test: ToolCallsTest | ToolResultTest, index: int, problem: str | None, passed: str) -> TestOutcome:
@@ -179,7 +241,7 @@ def _check_calls(test: ToolCallsTest, got: list[CallRecord]) -> str | None:
     expected, rules = test.calls, test.args_match
     if test.match == "strict":
         return _strict(test, got)
-    fits = lambda e, g: call_mismatch(e, g, rules) is None  # noqa: E731
+    fits = lambda e, g: call_mismatch(e, g, rules, explain=False) is None  # noqa: E731
     if test.match == "unordered" and len(got) != len(expected):
         return f"expected {len(expected)} calls in any order, the candidate made {len(got)}"
     if test.match == "subset" and len(got) > len(expected):
@@ -189,15 +251,13 @@ def _check_calls(test: ToolCallsTest, got: list[CallRecord]) -> str | None:
             bad = _ordered_subsequence(got, expected, lambda g, e: fits(e, g))
             return None if bad is None else (f"call {got[bad].number}: {_describe_got(got[bad])} is not one of the "
                                              "expected calls in the expected order")
-        pairing = _matching(len(got), len(expected), lambda g, e: fits(expected[e], got[g]))
-        bad = next((g for g, e in enumerate(pairing) if e is None), None)
+        bad, _ = _matching(_invert(compatible(expected, got, rules), len(got)), len(expected))
         return None if bad is None else f"call {got[bad].number}: {_describe_got(got[bad])} is not one of the expected calls"
     if test.ordered:  # superset, in order
         bad = _ordered_subsequence(expected, got, fits)
         return None if bad is None else (f"expected call {bad + 1} ({_describe(expected[bad])}) not found in order; "
                                          + _closest(expected[bad], got, rules))
-    pairing = _matching(len(expected), len(got), lambda e, g: fits(expected[e], got[g]))
-    bad = next((e for e, g in enumerate(pairing) if g is None), None)
+    bad, pairing = _matching(compatible(expected, got, rules), len(got))
     if bad is None:
         return None
     used = {g for g in pairing if g is not None}
