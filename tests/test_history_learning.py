@@ -164,3 +164,29 @@ def test_a_batch_routes_with_the_snapshot_frozen_at_its_start(tmp_path):
     assert all("history_snapshot" not in r["result"]["route"] for r in three)
     with EscalationStore(store_path) as store:
         assert store.last_outcome_seq() == 8  # the third batch logged nothing
+
+
+def test_ray_workers_rebuild_the_drivers_snapshot(tmp_path):
+    """The Ray worker function (called here in-process) routes with the snapshot the driver froze,
+    not with whatever the store holds when the worker starts."""
+    from oracle.batch.ray_engine import _evaluate_chunk
+    from oracle.batch.source import entry_to_wire, iter_entries
+
+    store_path = str(tmp_path / "store.db")
+    src = tmp_path / "tasks.jsonl"
+    _write(src, [UNROUTABLE, GOOD])
+    with EscalationStore(store_path) as store:
+        task = item(UNROUTABLE).task
+        store.record_outcome(task_hash=task.content_hash(), task_id=task.id, evaluator=None, status="failed",
+                             escalation=None, hard=True)
+        frozen = HistoryLearning(store).snapshot.ref
+        store.record_outcome(task_hash=task.content_hash(), task_id=task.id, evaluator=None, status="ok",
+                             escalation=None, hard=False)  # after the driver froze its snapshot
+    chunk = [entry_to_wire(e) for e in iter_entries(src, OracleConfig().limits)]
+    rows = _evaluate_chunk(OracleConfig().model_dump_json(), store_path, chunk, 2, 30.0, frozen.through_seq)
+    routes = {r["task_id"]: r["result"]["route"] for r in rows}
+    assert {json.dumps(r["history_snapshot"], sort_keys=True) for r in routes.values()} == \
+        {json.dumps(frozen.model_dump(), sort_keys=True)}
+    assert routes["nothing-to-check"]["signals"]["prior_hardness"] == 1.0  # not 0.5: the later outcome is unseen
+    unlearning = _evaluate_chunk(OracleConfig().model_dump_json(), store_path, chunk, 2, 30.0, None)
+    assert all("history_snapshot" not in r["result"]["route"] for r in unlearning)
