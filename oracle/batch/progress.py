@@ -48,14 +48,15 @@ class Progress:
     def _start_bar(self, share_stdout: bool) -> None:
         from rich.console import Console
         from rich.progress import (BarColumn, MofNCompleteColumn, Progress as RichProgress, TextColumn,
-                                   TimeElapsedColumn)
+                                   TimeElapsedColumn, TimeRemainingColumn)
 
         console = Console(file=self.stream, force_terminal=True)
         # share_stdout: stdout is the same screen, so results printed meanwhile are drawn above the bar
         # by rich instead of being overwritten by it.
         self._bar = RichProgress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(),
                                  TextColumn("{task.fields[rate]:.1f}/s failed={task.fields[failed]}"),
-                                 TimeElapsedColumn(), TextColumn("{task.fields[now]}"), console=console,
+                                 TimeElapsedColumn(), TextColumn("eta"), TimeRemainingColumn(),
+                                 TextColumn("{task.fields[now]}"), console=console,
                                  refresh_per_second=4, redirect_stdout=share_stdout, redirect_stderr=False)
         self._task = self._bar.add_task(self.label, total=self.total, completed=self.skipped,
                                         rate=0.0, failed=0, now="")
@@ -86,14 +87,20 @@ class Progress:
     def _rate(self, now: float) -> float:
         return self.done / max(now - self.started, 1e-9)
 
+    def eta_s(self, now: float) -> float | None:
+        """Seconds left at the rate so far (rows resumed from an earlier run do not count)."""
+        rate = self._rate(now)
+        return round((self.total - self.skipped - self.done) / rate, 1) if self.done and rate > 0 else None
+
     def _emit(self, now: float) -> None:
         finished = self._shown = self.skipped + self.done
         if self.mode == "log":
             log.info("batch_progress", done=finished, total=self.total, resumed=self.skipped,
-                     rate_per_s=round(self._rate(now), 2), failed=self.failed)
+                     rate_per_s=round(self._rate(now), 2), failed=self.failed, eta_s=self.eta_s(now))
         elif self.mode == "text":
+            eta = self.eta_s(now)
             self.stream.write(f"{self.label}: {finished}/{self.total} done, {self._rate(now):.1f}/s, "
-                              f"failed={self.failed}\n")
+                              f"failed={self.failed}" + (f", eta {eta:.0f} s" if eta is not None else "") + "\n")
             self.stream.flush()
 
     def close(self) -> None:

@@ -130,7 +130,7 @@ async def run_units(items: Sequence[LabelledItem], out_dir: Path, *, config: Ora
     todo = [u for u in units if u.key not in known]
     resumed = len(units) - len(todo)
     progress = Progress(len(units), skipped=resumed, stream=progress_stream, interval_s=progress_interval_s,
-                        tty=progress_tty)
+                        tty=progress_tty, label="compare")
     pool = ProviderPool()
     executor = _Executor(config, settings, known, pool)
     writer = RowWriter(runs_path)
