@@ -237,8 +237,9 @@ class FinalStateTest(_TestBase):
     """Code defining ``check(trajectory)``, run in the sandbox on the trajectory as JSON.
 
     ``trajectory`` is ``{"id", "answer", "output", "steps": [{"type", "role", "tool", "content",
-    "arguments", "args", "tool_call_id"}]}`` (``args``: the arguments decoded from JSON, or None). The
-    check passes when it returns without raising and does not return False.
+    "arguments", "args", "tool_call_id", "counted"}]}`` (``args``: the arguments decoded from JSON, or
+    None; ``counted``: for a tool result, whether the verifier's trust model counts it as the
+    tool's output). The check passes when it returns without raising and does not return False.
     """
 
     kind: Literal["final_state"]

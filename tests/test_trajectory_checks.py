@@ -312,11 +312,14 @@ def test_final_state_runs_in_the_sandbox_on_the_trajectory_json():
             "    assert calls, 'no tool calls'\n"
             "    assert calls[-1]['args'] == {'path': 'a.txt', 'text': 'hi'}, calls[-1]['args']\n"
             "    assert os.getuid() != %d, 'ran as the host user'\n"
+            "    results = [s for s in trajectory['steps'] if s['type'] == 'tool_result']\n"
+            "    assert [s['counted'] for s in results] == [True, False], results\n"
             "    return 'fine'\n" % __import__("os").getuid())
     false_check = "def check(trajectory):\n    return trajectory['answer'] == 'ok'\n"
     task = Task(id="fs", prompt="p", tests=[{"kind": "final_state", "code": code, "name": "state"},
                                             {"kind": "final_state", "code": false_check, "name": "answer"}])
-    good = Trajectory(id="good", answer="ok", steps=[call("write", json.dumps({"path": "a.txt", "text": "hi"}))])
+    good = Trajectory(id="good", answer="ok", steps=[call("write", json.dumps({"path": "a.txt", "text": "hi"}), "w1"),
+                                                     result("written", "w1"), result("also written", "w1")])
     wrong = Trajectory(id="wrong", answer="no", steps=[call("write", {"path": "b.txt", "text": "hi"})])
     # An answer that tries to break out of the data: it stays a string.
     hostile = Trajectory(id="hostile", answer="')\nimport os; os._exit(0)#", steps=[

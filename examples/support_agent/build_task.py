@@ -84,7 +84,7 @@ FINAL_STATE = '''import json
 def check(trajectory):
     """One refund, of the mug's price on the order the customer named, reported with the id the tool gave."""
     steps = trajectory["steps"]
-    results = {s["tool_call_id"]: s["content"] for s in steps if s["type"] == "tool_result" and s["role"] == "tool"}
+    results = {s["tool_call_id"]: s["content"] for s in steps if s["type"] == "tool_result" and s["counted"]}
     refunds = [s for s in steps if s["type"] == "tool_call" and s["tool"] == "issue_refund"]
     assert len(refunds) == 1, f"{len(refunds)} issue_refund calls, expected exactly 1"
     args = refunds[0]["args"]

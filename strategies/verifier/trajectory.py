@@ -162,11 +162,14 @@ def tool_results(trajectory: Trajectory) -> tuple[list[ResultRecord], list[Ignor
 
 
 def trajectory_json(trajectory: Trajectory) -> dict[str, Any]:
-    """What a ``final_state`` check receives: plain JSON, arguments decoded where they decode."""
+    """What a ``final_state`` check receives: plain JSON, arguments decoded where they decode, and
+    each tool result marked ``counted`` (True when the trust model above counts it)."""
+    counted = {r.step for r in tool_results(trajectory)[0]}
     steps = []
-    for step in trajectory.steps:
+    for i, step in enumerate(trajectory.steps):
         entry = step.model_dump(mode="json")
         entry["args"] = decode_arguments(_raw_arguments(step))[0] if step.type == "tool_call" else None
+        entry["counted"] = (i in counted) if step.type == "tool_result" else None
         steps.append(entry)
     return {"id": trajectory.id, "answer": trajectory.answer, "output": trajectory.output, "steps": steps}
 
