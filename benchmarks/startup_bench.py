@@ -8,8 +8,11 @@ shim; the ``oracle`` console script installed next to it, or ``--oracle PATH``),
 (PYTHONDONTWRITEBYTECODE is dropped from the children's environment; one untimed run of each
 command first). Reported: the median wall time of each and their ratio; the
 issue requires ``oracle route`` <= 1.6 x the pydantic import. Also timed, for reference: ``python -c
-'import oracle'`` and ``python -c 'pass'`` (the bare interpreter). The 1-minute load average before
-and after says how busy the machine was.
+'import oracle'``, ``python -c 'pass'`` (the bare interpreter) and the pydantic import followed by
+one one-field model class (what any use of pydantic costs on top of the import: pydantic's field
+machinery and its plugin discovery through importlib.metadata load on the first class). Printed
+too: how many pydantic model classes ``oracle route`` builds. The 1-minute load average before and
+after says how busy the machine was.
 """
 
 from __future__ import annotations
@@ -44,6 +47,30 @@ def _time(cmd: list[str]) -> tuple[float, float]:
     return elapsed, (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
 
 
+_COUNT_MODELS = """
+import contextlib, io, runpy, sys
+sys.argv = [sys.argv[1], "route", sys.argv[2]]
+with contextlib.redirect_stdout(io.StringIO()):
+    try:
+        runpy.run_path(sys.argv[0], run_name="__main__")
+    except SystemExit:
+        pass
+from pydantic import BaseModel
+def subclasses(cls):
+    for sub in cls.__subclasses__():
+        yield sub
+        yield from subclasses(sub)
+print(len(set(subclasses(BaseModel))))
+"""
+
+
+def _model_classes(script: Path, task: str) -> str:
+    """How many pydantic model classes exist after ``oracle route TASK`` (run once, untimed)."""
+    proc = subprocess.run([sys.executable, "-c", _COUNT_MODELS, str(script.resolve()), task],
+                          capture_output=True, text=True, cwd=ROOT, env=ENV)
+    return proc.stdout.strip() or "?"
+
+
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--runs", type=int, default=20)
@@ -59,6 +86,7 @@ def main() -> int:
     commands = {
         "oracle route": [str(script.resolve()), "route", task],
         "pydantic import": [python, "-c", "from pydantic import BaseModel"],
+        "pydantic + 1 model": [python, "-c", "from pydantic import BaseModel\nclass M(BaseModel):\n    x: int"],
         "import oracle": [python, "-c", "import oracle"],
         "bare python": [python, "-c", "pass"],
     }
@@ -80,8 +108,11 @@ def main() -> int:
     print(f"  interpreter: {python}\n  oracle:      {script.resolve()}\n  task:        {task}")
     for name, ms in medians.items():
         spread = sorted(times[name])
-        print(f"  {name:<16} wall {ms:7.1f} ms (min {spread[0] * 1000:.1f}, max {spread[-1] * 1000:.1f})   "
+        print(f"  {name:<19} wall {ms:7.1f} ms (min {spread[0] * 1000:.1f}, max {spread[-1] * 1000:.1f})   "
               f"cpu {cpu_medians[name]:7.1f} ms")
+    floor = medians["pydantic + 1 model"] / medians["pydantic import"]
+    print(f"pydantic + 1 model / pydantic import = {floor:.2f}; oracle route builds {_model_classes(script, task)} "
+          "pydantic model classes")
     ratio = medians["oracle route"] / medians["pydantic import"]
     cpu_ratio = cpu_medians["oracle route"] / cpu_medians["pydantic import"]
     verdict = "ok" if ratio <= REQUIRED_RATIO else "NOT MET"

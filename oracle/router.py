@@ -20,7 +20,7 @@ from oracle.policy_settings import PolicySettings
 from oracle.policy import Policy
 from oracle.route import SCHEMA_VERSION, Gate, Route
 from oracle.signals import Signals, signal_values
-from oracle.task import EVALUATORS, Task, Trajectory
+from oracle.task import EVALUATORS, EvaluatorKind, Task, Trajectory
 
 
 _clock = time.perf_counter
@@ -39,7 +39,9 @@ def build_policies(config: OracleConfig) -> list[Policy]:
     return out
 
 
-_VERIFIER, _DECISION, _LLM = "verifier", "decision_judge", "llm_judge"
+_VERIFIER: EvaluatorKind = "verifier"
+_DECISION: EvaluatorKind = "decision_judge"
+_LLM: EvaluatorKind = "llm_judge"
 _OK = {kind: Gate(evaluator=kind, feasible=True, reason="ok") for kind in EVALUATORS}
 _DISABLED = {kind: Gate(evaluator=kind, feasible=False, reason="disabled in routing.enabled_evaluators")
              for kind in EVALUATORS}
@@ -116,7 +118,8 @@ class PolicyChain:
             votes.append({"policy": name, "version": version, "weight": weight, "scores": scores,
                           "reason": vote.reason, "signals": {k: values[k] for k in vote.reads},
                           "spec": spec})
-        totals = {_DECISION: round_to(total_d, 9), _LLM: round_to(total_l, 9), _VERIFIER: round_to(total_v, 9)}
+        totals: dict[str, float] = {_DECISION: round_to(total_d, 9), _LLM: round_to(total_l, 9),
+                                    _VERIFIER: round_to(total_v, 9)}
 
         threshold = self._threshold
         gates, feasible = self._gates[values["has_tests"] or values["has_reference"],
@@ -168,7 +171,9 @@ class PolicyChain:
             "runner_up": runner_up, "margin": margin, "threshold": threshold, "low_confidence": low,
             "fallback": fallback, "override": override,
             "claim_check": evaluator == _DECISION and values["claim_checkable"],
-            "hard": self._hardness is not None and self._hardness[0](signals, self._hardness[1]) is not None,
+            "hard": (self._hardness is not None
+                     and (values["prior_hardness"] is not None or values["difficulty"] == "hard")
+                     and self._hardness[0](signals, self._hardness[1]) is not None),
             "signals": values, "config_hash": self.config_hash, "schema_version": SCHEMA_VERSION}
         data["elapsed_us"] = round_to((_clock() - start) * 1e6, 1)
         return Route.model_validate(data)

@@ -27,6 +27,9 @@ class BasePolicy:
     settings_type: ClassVar[type[PolicySettings]] = PolicySettings
 
     __slots__ = ("settings", "weight", "_shares")
+    settings: PolicySettings
+    weight: float
+    _shares: dict[str, dict[str, float]]
 
     def __init__(self, settings: PolicySettings | None = None, **fields: Any) -> None:
         if settings is None:

@@ -28,6 +28,8 @@ class Difficulty(BasePolicy):
     settings: DifficultySettings
 
     def vote(self, s: Signals) -> Vote | None:
+        if s.prior_hardness is None and s.difficulty is None:  # the usual case: nothing to go on
+            return None
         why = hard_reason(s, self.settings)
         if why is not None:
             cfg = self.settings

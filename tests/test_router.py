@@ -306,7 +306,8 @@ def test_prior_hardness_picks_the_strongest_feasible_check():
     hard_qa = route(qa, history={"qa": 0.8})
     assert hard_qa.evaluator == "verifier" and hard_qa.hard
     open_essay = route(open_task(), history=history)
-    assert open_essay.evaluator == "llm_judge" and open_essay.hard and "with repeats" in _vote(open_essay, "difficulty").reason
+    assert open_essay.evaluator == "llm_judge" and open_essay.hard
+    assert "with repeats" in _vote(open_essay, "difficulty").reason
     assert not route(open_task(), history={"essay": 0.2}).hard
 
 
