@@ -1,10 +1,16 @@
 """Calibration files: per-model decision thresholds fitted against labels, with their evidence.
 
-A calibration file is JSON::
+A calibration file is JSON. Version 1 (still read)::
 
     {"version": 1, "evaluator": "decision_judge",
      "models": {"<model name>": {"pass_threshold": 0.62,
                                  "evidence": {"dataset": "...", "n": 120, "agreement": 0.81}}}}
+
+Version 2 (written by ``oracle calibrate``) adds, per model, one fitted cell per question kind
+(``criteria``, ``likelihood``: threshold, Platt/isotonic map, ``min_confidence``, before/after
+metrics on held-out folds) and a file-level ``evidence`` block (data set hash, n, fold scheme,
+date, tool version, the rubric hashes the run used, pooled metrics). A model's ``pass_threshold``
+is its ``criteria`` cell's threshold, else its ``likelihood`` cell's.
 
 Why a file and not a config number: a threshold is only right for the model it was fitted on, so it
 is keyed by model, and it carries the evidence it came from. The file's sha256 goes into every
@@ -34,11 +40,40 @@ class ModelCalibration(BaseModel):
     """How the threshold was obtained: data set, item count, agreement, date."""
 
 
+class CalibrationCell(BaseModel):
+    """One fitted (model, question kind) cell of a version 2 file."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+    n: int = Field(ge=1)
+    pass_threshold: float = Field(ge=0, le=1)
+    platt: dict[str, float]
+    isotonic: dict[str, list[float]] | None = None
+    min_confidence: float | None = Field(default=None, ge=0, le=1)
+    before: dict[str, Any]
+    after: dict[str, Any]
+    reliability: dict[str, Any] = Field(default_factory=dict)
+    warnings: list[str] = Field(default_factory=list)
+
+
+class ModelCalibrationV2(ModelCalibration):
+    kinds: dict[str, CalibrationCell] = Field(default_factory=dict)
+    refused: dict[str, str] = Field(default_factory=dict)
+    """Question kind -> why that cell was not fitted (one class, constant probabilities)."""
+
+
 class CalibrationFile(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
     version: Literal[1] = 1
     evaluator: Literal["decision_judge"] = "decision_judge"
     models: dict[str, ModelCalibration] = Field(min_length=1)
+
+
+class CalibrationFileV2(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+    version: Literal[2] = 2
+    evaluator: Literal["decision_judge"] = "decision_judge"
+    models: dict[str, ModelCalibrationV2]
+    evidence: dict[str, Any]
 
 
 @dataclass(frozen=True)
@@ -47,7 +82,7 @@ class LoadedCalibration:
 
     path: str
     sha256: str
-    file: CalibrationFile
+    file: CalibrationFile | CalibrationFileV2
 
     def threshold_for(self, model: str) -> float | None:
         entry = self.file.models.get(model)
@@ -66,7 +101,9 @@ def load_calibration(path: str | Path) -> LoadedCalibration:
     except ValueError as exc:
         raise ConfigError(f"decision_judge.calibration_file: {p} is not JSON: {exc}") from None
     try:
-        parsed = CalibrationFile.model_validate(data)
+        version = data.get("version", 1) if isinstance(data, dict) else 1
+        parsed: CalibrationFile | CalibrationFileV2 = (
+            CalibrationFileV2.model_validate(data) if version == 2 else CalibrationFile.model_validate(data))
     except ValidationError as exc:
         first = exc.errors()[0]
         where = ".".join(str(x) for x in first["loc"]) or "(root)"
@@ -74,7 +111,7 @@ def load_calibration(path: str | Path) -> LoadedCalibration:
     return LoadedCalibration(path=str(p), sha256=hashlib.sha256(raw).hexdigest(), file=parsed)
 
 
-def write_calibration(path: str | Path, calibration: CalibrationFile) -> str:
+def write_calibration(path: str | Path, calibration: CalibrationFile | CalibrationFileV2) -> str:
     """Write a calibration file (stable key order); returns its sha256."""
     text = json.dumps(calibration.model_dump(mode="json"), indent=2, sort_keys=True) + "\n"
     Path(path).write_text(text, encoding="utf-8")

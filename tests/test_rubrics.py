@@ -46,9 +46,12 @@ def evidence_file(path: Path, rubric_hash: str, **metrics: float) -> Path:
 
 def compare_dir(path: Path, rubric: str, rubric_hash: str, **metrics: float) -> Path:
     path.mkdir()
-    arm = {k: {"value": v, "ci": [v - 0.05, v + 0.05]} if k == "agreement" else v for k, v in metrics.items()}
-    (path / "summary.json").write_text(json.dumps({"schema_version": 1, "rubric_hashes": {rubric: rubric_hash},
-                                                   "arms": {"routed": arm}}))
+    arm = {"arm": "routed", "agreement_ci95": [0.1, 0.9], **{k: v for k, v in metrics.items() if k != "n"}}
+    if "n" in metrics:
+        arm.update(n=metrics["n"], decided=metrics["n"])
+    (path / "summary.json").write_text(json.dumps({"schema_version": "1", "rubric_hashes": {rubric: rubric_hash},
+                                                   "arms": ["llm_judge", "routed"],
+                                                   "results": [{"arm": "llm_judge", "agreement": 0.99}, arm]}))
     return path
 
 

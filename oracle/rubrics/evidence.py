@@ -28,6 +28,32 @@ def _flatten(metrics: dict[str, Any]) -> dict[str, float | None]:
     return out
 
 
+def _arm_names(doc: dict[str, Any]) -> list[str]:
+    if isinstance(doc.get("results"), list):
+        return [str(r.get("arm")) for r in doc["results"] if isinstance(r, dict)]
+    return sorted(doc["arms"]) if isinstance(doc.get("arms"), dict) else []
+
+
+def _arm_record(doc: dict[str, Any], arm: str) -> dict[str, Any] | None:
+    """One arm's figures: ``oracle compare``'s summary lists them in ``results``."""
+    if isinstance(doc.get("results"), list):
+        return next((r for r in doc["results"] if isinstance(r, dict) and r.get("arm") == arm), None)
+    arms = doc.get("arms")
+    record = arms.get(arm) if isinstance(arms, dict) else None
+    return record if isinstance(record, dict) else None
+
+
+def _ece(bins: Any) -> float | None:
+    """Expected calibration error from reliability bins (n, mean confidence, accuracy)."""
+    if not isinstance(bins, list) or not bins:
+        return None
+    try:
+        total = sum(b["n"] for b in bins)
+        return sum(b["n"] / total * abs(b["mean_confidence"] - b["accuracy"]) for b in bins) if total else None
+    except (KeyError, TypeError):
+        return None
+
+
 def _rubric_hash(doc: dict[str, Any], path: Path, rubric: str | None) -> str:
     hashes = doc.get("rubric_hashes")
     if isinstance(hashes, dict) and hashes:
@@ -57,13 +83,16 @@ def read_evidence(path: str | Path, *, arm: str = "routed", rubric: str | None =
     if not isinstance(doc, dict):
         raise RubricError(f"evidence {doc_path}: not a JSON object")
     digest = hashlib.sha256(raw).hexdigest()
-    if "arms" in doc:
-        arms = doc["arms"]
-        record = arms.get(arm) if isinstance(arms, dict) else None
-        if not isinstance(record, dict):
-            have = ", ".join(sorted(arms)) if isinstance(arms, dict) else "none"
-            raise RubricError(f"evidence {doc_path}: no arm {arm!r} (arms: {have})")
+    if "results" in doc or "arms" in doc:
+        record = _arm_record(doc, arm)
+        if record is None:
+            raise RubricError(f"evidence {doc_path}: no arm {arm!r} (arms: {', '.join(_arm_names(doc)) or 'none'})")
         metrics = _flatten(record)
+        if "n" in record and "decided" in record:
+            metrics["n"] = float(record["decided"])  # labelled verdicts behind the agreement
+        ece = _ece(record.get("calibration"))
+        if ece is not None:
+            metrics["ece"] = ece
         return Evidence(kind="compare", path=str(doc_path), sha256=digest, rubric_hash=_rubric_hash(doc, doc_path, rubric),
                         metrics=metrics)
     if "models" in doc and "evaluator" in doc:

@@ -1,0 +1,10 @@
+"""Calibration fitted on labels: per answering model and question kind, out of fold, with evidence.
+
+``acalibrate(items, config, ...)`` runs the decision judge over labelled items and returns a
+version 2 calibration file (``oracle.calibration.CalibrationFileV2``); ``oracle calibrate`` is the
+command line face. scikit-learn (extra ``calibrate``) does the fitting.
+"""
+
+from oracle.calibrate.run import CalibrationRefused, acalibrate, reliability_png
+
+__all__ = ["CalibrationRefused", "acalibrate", "reliability_png"]
