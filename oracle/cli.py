@@ -27,6 +27,7 @@ COMMAND_MODULES = (
     "oracle.commands.batch",
     "oracle.commands.compare",
     "oracle.commands.rubric",
+    "oracle.commands.calibrate",
     "oracle.commands.routes",
 )
 COMMANDS = {
@@ -36,6 +37,7 @@ COMMANDS = {
     "batch": "oracle.commands.batch",
     "compare": "oracle.commands.compare",
     "rubric": "oracle.commands.rubric",
+    "calibrate": "oracle.commands.calibrate",
     "routes": "oracle.commands.routes",
 }
 """Top-level command -> the module that registers it. A run imports only the module of the command
