@@ -83,7 +83,7 @@ def test_same_seed_same_summary_apart_from_timings(shared_data, scripted_server,
     assert recs[0] == recs[1] and len(recs[0]) == 9 * 5 * 2 * 2
     arms = {a["arm"]: a for a in one["results"]}
     decision = arms["decision_judge"]
-    assert decision["n"] == 7 and decision["not_applicable"] == 2  # code items: comparison ranks, no tests needed
+    assert decision["n"] == 9 and decision["not_applicable"] == 0  # code items: a comparison question ranks them
     assert decision["failed"] == 0 and decision["agreement"] is not None and decision["agreement_ci95"] is not None
     assert arms["verifier"]["agreement"] == 1.0 and arms["verifier"]["n"] == 2
     assert arms["routed"]["routing_accuracy"] is not None
