@@ -45,14 +45,14 @@ def _svg(fig: Any) -> str:
 
 
 def _agreement_plot(plt: Any, summary: CompareSummary) -> str:
-    arms = [a for a in summary.results if a.agreement is not None]
+    arms = [(a, a.agreement) for a in summary.results if a.agreement is not None]
     fig, ax = plt.subplots(figsize=(6, 2.8))
     xs = range(len(arms))
-    values = [a.agreement for a in arms]
-    low = [a.agreement - a.agreement_ci95[0] if a.agreement_ci95 else 0 for a in arms]
-    high = [a.agreement_ci95[1] - a.agreement if a.agreement_ci95 else 0 for a in arms]
+    values = [v for _, v in arms]
+    low = [v - a.agreement_ci95[0] if a.agreement_ci95 else 0.0 for a, v in arms]
+    high = [a.agreement_ci95[1] - v if a.agreement_ci95 else 0.0 for a, v in arms]
     ax.bar(list(xs), values, color="#4c78a8", yerr=[low, high], capsize=4)
-    ax.set_xticks(list(xs), [a.arm for a in arms])
+    ax.set_xticks(list(xs), [a.arm for a, _ in arms])
     ax.set_ylim(0, 1)
     ax.set_ylabel("agreement with labels")
     ax.set_title("Agreement per arm (bootstrap 95% interval over items)")

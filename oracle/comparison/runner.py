@@ -90,7 +90,7 @@ class _Executor:
 
     async def _routed(self, unit: Unit, shown: Shown, base: dict[str, Any]) -> RunRecord:
         route = self.chain.route(shown.task, shown.trajectories)
-        fields = {"route_confidence": round(route.confidence, 6), "evaluator": route.evaluator}
+        fields: dict[str, Any] = {"route_confidence": round(route.confidence, 6), "evaluator": route.evaluator}
         if route.evaluator is None:
             return RunRecord(**base, **fields, status="failed", kinds=unit.item.label.kinds(),
                              error={"type": "NoFeasibleEvaluator", "message": "the router found no feasible evaluator"})

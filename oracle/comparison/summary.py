@@ -9,7 +9,7 @@ so that two runs can be compared "apart from timings".
 from __future__ import annotations
 
 from collections import defaultdict
-from typing import Any, Sequence
+from typing import Any, Mapping, Sequence
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -171,7 +171,7 @@ def arm_summary(arm: str, records: Sequence[RunRecord], by_id: dict[str, Labelle
         routes=dict(sorted(routes.items())))
 
 
-def routing_gap(records_by_arm: dict[str, Sequence[RunRecord]], by_id: dict[str, LabelledItem]) -> RoutingGap | None:
+def routing_gap(records_by_arm: Mapping[str, Sequence[RunRecord]], by_id: dict[str, LabelledItem]) -> RoutingGap | None:
     """Routed vs the best single evaluator arm vs the per-item best arm, item-macro."""
     evaluators = [a for a in EVALUATOR_ARMS if a in records_by_arm]
     if "routed" not in records_by_arm or not evaluators:
