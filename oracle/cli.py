@@ -27,6 +27,7 @@ COMMAND_MODULES = (
     "oracle.commands.batch",
     "oracle.commands.compare",
     "oracle.commands.rubric",
+    "oracle.commands.serve",
     "oracle.commands.calibrate",
     "oracle.commands.routes",
 )
@@ -37,6 +38,7 @@ COMMANDS = {
     "batch": "oracle.commands.batch",
     "compare": "oracle.commands.compare",
     "rubric": "oracle.commands.rubric",
+    "serve": "oracle.commands.serve",
     "calibrate": "oracle.commands.calibrate",
     "routes": "oracle.commands.routes",
 }
