@@ -88,6 +88,12 @@ class LoadedCalibration:
         entry = self.file.models.get(model)
         return entry.pass_threshold if entry is not None else None
 
+    def min_confidence_for(self, model: str, kind: str) -> float | None:
+        """The fitted review cut for a model's question kind (version 2 files only)."""
+        entry = self.file.models.get(model)
+        cell = entry.kinds.get(kind) if isinstance(entry, ModelCalibrationV2) else None
+        return cell.min_confidence if cell is not None else None
+
 
 def load_calibration(path: str | Path) -> LoadedCalibration:
     """Read and validate a calibration file; any problem is a ConfigError naming the file."""

@@ -10,9 +10,10 @@ Pure functions over ``(probability, label)`` pairs. Why each choice:
 - Probability calibration is Platt scaling (logistic regression on the logit), and isotonic
   regression where there is enough data (at least ``ISOTONIC_MIN`` labels): isotonic is more
   flexible and overfits small sets.
-- ``min_confidence``: below it a verdict goes to human review. Chosen for a target review rate
-  (that share of verdicts, the least confident, is reviewed) or a target precision (the lowest
-  confidence at which verdicts at or above it are right that often).
+- ``min_confidence``: below it a verdict goes to human review. On the judge's own confidence scale
+  (``|2p - 1|`` of the raw P(yes)), chosen for a target review rate (that share of verdicts, the
+  least confident, is reviewed) or a target precision (the lowest confidence at which verdicts at
+  or above it are right that often).
 - A cell with one class, or probabilities that never vary, cannot be fitted: it is refused with
   the reason. Fewer than ``SMALL_CELL`` labels: fitted, with a warning in the evidence.
 """
@@ -201,7 +202,10 @@ def fit_cell(p: Sequence[float], y: Sequence[int], *, k: int = 5, seed: int = 0,
     platt = fit_platt(p, y)
     iso_all = fit_isotonic(p, y) if use_iso else None
     threshold_raw = best_threshold(p, y)
-    conf = [max(v, 1 - v) for v in oof_p]
+    # The judge's runtime confidence for a yes/no answer is |2p - 1| of the raw probability (the
+    # System One reference formula), so min_confidence is chosen on that scale, against whether the
+    # held-out verdict was right.
+    conf = [abs(2 * v - 1) for v in p]
     right = [int(a == b) for a, b in zip(oof_pred, y)]
     min_conf = min_confidence_for(conf, right, review_rate=review_rate, target_precision=target_precision)
     if target_precision is not None and min_conf is None:
