@@ -12,7 +12,9 @@ from pathlib import Path
 
 import pytest
 
-pytest.importorskip("deepeval")
+from tests.integrations_support import require  # noqa: E402
+
+require("deepeval")  # CI=true: a missing framework fails, never skips
 
 from tests.integrations_support import offline_command, offline_env  # noqa: E402
 

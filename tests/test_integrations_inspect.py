@@ -7,7 +7,9 @@ import math
 
 import pytest
 
-pytest.importorskip("inspect_ai")
+from tests.integrations_support import require  # noqa: E402
+
+require("inspect_ai")  # CI=true: a missing framework fails, never skips
 
 from inspect_ai import Task, eval as inspect_eval  # noqa: E402
 from inspect_ai.dataset import Sample  # noqa: E402

@@ -8,7 +8,9 @@ from datetime import datetime, timezone
 
 import pytest
 
-pytest.importorskip("langsmith")
+from tests.integrations_support import require  # noqa: E402
+
+require("langsmith")  # CI=true: a missing framework fails, never skips
 
 from langsmith.evaluation.evaluator import run_evaluator  # noqa: E402
 from langsmith.schemas import Example, Run  # noqa: E402

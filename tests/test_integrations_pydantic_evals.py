@@ -5,7 +5,9 @@ from __future__ import annotations
 
 import pytest
 
-pytest.importorskip("pydantic_evals")
+from tests.integrations_support import require  # noqa: E402
+
+require("pydantic_evals")  # CI=true: a missing framework fails, never skips
 
 from pydantic_evals import Case, Dataset  # noqa: E402
 

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.integrations_support import offline_command, offline_env
+from tests.integrations_support import offline_command, offline_env, require
 
 pytestmark = [pytest.mark.sandbox, pytest.mark.slow]
 ROOT = Path(__file__).resolve().parent.parent
@@ -47,7 +47,7 @@ def test_every_adapter_section_has_a_snippet():
 
 @pytest.mark.parametrize("name", sorted(EXPECT))
 def test_snippet_runs_as_written(name, tmp_path):
-    pytest.importorskip({"Inspect AI": "inspect_ai", "pydantic-evals": "pydantic_evals",
+    require({"Inspect AI": "inspect_ai", "pydantic-evals": "pydantic_evals",
                          "LangSmith and openevals": "langsmith", "DeepEval": "deepeval",
                          "OpenTelemetry tracing": "opentelemetry.sdk"}[name])
     proc = subprocess.run(offline_command(snippets()[name]), cwd=tmp_path,
