@@ -69,7 +69,8 @@ def _cost_plot(plt: Any, summary: CompareSummary) -> str:
         ax.scatter([x], [a.agreement], s=40)
         ax.annotate(a.arm, (x, a.agreement), textcoords="offset points", xytext=(5, 4))
     ax.set_ylim(0, 1)
-    ax.set_xlabel("USD per 100 items" if priced else "model calls per run (a price is unknown: cost is n/a)")
+    ax.set_xlabel("USD per 100 items" if priced
+                  else "calls per run: model calls, sandbox runs for the verifier (a price is unknown)")
     ax.set_ylabel("agreement")
     ax.set_title("Cost vs agreement")
     plt.close(fig)
