@@ -18,7 +18,14 @@ from oracle.comparison.api import compare
 from oracle.comparison.importers import import_suite
 from oracle.config import OracleConfig
 
-pytestmark = [pytest.mark.local_model, pytest.mark.sandbox, pytest.mark.slow]
+pytestmark = [pytest.mark.local_model, pytest.mark.sandbox, pytest.mark.slow, pytest.mark.timeout(1800)]
+LLM_MAX_TOKENS = 160
+"""The rubric reply is a short JSON object; a cap keeps a rambling small model from running on."""
+
+
+def _config_data(local_model) -> dict:
+    return {"providers": {"judge": local_model.provider_settings().model_dump(mode="json")},
+            "llm_judge": {"max_tokens": LLM_MAX_TOKENS}}
 
 
 def _accounted(arm: dict) -> None:
@@ -36,7 +43,7 @@ def test_every_arm_on_code_and_yes_no_items_writes_all_files(local_model, shared
     assert dropped == 0
     picked = ([i for i in items if i.id.startswith("code-verify/humaneval-codellama13b/")][:1]
               + [i for i in items if i.id.startswith("decision/halueval-general/")][:2])
-    config = OracleConfig.model_validate({"providers": {"judge": local_model.provider_settings().model_dump()}})
+    config = OracleConfig.model_validate(_config_data(local_model))
     result = compare(picked, tmp_path / "out", config=config, concurrency=1)
     for name in ("runs.jsonl", "summary.json", "report.html", "manifest.json"):
         assert (tmp_path / "out" / name).is_file(), name
@@ -63,22 +70,22 @@ def test_every_arm_on_code_and_yes_no_items_writes_all_files(local_model, shared
 
 
 def test_halueval_decision_vs_llm_judge_is_one_command(local_model, shared_data, tmp_path, capsys):
-    """The README's HaluEval comparison, at CI size (6 items, 2 repeats, both option orders)."""
+    """The README's HaluEval comparison, at CI size (4 items, 2 repeats, both option orders)."""
     data = shared_data("suite/reserved_keys.json").parent.parent
     cfg = tmp_path / "local.yaml"
-    cfg.write_text(json.dumps({"providers": {"judge": local_model.provider_settings().model_dump(mode="json")}}))
+    cfg.write_text(json.dumps(_config_data(local_model)))
     out = tmp_path / "halueval"
-    code = main(["--config", str(cfg), "compare", "--import", "halueval", "--data", str(data), "--limit", "6",
+    code = main(["--config", str(cfg), "compare", "--import", "halueval", "--data", str(data), "--limit", "4",
                  "--arms", "decision_judge,llm_judge,baseline", "--repeats", "2", "--both-orders",
                  "--concurrency", "1", "-o", str(out)])
     printed = capsys.readouterr().out
     assert code == 0
     assert "decision_judge" in printed and "llm_judge" in printed and "agreement [95% CI]" in printed
     summary = json.loads((out / "summary.json").read_text())
-    assert summary["items"] == 6 and summary["label_kinds"] == {"answers": 6, "evaluator": 6}
+    assert summary["items"] == 4 and summary["label_kinds"] == {"answers": 4, "evaluator": 4}
     for arm in summary["results"]:
         _accounted(arm)
-        assert arm["repeat_items"] == 6 and arm["order_items"] == 6 and arm["runs"] == 24
+        assert arm["repeat_items"] == 4 and arm["order_items"] == 4 and arm["runs"] == 16
     baseline = next(a for a in summary["results"] if a["arm"] == "baseline")
-    assert baseline["order_flipped"] == 6 and baseline["agreement"] == 0.5  # first option: balanced labels
+    assert baseline["order_flipped"] == 4 and baseline["agreement"] == 0.5  # first option: balanced labels
     assert Path(out / "report.html").is_file()
