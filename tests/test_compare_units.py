@@ -156,3 +156,28 @@ def test_unknown_arms_are_bad_input(arms):
 
     with pytest.raises(TaskValidationError, match="--arms"):
         check_settings(arms, 1, None, 10, 1)
+
+
+def test_suite_conversion_drops_reserved_records_and_round_trips(shared_data, tmp_path):
+    from oracle.comparison.importers import import_suite
+    from oracle.comparison.labels import dump_item
+    from oracle.comparison.reserved import Reserved, suite_pool_key
+
+    suite = shared_data("suite/dev_suite.jsonl")
+    data = suite.parent.parent
+    items, dropped = import_suite(suite, data)
+    assert dropped == 0 and len(items) == 308  # the dev suite was built without reserved records
+    again = parse_lines([json.dumps(dump_item(i)) for i in items])
+    assert [i.model_dump() for i in again] == [i.model_dump() for i in items]
+    # A file that holds reserved records: each one is dropped, by key, by HumanEval task or by prompt.
+    reserved = Reserved.load(data)
+    records = [json.loads(line) for line in suite.read_text().splitlines()[:3]]
+    halueval = next(json.loads(line) for line in suite.read_text().splitlines() if "halueval-general/" in line)
+    key = sorted(k for k in reserved.keys if k.startswith("halueval-general:"))[0]
+    records.append({**halueval, "id": f"decision/halueval-general/{key.split(':')[1]}"})
+    records.append({**records[0], "id": f"code-verify/humaneval-codegen16b/{sorted(reserved.humaneval_tasks)[0]}"})
+    assert suite_pool_key(records[-2]["id"]) == (key, None)
+    mixed = tmp_path / "mixed.jsonl"
+    mixed.write_text("".join(json.dumps(r) + "\n" for r in records))
+    kept, dropped = import_suite(mixed, data)
+    assert dropped == 2 and [i.id for i in kept] == [r["id"] for r in records[:3]]
