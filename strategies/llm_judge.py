@@ -25,7 +25,7 @@ from typing import Any
 from oracle.config import LLMJudgeConfig, OracleConfig
 from oracle.result import CandidateResult, EvaluationResult, Status
 from oracle.strategy import EvaluationContext, needs_providers, register_strategy
-from oracle.task import Trajectory
+from oracle.task import Task, Trajectory
 
 from oracle.ledger import CallLedger
 from oracle.provenance import EvaluationProvenance
@@ -33,7 +33,7 @@ from oracle.strategies.llm_judge_calls import ChatCompleter
 from oracle.strategies.llm_judge_concerns import judge_concerns
 from oracle.strategies.llm_judge_pairwise import PairwiseRun, run_pairwise
 from oracle.strategies.llm_judge_pointwise import score_candidate
-from oracle.strategies.llm_judge_prompts import prompt_hash, template_hashes
+from oracle.strategies.llm_judge_prompts import prompt_hash, task_template_hashes
 from oracle.strategies.ranking import (all_pairs_judgements, gather_or_cancel, judgement_budget, normalized_copeland,
                                 position_bias)
 
@@ -102,7 +102,7 @@ class LLMJudge:
         result.calls = ledger.requests
         result.cost_usd = ledger.cost_usd() if ledger.requests else 0.0
         result.latency_ms = (time.perf_counter() - started) * 1000
-        result.provenance = self._provenance(ctx.config, ledger, client, mode, result.latency_ms)
+        result.provenance = self._provenance(ctx.config, ledger, client, mode, result.latency_ms, ctx.task)
         if result.status != Status.failed:
             result.concerns = judge_concerns(result.details, result.candidates)
         return result
@@ -183,12 +183,12 @@ class LLMJudge:
     # ------------------------------------------------------------------ provenance
 
     def _provenance(self, config: OracleConfig, ledger: CallLedger, client: Any, mode: str | None,
-                    latency_ms: float) -> EvaluationProvenance:
+                    latency_ms: float, task: Task | None = None) -> EvaluationProvenance:
         caps = getattr(client, "capabilities", None)
         return ledger.provenance(
             strategy=self.spec(config), config_hash=config.hash(), mode=mode, model_requested=config.providers.judge.model,
-            base_url=config.providers.judge.base_url, prompt_template_hash=prompt_hash(),
-            prompt_templates=template_hashes(), structured_output=caps.structured_output if caps is not None else None,
+            base_url=config.providers.judge.base_url, prompt_template_hash=prompt_hash(task),
+            prompt_templates=task_template_hashes(task), structured_output=caps.structured_output if caps is not None else None,
             latency_ms=latency_ms)
 
 

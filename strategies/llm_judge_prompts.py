@@ -43,9 +43,19 @@ def template_hashes() -> dict[str, str]:
     return {name: hashlib.sha256((PROMPT_DIR / f"{name}.txt").read_bytes()).hexdigest() for name in TEMPLATE_NAMES}
 
 
-def prompt_hash() -> str:
-    """One hash over all templates, for a quick equality check between runs."""
-    joined = "".join(f"{k}={v}\n" for k, v in sorted(template_hashes().items()))
+def task_template_hashes(task: Task | None) -> dict[str, str]:
+    """The template hashes a task is judged with: a task's (or its rubric's) ``judge_prompt``
+    replaces the built-in pointwise template, and the hash says so."""
+    hashes = dict(template_hashes())
+    if task is not None and task.judge_prompt is not None:
+        del hashes["pointwise_user_v1"]
+        hashes["pointwise_user_task"] = hashlib.sha256(task.judge_prompt.encode("utf-8")).hexdigest()
+    return hashes
+
+
+def prompt_hash(task: Task | None = None) -> str:
+    """One hash over all templates in use, for a quick equality check between runs."""
+    joined = "".join(f"{k}={v}\n" for k, v in sorted(task_template_hashes(task).items()))
     return hashlib.sha256(joined.encode()).hexdigest()
 
 
@@ -110,7 +120,10 @@ def pointwise_messages(task: Task, candidate: Trajectory, items: list[RubricItem
                        scale_min: int, scale_max: int) -> list[ChatMessage]:
     entries = ", ".join(f'"{it.id}": {{"rationale": "<why>", "score": <integer {scale_min}-{scale_max}>}}'
                         for it in items)
-    user = template("pointwise_user_v1").substitute(
+    # A task's own template was checked at load (known variables only, required ones present), and
+    # substitute() still raises on anything missing: never an empty string in the prompt.
+    tpl = Template(task.judge_prompt) if task.judge_prompt is not None else template("pointwise_user_v1")
+    user = tpl.substitute(
         scale_min=scale_min, scale_max=scale_max, task_block=_task_block(task),
         reference_section=_reference_section(task),
         criteria_list="\n".join(f"- {it.id}: {escape_material(it.text)}" for it in items),
