@@ -33,9 +33,9 @@ class QuestionInputs(BaseModel):
 
     model_config = ConfigDict(extra="forbid", frozen=True)
 
-    task: list[TaskField] = Field(default_factory=lambda: ["prompt"])
+    task: list[TaskField] = Field(default_factory=lambda: list[TaskField](["prompt"]))
     """Task fields shown to the model (default: the prompt)."""
-    candidate: list[CandidateField] = Field(default_factory=lambda: ["answer"])
+    candidate: list[CandidateField] = Field(default_factory=lambda: list[CandidateField](["answer"]))
     """Candidate fields shown to the model (default: the final answer)."""
     expected: bool = False
     """Whether the task's reference answer is shown as the expected output (default: no)."""

@@ -90,9 +90,9 @@ def decode_json(raw: str | bytes, *, source: str | None, line: int | None) -> An
         raise TaskValidationError(f"invalid JSON value: {reason}", field=field, line=line, source=source) from None
     if duplicates:
         path, key = _first_duplicate(data)
-        where = line if line is not None else _duplicate_line(text, path, key)
+        at_line = line if line is not None else _duplicate_line(text, path, key)
         raise TaskValidationError(f"{path or '(root)'}: duplicate key {key!r}: each key may appear once",
-                                  field=path or "(root)", line=where, source=source)
+                                  field=path or "(root)", line=at_line, source=source)
     return data
 
 

@@ -190,18 +190,20 @@ class _Run:
             # The pool's client for the endpoint (one per model), shared with any other evaluator
             # talking to it; the pool's owner closes it.
             client = pool.decision(settings, providers.prices)
-            return NativeBackend(client.decide, model=settings.model, ledger=self.ledger, timeout_s=timeout)
+            return NativeBackend(client.decide, model=settings.model or "", ledger=self.ledger, timeout_s=timeout)
         chat = pool.chat(providers.judge, providers.prices)
-        common = dict(model=self.model or "", ledger=self.ledger, timeout_s=timeout)
+        model = self.model or ""
         sampler = SampledBackend(chat.complete, samples=self.settings.samples,
-                                 temperature=self.settings.sample_temperature, **common)
+                                 temperature=self.settings.sample_temperature, model=model, ledger=self.ledger,
+                                 timeout_s=timeout)
         if self.backend_kind == "logprob_readout":
             # Sampling answers where the endpoint ignores logprobs, and below the floor if configured.
             top = chat.capabilities.max_top_logprobs or 20
             return LogprobReadoutBackend(chat.complete, top_logprobs=top, sampler=sampler,
                                          fallback=sampler if self.settings.low_coverage == "sample" else None,
                                          logprobs_available=lambda: bool(chat.capabilities.logprobs),
-                                         coverage_floor=self.settings.coverage_floor, **common)
+                                         coverage_floor=self.settings.coverage_floor, model=model,
+                                         ledger=self.ledger, timeout_s=timeout)
         return sampler
 
     # --- modes -------------------------------------------------------------------------------

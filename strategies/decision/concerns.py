@@ -7,7 +7,7 @@ unsure question is written; escalation reads the typed ``Concern``\\ s this modu
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Literal
 
 from oracle.concerns import (Concern, DecisionAbstention, DecisionLowConfidence, DecisionOrderFlip,
                              DecisionRefusal, LowConfidenceEvidence, NoCandidatePassed, NonePassedEvidence,
@@ -86,9 +86,17 @@ def none_passed_concern(candidates: list[CandidateResult], mode: str | None,
     """Every candidate with a verdict failed: say so, with each one's first failure, so a close
     pair of failures is never presented as two good answers a person must choose between."""
     judged = [c for c in candidates if c.passed is not None]
-    if mode not in ("criteria", "questions") or not judged or any(c.passed for c in judged):
+    failed_on: Literal["criteria", "questions"]
+    if mode == "criteria":
+        failed_on = "criteria"
+    elif mode == "questions":
+        failed_on = "questions"
+    else:
+        return None
+    if not judged or any(c.passed for c in judged):
         return None
     return NoCandidatePassed(
         candidates=[c.id for c in judged],
-        message=f"no candidate passed the decision judge's {mode}",
-        evidence=NonePassedEvidence(mode=mode, first_failures={c.id: _first_failure(c, threshold) for c in judged}))
+        message=f"no candidate passed the decision judge's {failed_on}",
+        evidence=NonePassedEvidence(mode=failed_on,
+                                    first_failures={c.id: _first_failure(c, threshold) for c in judged}))

@@ -23,7 +23,8 @@ from dataclasses import dataclass
 from typing import Any, Literal, Sequence
 
 from oracle.providers.decisions import reference_confidence
-from oracle.providers.types import ChatMessage, ChatReply, ChatRequest, DecisionAnswer, DecisionQuestion
+from oracle.providers.types import (ChatMessage, ChatReply, ChatRequest, DecisionAnswer, DecisionQuestion,
+                                   ProbabilitySource)
 
 MAX_READOUT_LABELS = len(string.ascii_uppercase)
 """Letters A..Z: past 26 options there is no single-token label set to read."""
@@ -128,7 +129,7 @@ def sampled_request(state: dict[str, Any] | str, question: DecisionQuestion, *,
     return request, labels
 
 
-def _finish(labels: ReadoutLabels, mass: dict[str, float], covered: float, source: str,
+def _finish(labels: ReadoutLabels, mass: dict[str, float], covered: float, source: ProbabilitySource,
             raw_text: str, reason: str) -> DecisionAnswer:
     if covered <= 0:
         raise UnreadableAnswer(labels.question_id, raw_text, reason)

@@ -70,10 +70,10 @@ def visible_state(task: Task, candidate: Trajectory | None, inputs: QuestionInpu
         if value is not None:
             state[TASK_FIELD_KEYS[name]] = value
     if candidate is not None:
-        for name in inputs.candidate:
-            value = _candidate_value(candidate, name)
+        for field in inputs.candidate:
+            value = _candidate_value(candidate, field)
             if value is not None:
-                state[CANDIDATE_FIELD_KEYS[name]] = value
+                state[CANDIDATE_FIELD_KEYS[field]] = value
     if inputs.expected and task.reference is not None:
         state[EXPECTED_KEY] = task.reference
     return state
@@ -94,11 +94,11 @@ def to_decision_question(question: Question) -> DecisionQuestion:
     """The wire-neutral form of a question (scores and abstention stay on our side)."""
     return DecisionQuestion(
         id=question.id, type=question.type, instructions=question.instructions,
-        options=dict(question.options) if question.type == "choice" else None,
+        options=dict(question.options or {}) if question.type == "choice" else None,
         levels=list(question.levels or []) if question.type == "score" else None)
 
 
-def decision_request(state: dict[str, Any], questions: Sequence[Question]) -> DecisionRequest:
+def decision_request(state: dict[str, Any] | str, questions: Sequence[Question]) -> DecisionRequest:
     return DecisionRequest(state=state, questions=[to_decision_question(q) for q in questions])
 
 

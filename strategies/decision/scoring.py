@@ -95,12 +95,15 @@ def read_answer(question: Question, answer: DecisionAnswer, *, coverage_floor: f
     """
     raw_scale: Literal["categorical"] | tuple[int, int] = (
         (0, len(question.labels()) - 1) if question.type == "score" else "categorical")
-    base = dict(question_id=question.id, type=question.type, option_order=question.labels(),
-                probability_source=answer.probability_source, covered_mass=answer.covered_mass,
-                raw_scale=raw_scale)
+
+    def verdict_with(**fields: Any) -> AnswerVerdict:
+        return AnswerVerdict(question_id=question.id, type=question.type, option_order=question.labels(),
+                             probability_source=answer.probability_source, covered_mass=answer.covered_mass,
+                             raw_scale=raw_scale, **fields)
+
     if answer.refused:
-        return AnswerVerdict(**base, probabilities=dict(answer.probabilities), refused=True,
-                             refusal_reason=answer.refusal_reason or "refused")
+        return verdict_with(probabilities=dict(answer.probabilities), refused=True,
+                            refusal_reason=answer.refusal_reason or "refused")
     if answer.covered_mass is not None and answer.covered_mass < coverage_floor:
         raise UnreadableAnswer(question.id, str(answer.probabilities),
                                f"the option labels got {answer.covered_mass:.4g} of the probability mass, "
@@ -120,9 +123,9 @@ def read_answer(question: Question, answer: DecisionAnswer, *, coverage_floor: f
         reasons.append("below_min_confidence")
     if tie:
         reasons.append("tie")
-    verdict = AnswerVerdict(**base, probabilities=probs, selected=selected, confidence=confidence,
-                            low_confidence=bool(reasons), low_confidence_reasons=reasons, tie=tie,
-                            raw_score=_format_answer(question, probs, selected))
+    verdict = verdict_with(probabilities=probs, selected=selected, confidence=confidence,
+                           low_confidence=bool(reasons), low_confidence_reasons=reasons, tie=tie,
+                           raw_score=_format_answer(question, probs, selected))
     score_map = question.score_map()
     if question.type == "score":
         verdict.expected_score = sum(probs[k] * v for k, v in score_map.items()) / max(
@@ -171,7 +174,7 @@ def criteria_verdict(criteria: Sequence[Criterion], verdicts: Sequence[AnswerVer
     Weight 0 keeps a criterion in the pass rule and out of the score. A refused criterion leaves
     the pass rule undecidable, so the candidate gets neither score nor verdict.
     """
-    rows = []
+    rows: list[dict[str, Any]] = []
     for c, v in zip(criteria, verdicts, strict=True):
         p_yes = None if v.refused else v.probabilities["yes"]
         rows.append({"criterion": c.criterion, "weight": c.weight, "probability": p_yes,
