@@ -77,7 +77,8 @@ class Service:
         self.config = server_config(config, settings)
         self.store_path = settings.store_path or self.config.escalation.store_path
         self.store = EscalationStore(self.store_path) if self.config.escalation.enabled else None
-        self.oracle = Oracle(self.config, store=self.store)
+        # With a store the service learns from the routing history (a snapshot frozen at start-up).
+        self.oracle = Oracle(self.config, store=self.store, learn_history=self.store is not None)
         for kind in self.config.routing.enabled_evaluators:
             # Build each evaluator now: its first import (providers, sandbox) takes a second or more,
             # which would otherwise stall the event loop, and every request, on the first evaluation.
