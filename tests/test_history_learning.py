@@ -190,3 +190,27 @@ def test_ray_workers_rebuild_the_drivers_snapshot(tmp_path):
     assert routes["nothing-to-check"]["signals"]["prior_hardness"] == 1.0  # not 0.5: the later outcome is unseen
     unlearning = _evaluate_chunk(OracleConfig().model_dump_json(), store_path, chunk, 2, 30.0, None)
     assert all("history_snapshot" not in r["result"]["route"] for r in unlearning)
+
+
+def test_the_http_service_learns_when_it_has_a_store(tmp_path):
+    """``oracle serve`` builds its Oracle like ``oracle batch``: learning from the store it files to."""
+    pytest.importorskip("fastapi")
+    from oracle.serve.app import Service
+    from oracle.serve.settings import ServeSettings
+
+    store_path = str(tmp_path / "store.db")
+    with EscalationStore(store_path) as store:
+        task = item(UNROUTABLE).task
+        store.record_outcome(task_hash=task.content_hash(), task_id=task.id, evaluator=None, status="failed",
+                             escalation=None, hard=True)
+    import asyncio
+
+    service = Service(OracleConfig(), ServeSettings(store_path=store_path, work_dir=str(tmp_path)))
+    quiet = Service(OracleConfig(escalation={"enabled": False}), ServeSettings(work_dir=str(tmp_path)))
+    try:
+        route = service.oracle.route(UNROUTABLE)
+        assert route.signals["prior_hardness"] == 1.0 and route.history_snapshot.evaluations == 1
+        assert quiet.oracle.learning is None
+    finally:
+        for svc in (service, quiet):
+            asyncio.run(svc.aclose())
