@@ -108,7 +108,7 @@ def test_task_file_limits_apply_to_request_bodies(api):
     assert reply.status_code == 422 and "max_depth" in reply.json()["message"], reply.json()
     huge = b'{"task": {"id": "t", "prompt": "p", "metadata": {"n": ' + b"9" * 5000 + b'}}, "trajectories": []}'
     assert api.post("/v1/route", content=huge).status_code == 422
-    assert api.post("/v1/route", content=b"\xff\xfe").json()["field"] == "(file)"
+    assert api.post("/v1/route", content=b"\xff\xfe").json()["field"] == "(body)"
     assert api.post("/v1/route", content=b"").json()["field"] == "(body)"
 
 

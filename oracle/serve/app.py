@@ -63,7 +63,8 @@ class ApiProblem(Exception):
 
 
 def _invalid(exc: TaskValidationError) -> ApiProblem:
-    return ApiProblem(422, "task_validation", str(exc), field=exc.field)
+    field = "(body)" if exc.field == "(file)" else exc.field  # the reader's word for the whole input
+    return ApiProblem(422, "task_validation", str(exc), field=field)
 
 
 class Service:
