@@ -112,7 +112,8 @@ class _RemoteIterator:
     __slots__ = ("_peer", "_remote", "_buf", "_done")
 
     def __init__(self, peer: "Peer", remote) -> None:
-        self._peer, self._remote, self._buf, self._done = peer, remote, [], False
+        self._peer, self._remote, self._done = peer, remote, False
+        self._buf: list[object] = []
 
     def __iter__(self):
         return self

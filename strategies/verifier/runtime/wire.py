@@ -28,6 +28,10 @@ import os
 import struct
 import sys
 
+TYPE_CHECKING = False  # type checkers read the block below; at run time nothing more is imported
+if TYPE_CHECKING:
+    from typing import Any
+
 MAX_FRAME = 32 * 1024 * 1024
 MAX_DEPTH = 200
 MAX_INT_DIGITS = 100_000
@@ -72,7 +76,7 @@ def plain_base(value: object) -> type | None:
     return None
 
 
-def encode(value: object, to_handle=None, _depth: int = 0) -> object:
+def encode(value: Any, to_handle=None, _depth: int = 0) -> object:
     """``value`` as a JSON-ready structure. ``to_handle(obj) -> Handle`` takes non-plain values;
     without it they raise ``NotPlain`` naming the type."""
     if _depth > MAX_DEPTH:
@@ -177,6 +181,8 @@ def decode(data: object, from_handle=None, _depth: int = 0) -> object:
     if tag == "c":
         if len(body) != 2:
             raise ChannelError("complex tag must hold [re, im]")
+        re_: Any
+        im: Any
         re_, im = (decode(v, None, d) for v in body)
         if not all(isinstance(x, (int, float)) and not isinstance(x, bool) for x in (re_, im)):
             raise ChannelError("complex parts must be numbers")

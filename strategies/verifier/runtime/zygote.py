@@ -37,6 +37,10 @@ import rpc  # noqa: E402,F401
 import test_side  # noqa: E402
 import wire  # noqa: E402
 
+TYPE_CHECKING = False  # type checkers read the block below; at run time nothing more is imported
+if TYPE_CHECKING:
+    from typing import Any
+
 PRELOAD = ("math", "re", "collections", "itertools", "functools", "typing", "string", "heapq", "bisect",
            "hashlib", "random", "statistics", "fractions", "decimal", "json", "copy", "operator",
            "datetime", "sqlite3", "traceback", "unittest", "dataclasses", "textwrap", "array")
@@ -255,7 +259,8 @@ def _run(sock: socket.socket, message: dict, fds: list[int], work: str, scratch:
     poller = select.poll()
     poller.register(sock.fileno(), select.POLLIN)
     poller.register(pidfd, select.POLLIN)
-    status = rusage = None
+    status = None
+    rusage: Any = None  # set by wait4 below before it is read
     requested_kill = False
     while status is None:
         for fd, _event in poller.poll():
