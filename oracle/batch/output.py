@@ -12,7 +12,7 @@ import json
 import os
 from collections import Counter
 from pathlib import Path
-from typing import Any, Iterable, Iterator
+from typing import Any, Callable, Iterable, Iterator, overload
 
 
 class RowWriter:
@@ -68,6 +68,12 @@ def prepare_output(path: str | Path) -> Counter[str]:
     if dirty:
         _rewrite_clean(path)
     return done
+
+
+@overload
+def iter_rows(path: str | Path, on_bad: None = None) -> Iterator[dict[str, Any]]: ...
+@overload
+def iter_rows(path: str | Path, on_bad: Callable[[], Any]) -> Iterator[dict[str, Any] | None]: ...
 
 
 def iter_rows(path: str | Path, on_bad: Any = None) -> Iterator[dict[str, Any] | None]:
