@@ -27,7 +27,7 @@ import asyncio
 import itertools
 import math
 from dataclasses import dataclass, field
-from typing import Awaitable, Callable, Sequence
+from typing import Any, Callable, Coroutine, Sequence
 
 import networkx as nx
 import numpy as np
@@ -62,7 +62,7 @@ class PairVerdict:
         return self.b if self.winner == self.a else self.a
 
 
-Compare = Callable[[str, str], Awaitable[PairVerdict]]
+Compare = Callable[[str, str], Coroutine[Any, Any, PairVerdict]]
 
 
 @dataclass(frozen=True)
@@ -146,7 +146,7 @@ class Ranking:
 # ---------------------------------------------------------------- scheduling
 
 
-async def gather_or_cancel(*aws: Awaitable):
+async def gather_or_cancel(*aws: Coroutine[Any, Any, Any]) -> list[Any]:
     """Like ``asyncio.gather``, but the first failure cancels the rest and is raised as itself.
 
     A failed model call must not leave sibling calls running against a client that is about to be

@@ -101,6 +101,8 @@ def validate_reference(reference: str, check: ReferenceCheck) -> str | None:
 
 def check_answer(answer: str, reference: str, check: ReferenceCheck) -> ReferenceVerdict:
     """Compare one answer with the reference."""
+    a: Any  # the answer and the reference as each mode reads them (text, number or item set)
+    r: Any
     mode = check.mode
     if mode == "exact":
         ok = answer.strip() == reference.strip()
