@@ -52,7 +52,7 @@ class Worker:
         self.proc: subprocess.Popen | None = None
         self.sock: socket.socket | None = None
         self._buf = bytearray()
-        self._slot = None
+        self._slot: slots.Slot | None = None
         self._base: Path | None = None
         self._cgroup: RunCgroup | None = None
         self._mounted = False
@@ -136,7 +136,7 @@ class Worker:
 
     def log_tail(self, limit: int = 600) -> str:
         try:
-            text = (self._base / "worker.log").read_bytes().decode(errors="replace").strip()
+            text = (self._base / "worker.log").read_bytes().decode(errors="replace").strip()  # type: ignore[operator]
         except (OSError, TypeError):
             return ""
         return text[-limit:]
@@ -161,7 +161,7 @@ class Worker:
         if self._cgroup is not None:
             self._cgroup.kill_and_remove()
         if self._slot is not None:
-            slots.kill_until_gone(lambda: slots.processes_of_uid(self._slot.uid), timeout_s=2.0)
+            slots.kill_until_gone(lambda: slots.processes_of_uid(self._slot.uid), timeout_s=2.0)  # type: ignore[union-attr]
         if self._mounted and self._base is not None:
             unmount(str(self._base / "work"))
             self._mounted = False
@@ -178,10 +178,10 @@ class Worker:
         frame = wire.dumps(message)
         try:
             if fds:
-                socket.send_fds(self.sock, [frame[:4]], list(fds))
-                self.sock.sendall(frame[4:])
+                socket.send_fds(self.sock, [frame[:4]], list(fds))  # type: ignore[arg-type]
+                self.sock.sendall(frame[4:])  # type: ignore[union-attr]
             else:
-                self.sock.sendall(frame)
+                self.sock.sendall(frame)  # type: ignore[union-attr]
         except (OSError, AttributeError) as exc:
             raise WorkerBroken(f"the {self.role} worker's control socket failed: {exc}") from None
 
@@ -204,7 +204,7 @@ class Worker:
     def pump(self) -> None:
         """Read what the control socket has (call when poll says it is readable)."""
         try:
-            chunk = self.sock.recv(65536)
+            chunk = self.sock.recv(65536)  # type: ignore[union-attr]
         except OSError as exc:
             raise WorkerBroken(f"the {self.role} worker's control socket failed: {exc}") from None
         if not chunk:
@@ -219,7 +219,7 @@ class Worker:
             left = deadline - time.monotonic()
             if left <= 0:
                 raise WorkerBroken(f"the {self.role} worker did not answer in time")
-            ready, _, _ = select.select([self.sock], [], [], left)
+            ready, _, _ = select.select([self.sock], [], [], left)  # type: ignore[type-var]
             if ready:
                 self.pump()
 
