@@ -154,7 +154,7 @@ def score_readout(text: str, logprobs: Sequence[TokenLogprob] | None, offset: in
     for alt, p in _alternatives(logprobs[index]).items():
         if not alt.startswith(prefix):
             continue
-        digits = re.match(r"\d*", alt[len(prefix):]).group(0)
+        digits = re.match(r"\d*", alt[len(prefix):]).group(0)  # type: ignore[union-attr]  # \d* always matches
         if not digits:
             continue
         longer = any(s != digits and s.startswith(digits) for s in scale)
@@ -163,7 +163,7 @@ def score_readout(text: str, logprobs: Sequence[TokenLogprob] | None, offset: in
             # "1" may be 1 or the start of 10: split with the next position if the model took it.
             if alt == logprobs[index].token and index + 1 < len(logprobs):
                 for nxt, q in _alternatives(logprobs[index + 1]).items():
-                    more = re.match(r"\d*", nxt).group(0)
+                    more = re.match(r"\d*", nxt).group(0)  # type: ignore[union-attr]  # \d* always matches
                     value = digits + more
                     if value in scale:
                         dist[value] = dist.get(value, 0.0) + p * q

@@ -95,7 +95,7 @@ def extract_code(trajectory: Trajectory, task: Task) -> ExtractedCode:
             language = language or chosen[0]
         elif trajectory.answer.strip():
             text = trajectory.answer
-            body_only = bool(task.entry_point) and _prompt_is_code(task.prompt or "", task.entry_point)
+            body_only = bool(task.entry_point) and _prompt_is_code(task.prompt or "", task.entry_point)  # type: ignore[arg-type]
             if (language in (None, "python")) and (_parses_as_python(text) or (
                     body_only and _parses_as_python(task.prompt + text))):
                 code, source, language = text, "answer", "python"

@@ -131,7 +131,7 @@ def execute(candidate: Worker, test: Worker, plan: RunPlan) -> RunResult:
             streams.add(rep_r, "report")
             to_close.append(rep_w)
             candidate.send({"op": "run", **base, "runtime": _runtime(plan.language, "test"),
-                            "spec": {**plan.test_spec, **plan.candidate_spec, "in_process": True},
+                            "spec": {**plan.test_spec, **plan.candidate_spec, "in_process": True},  # type: ignore[dict-item]
                             "fd_roles": ["report", "stdout", "stderr"]}, (rep_w, out_w, err_w))
         else:
             chan_c, chan_t = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
@@ -189,7 +189,8 @@ def _watch(workers: dict[str, Worker], streams: _Streams, plan: RunPlan, result:
     deadline = started + plan.timeout_s
     exits: dict[str, dict] = {}
     killing: dict[str, float] = {}
-    pending_stdin = memoryview(plan.stdin) if stdin_w is not None else None
+    # None only without a stdin pipe (stdin_w is None), and then it is never read.
+    pending_stdin: memoryview = memoryview(plan.stdin) if stdin_w is not None else None  # type: ignore[assignment]
     if stdin_w is not None and not plan.stdin:
         os.close(stdin_w)
         stdin_w = None

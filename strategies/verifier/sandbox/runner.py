@@ -221,18 +221,18 @@ class Sandbox:
         async def feed() -> None:
             try:
                 if stdin:
-                    proc.stdin.write(stdin)
-                    await proc.stdin.drain()
+                    proc.stdin.write(stdin)  # type: ignore[union-attr]  # PIPE: never None
+                    await proc.stdin.drain()  # type: ignore[union-attr]  # PIPE: never None
             except (BrokenPipeError, ConnectionResetError):
                 pass
             finally:
                 try:
-                    proc.stdin.close()
+                    proc.stdin.close()  # type: ignore[union-attr]  # PIPE: never None
                 except (BrokenPipeError, ConnectionResetError):
                     pass
 
-        tasks = [asyncio.create_task(feed()), asyncio.create_task(pump(proc.stdout, "out")),
-                 asyncio.create_task(pump(proc.stderr, "err"))]
+        tasks = [asyncio.create_task(feed()), asyncio.create_task(pump(proc.stdout, "out")),  # type: ignore[arg-type]  # PIPE: never None
+                 asyncio.create_task(pump(proc.stderr, "err"))]  # type: ignore[arg-type]  # PIPE: never None
         timed_out = False
         try:
             await asyncio.wait_for(proc.wait(), timeout=timeout_s)
