@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Any, ClassVar
+from typing import Any, ClassVar, Mapping
 
 from pydantic import BaseModel
 
@@ -16,7 +16,7 @@ class FrozenWithCache(BaseModel):
 
     _cached: ClassVar[tuple[str, ...]] = ()
 
-    def model_copy(self, *, update: dict[str, Any] | None = None, deep: bool = False) -> Any:
+    def model_copy(self, *, update: Mapping[str, Any] | None = None, deep: bool = False) -> Any:
         copy = super().model_copy(update=update, deep=deep)
         for name in self._cached:
             copy.__dict__.pop(name, None)

@@ -100,7 +100,7 @@ class _InputModel(BaseModel, metaclass=_TranslatingMeta):
             raise format_validation_error(exc, prefix=cls._error_prefix) from None
 
 
-class Task(FrozenWithCache, _InputModel):
+class Task(FrozenWithCache, _InputModel):  # type: ignore[metaclass]  # mypy cannot see type(BaseModel) as pydantic's metaclass
     """What is being evaluated, plus everything an evaluator may check it against."""
 
     _cached = ("_content_hash",)
@@ -184,7 +184,7 @@ class Task(FrozenWithCache, _InputModel):
         return sha256_json(self.model_dump(mode="json"))
 
 
-class Trajectory(_InputModel):
+class Trajectory(_InputModel):  # type: ignore[metaclass]  # mypy cannot see type(BaseModel) as pydantic's metaclass
     """One candidate: its final answer, optional code, steps and execution output."""
 
     model_config = ConfigDict(extra="forbid", frozen=True)
@@ -215,7 +215,7 @@ def _limits(info: ValidationInfo) -> InputLimits:
     return limits if isinstance(limits, InputLimits) else DEFAULT_LIMITS
 
 
-class TaskInput(_InputModel):
+class TaskInput(_InputModel):  # type: ignore[metaclass]  # mypy cannot see type(BaseModel) as pydantic's metaclass
     """One task with its candidates: the unit the router and the evaluators work on.
 
     Limits (``oracle.limits.InputLimits``) come from the validation context
