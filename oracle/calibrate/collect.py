@@ -65,7 +65,7 @@ def read_points(item: LabelledItem, result: Any, out: Collected) -> None:
     for cid, passed in sorted((item.label.passed or {}).items()):
         cand = by_id.get(cid)
         rows = (cand.details.get("criteria") if cand is not None else None) or []
-        probs = [r.get("probability") for r in rows]
+        probs: Any = [r.get("probability") for r in rows]  # a list here, a label -> probability map below
         if not rows or any(p is None for p in probs):
             out.skip("criteria not answered")
             continue
