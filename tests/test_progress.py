@@ -27,7 +27,8 @@ def test_off_a_terminal_plain_lines_at_the_interval_and_one_final_line():
     p.close()
     p.close()  # closing twice writes nothing more
     assert out.getvalue().splitlines() == [out.getvalue().splitlines()[0]]
-    assert out.getvalue().startswith("evaluate: 4/4 done, ") and out.getvalue().rstrip().endswith("failed=1")
+    assert out.getvalue().startswith("evaluate: 4/4 done, ") and "failed=1" in out.getvalue()
+    assert out.getvalue().rstrip().endswith("eta 0 s")  # all done: nothing left to wait for
 
 
 def test_batch_off_a_terminal_logs_progress_events_and_writes_nothing():
