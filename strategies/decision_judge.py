@@ -99,6 +99,15 @@ def _select_backend_kind(settings: DecisionJudgeConfig, providers: ProvidersConf
     return settings.backend  # logprob_readout or sampled, as configured
 
 
+def with_review_cut(questions: Sequence[Question], cut: float) -> list[Question]:
+    """Yes/no questions without their own min_confidence get the calibrated one."""
+    def yes_no(q: Question) -> bool:
+        return q.type == "likelihood" or (q.type == "choice" and set(q.labels()) == {"yes", "no"})
+
+    return [q.model_copy(update={"min_confidence": cut}) if q.min_confidence is None and yes_no(q) else q
+            for q in questions]
+
+
 class _Run:
     """One evaluation: resolves backend and threshold, validates, asks, and assembles the result."""
 
@@ -113,6 +122,8 @@ class _Run:
         self.model_overrides: dict[str, dict[str, Any]] = {}
         """Per question with its own ``model``: the model and whether it was applied (native only)."""
         self.extra_concerns: list[Any] = []
+        self.review_cuts: dict[str, float] = {}
+        """Calibrated min_confidence per question kind (criteria, likelihood), from the calibration file."""
 
     def provenance(self, latency_ms: float) -> EvaluationProvenance:
         return self.ledger.provenance(
@@ -131,6 +142,12 @@ class _Run:
             else:
                 threshold = calibrated
                 info["source"] = "calibration_file"
+            # A version 2 file's fitted review cut per question kind: the default min_confidence of
+            # yes/no questions (criteria, likelihood) that set none themselves.
+            cuts = {kind: calibration.min_confidence_for(self.model or "", kind) for kind in ("criteria", "likelihood")}
+            self.review_cuts = {k: v for k, v in cuts.items() if v is not None}
+            if self.review_cuts:
+                info["min_confidence"] = dict(self.review_cuts)
         info["pass_threshold"] = threshold
         self.threshold_info = info
         return threshold
@@ -146,6 +163,8 @@ class _Run:
         task, self.mode = validate_for_decision(
             self.ctx.task, self.ctx.trajectories, label_limited=self.backend_kind != "native")
         threshold = self._resolve_threshold()
+        if "likelihood" in self.review_cuts and task.questions:
+            task = task.model_copy(update={"questions": with_review_cut(task.questions, self.review_cuts["likelihood"])})
         self._note_model_overrides(task.questions)
         cands = self.ctx.trajectories
         extra: dict[str, Any] = {}
@@ -232,6 +251,8 @@ class _Run:
 
     async def _judge_criteria(self, task: Task, candidate: Trajectory, threshold: float) -> CandidateResult:
         questions = criterion_questions(task.criteria)
+        if "criteria" in self.review_cuts:
+            questions = with_review_cut(questions, self.review_cuts["criteria"])
         state = visible_state(task, candidate, QuestionInputs())
         got = await self._backend().ask(state, questions)
         verdicts, unreadable = read_all(questions, got, self.settings.coverage_floor)

@@ -113,3 +113,35 @@ def test_calibrate_against_the_local_model_writes_evidence_and_is_used(tmp_path:
     res = Oracle(config).evaluate(item)
     sha = load_calibration(out).sha256
     assert sha in json.dumps(res.model_dump(mode="json"))
+
+
+async def test_calibrated_min_confidence_flags_yes_no_answers_below_it(scripted_server, tmp_path: Path):
+    """A version 2 file's review cut becomes the default min_confidence of yes/no questions (a question's
+    own min_confidence wins), on the judge's confidence scale: P(yes) 0.75 has confidence 0.5."""
+    from oracle.calibration import CalibrationCell, CalibrationFileV2, ModelCalibrationV2
+    from oracle.config import OracleConfig
+    from oracle.questions import Question
+    from oracle.strategies.decision_judge import DecisionJudge
+    from oracle.strategy import EvaluationContext
+    from oracle.task import Task, Trajectory
+    from tests.plugins.scripted_server import decision_handler
+
+    metric = {"value": 0.5, "ci95": [0.4, 0.6]}
+    cell = CalibrationCell(n=40, pass_threshold=0.5, platt={"a": 1.0, "b": 0.0}, min_confidence=0.6,
+                           before={"kappa": metric}, after={"kappa": metric})
+    path = tmp_path / "cal.json"
+    write_calibration(path, CalibrationFileV2(models={"scripted-decider": ModelCalibrationV2(
+        pass_threshold=0.5, kinds={"likelihood": cell})}, evidence={"n": 40}))
+    task = Task(id="t", prompt="Is the sky green?", questions=[
+        Question(id="q1", type="likelihood", instructions="Is the answer correct?"),
+        Question(id="q2", type="likelihood", instructions="Is it polite?", min_confidence=0.2)])
+    config = OracleConfig(providers={"judge": scripted_server.provider_settings(),
+                                     "decision": scripted_server.provider_settings(kind="systemone", model="scripted-decider")},
+                          decision_judge={"calibration_file": str(path)})
+    scripted_server.set_handler(decision_handler(probabilities={"q1": 0.75, "q2": 0.75}))
+    ctx = EvaluationContext(task=task, trajectories=(Trajectory(id="a", answer="No, it is blue."),), config=config)
+    result = await DecisionJudge().evaluate(ctx)
+    answers = {q["question_id"]: q for q in result.candidates[0].details["questions"]}
+    assert answers["q1"]["low_confidence"] is True and "below_min_confidence" in answers["q1"]["low_confidence_reasons"]
+    assert answers["q2"]["low_confidence"] is False  # its own 0.2 is kept
+    assert result.details["threshold"]["min_confidence"] == {"likelihood": 0.6}
