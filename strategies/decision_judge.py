@@ -159,9 +159,15 @@ class _Run:
         endpoint = providers.decision if self.backend_kind == "native" else providers.judge
         assert endpoint is not None
         self.model = endpoint.model
+        # A route that chose a claim check (the prompt asks to verify a claim against the task's
+        # context or reference) runs one, as if the task had set claim_check itself.
+        task = self.ctx.task
+        route = self.ctx.route
+        if route is not None and route.claim_check and not task.claim_check:
+            task = task.model_copy(update={"claim_check": True})
         # Everything that can be wrong with the input or the config is found before any call.
         task, self.mode = validate_for_decision(
-            self.ctx.task, self.ctx.trajectories, label_limited=self.backend_kind != "native")
+            task, self.ctx.trajectories, label_limited=self.backend_kind != "native")
         threshold = self._resolve_threshold()
         if "likelihood" in self.review_cuts and task.questions:
             task = task.model_copy(update={"questions": with_review_cut(task.questions, self.review_cuts["likelihood"])})
