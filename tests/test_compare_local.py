@@ -64,7 +64,8 @@ def test_every_arm_on_code_and_yes_no_items_writes_all_files(local_model, shared
     llm = [r for r in records if r["arm"] == "llm_judge" and r["status"] != "n/a"]
     assert all(r["model_requested"] == local_model.model and r["provider_fallback"] == "none" for r in llm)
     answered = [r for r in llm if r["sampling_requested"]]  # a call that timed out has no reply to record
-    assert answered and all(r["sampling_requested"]["temperature"] == 0.0 for r in answered)
+    assert all(r["sampling_requested"]["temperature"] == 0.0 for r in answered)
+    assert all(r["error"] is not None for r in llm if not r["sampling_requested"] and r["calls"])
     routed = arms["routed"]
     assert routed["routing_labelled"] == 3 and routed["routing_accuracy"] is not None
     assert "<svg" in (tmp_path / "out" / "report.html").read_text()
