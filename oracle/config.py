@@ -262,6 +262,11 @@ class LLMJudgeConfig(BaseModel):
     logprobs: bool = True
     """Ask for top logprobs where the endpoint offers them and record logprob-weighted readouts."""
     top_logprobs: int = Field(default=10, ge=1)
+    hard_repeats: int = Field(default=3, ge=1)
+    """A route marked ``hard`` (prior hardness or a stated hard task): at least this many pointwise
+    samples, at ``hard_temperature`` when ``temperature`` is 0 (identical samples would say nothing),
+    and several candidates judged pairwise in both orders instead of the cheaper cascade."""
+    hard_temperature: float = Field(default=0.7, gt=0)
 
     @model_validator(mode="after")
     def _scale(self) -> "LLMJudgeConfig":

@@ -19,6 +19,7 @@ unreadable reply yields ``unparsed`` with the raw text kept, never a midpoint.
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import time
 from typing import Any
 
@@ -44,6 +45,23 @@ ESCALATION_KEYS = ("order_inconsistent_pairs", "cycles", "unparsed_pairs", "unpa
 
 class InvalidJudgeInput(ValueError):
     """The task/candidates cannot be judged as configured (reported before any model call)."""
+
+
+def hardened(ctx: EvaluationContext) -> EvaluationContext:
+    """A hard route spends more: ``hard_repeats`` samples (at ``hard_temperature`` when the
+    configured temperature is 0) and, for several candidates in auto mode, the full pairwise
+    tournament in both orders. The settings actually used are in the context's config, so
+    ``spec`` and ``config_hash`` in the provenance say what ran."""
+    if ctx.route is None or not ctx.route.hard:
+        return ctx
+    cfg = ctx.config.llm_judge
+    update: dict[str, Any] = {"repeats": max(cfg.repeats, cfg.hard_repeats)}
+    if cfg.temperature == 0:
+        update["temperature"] = cfg.hard_temperature
+    if cfg.mode == "auto" and len(ctx.trajectories) > 1:
+        update["mode"] = "pairwise"
+    config = ctx.config.model_copy(update={"llm_judge": cfg.model_copy(update=update)})
+    return dataclasses.replace(ctx, config=type(ctx.config).model_validate(config.model_dump(mode="python")))
 
 
 class LLMJudge:
@@ -78,6 +96,7 @@ class LLMJudge:
 
     @needs_providers
     async def evaluate(self, ctx: EvaluationContext) -> EvaluationResult:
+        ctx = hardened(ctx)
         started = time.perf_counter()
         ledger = CallLedger()
         mode: str | None = None

@@ -3,6 +3,10 @@ among the candidates within ``pairwise_margin`` of the top (the scripted server 
 
 from __future__ import annotations
 
+import json
+import re
+
+from oracle.config import OracleConfig
 from oracle.result import Status
 from tests.plugins.scripted_server import chat_reply
 from tests.test_llm_judge import TASK, block, config, ctx, evaluate, pointwise_json, prefer, seats, user_text
@@ -56,3 +60,36 @@ async def test_the_margin_is_configurable(scripted_server):
     result = await evaluate(wide, ctx(wide, TASK, "alpha", "beta", "gamma", ids=["a", "b", "c"]))
     assert result.details["close_group"] == ["a", "b", "c"] and result.details["pairwise_calls"] == 6
     assert result.ranking == ["c", "b", "a"]
+
+
+async def test_a_hard_route_spends_repeats_and_both_orders(scripted_server):
+    """difficulty: hard routes with route.hard; the judge then samples hard_repeats times at
+    hard_temperature (one candidate) and runs the full pairwise tournament (several)."""
+    from oracle import Oracle
+
+    cfg = OracleConfig(providers={"judge": scripted_server.provider_settings()}, llm_judge={"logprobs": False})
+    def answer(req):
+        text = user_text(req)
+        if 'boundary="' in text and 'id="B"' in text:  # a pairwise prompt: two seats
+            return chat_reply(json.dumps({"rationale": "A reads better", "winner": "A"}))
+        ids = re.findall(r'"(\w+)": \{"rationale"', text)
+        return chat_reply(pointwise_json({i: 7 for i in ids}))
+
+    scripted_server.set_handler(answer)
+    one = {"task": {"id": "h1", "prompt": "Write a short poem about the sea.", "difficulty": "hard"},
+           "trajectories": [{"id": "a", "answer": "Waves fold the light."}]}
+    res = await Oracle(cfg).aevaluate(one)
+    assert res.route.hard and res.route.evaluator == "llm_judge"
+    assert len(scripted_server.requests) == 3
+    assert {r.json["temperature"] for r in scripted_server.requests} == {0.7}
+    assert res.result.provenance.config_hash != cfg.hash()  # the settings that ran are the ones hashed
+    scripted_server.requests.clear()
+    two = {"task": {"id": "h2", "prompt": "Write a short poem about the sea.", "difficulty": "hard"},
+           "trajectories": [{"id": "a", "answer": "Waves fold the light."}, {"id": "b", "answer": "Salt."}]}
+    res = await Oracle(cfg).aevaluate(two)
+    assert res.result.details["mode"] == "pairwise"
+    easy = {"task": {"id": "h3", "prompt": "Write a short poem about the sea."},
+            "trajectories": [{"id": "a", "answer": "Waves fold the light."}]}
+    scripted_server.requests.clear()
+    res = await Oracle(cfg).aevaluate(easy)
+    assert not res.route.hard and len(scripted_server.requests) == 1
