@@ -56,10 +56,11 @@ def test_every_arm_on_code_and_yes_no_items_writes_all_files(local_model, shared
     assert verifier["agreement"] == 1.0 and verifier["agreement_ci95"] == [1.0, 1.0]
     for arm in arms.values():
         _accounted(arm)
-    for judge in ("decision_judge", "llm_judge"):
-        assert arms[judge]["cost_usd"] is None  # the local model has no price: unknown, not 0
-        assert arms[judge]["models"] in ([], ["smollm2-135m-instruct"])
     records = [json.loads(line) for line in result.runs_path.read_text().splitlines()]
+    for judge in ("decision_judge", "llm_judge"):
+        if any(r["arm"] == judge and r["models_answered"] for r in records):
+            assert arms[judge]["cost_usd"] is None  # the local model has no price: unknown, not 0
+        assert arms[judge]["models"] in ([], ["smollm2-135m-instruct"])
     assert len(records) == 3 * 5
     llm = [r for r in records if r["arm"] == "llm_judge" and r["status"] != "n/a"]
     assert all(r["model_requested"] == local_model.model and r["provider_fallback"] == "none" for r in llm)
