@@ -155,6 +155,10 @@ class _Run:
     async def execute(self, started: float) -> EvaluationResult:
         providers = self.ctx.config.providers
         chat_logprobs = _chat_capabilities_logprobs(providers)
+        if chat_logprobs and providers.decision is None and self.ctx.providers is not None:
+            # A chat endpoint that turned out to ignore logprobs (learned once by the pool's client)
+            # is sampled from the start, and the provenance says so.
+            chat_logprobs = self.ctx.providers.chat(providers.judge, providers.prices).capabilities.logprobs
         self.backend_kind = _select_backend_kind(self.settings, providers, chat_logprobs)
         endpoint = providers.decision if self.backend_kind == "native" else providers.judge
         assert endpoint is not None

@@ -77,6 +77,8 @@ async def test_decision_judge_samples_where_logprobs_are_ignored_and_learns_it_o
         assert result.candidates[0].passed is False
     assert results[0].provenance.probability_sources == ["logprob_readout", "sampled"]
     assert results[1].provenance.probability_sources == ["sampled"]
+    # the backend a later evaluation picks says what it did: sampling, learned from the first
+    assert [r.provenance.decision_backend for r in results] == ["logprob_readout", "sampled", "sampled"]
 
 
 async def test_llm_judge_keeps_the_reply_without_logprobs_and_stops_asking(scripted_server):
