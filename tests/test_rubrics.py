@@ -213,3 +213,43 @@ def test_cli_round_trip_with_exit_codes(tmp_path: Path):
     assert tampered.returncode == 2 and "changed after release" in tampered.stderr
     missing = run("rubric", "release", "nosuch", "--evidence", str(good))
     assert missing.returncode == 2 and "no draft" in missing.stderr
+
+
+def test_compare_records_the_rubric_hash_and_its_directory_releases_the_draft(store: RubricStore, tmp_path: Path):
+    """oracle compare applies a task's rubric before any arm runs and names the content hash it ran
+    with in summary.json; that directory is evidence for exactly that draft."""
+    from oracle import compare
+
+    cfg = OracleConfig(rubrics={"dir": str(store.root)})
+    items = [{"task": {"id": f"q{i}", "prompt": "Why is the sky blue?", "rubric": "helpful@draft",
+                       "reference": "Rayleigh scattering of sunlight"},
+              "trajectories": [{"id": "a", "answer": "Rayleigh scattering of sunlight by air"},
+                               {"id": "b", "answer": "Because the sea reflects it"}],
+              "label": {"best": ["a"]}} for i in range(3)]
+    labelled = tmp_path / "l.jsonl"
+    labelled.write_text("".join(json.dumps(i) + "\n" for i in items))
+    result = compare(labelled, tmp_path / "cmp", arms=["baseline"], config=cfg, report=False)
+    digest = store.draft("helpful").content_hash()
+    summary = json.loads((tmp_path / "cmp" / "summary.json").read_text())
+    assert summary["rubric_hashes"] == {"helpful@draft": digest}
+    assert result.summary.results[0].agreement == 1.0
+    store.gates = []
+    rel = store.release("helpful", read_evidence(tmp_path / "cmp", arm="baseline", rubric="helpful"))
+    assert rel.evidence.kind == "compare" and rel.evidence.metrics["agreement"] == 1.0
+    # an edited draft is not what that run measured
+    store.draft_path("helpful").write_text(DRAFT.replace("weight: 2", "weight: 5"))
+    with pytest.raises(RubricError, match="was produced with rubric hash"):
+        store.release("helpful", read_evidence(tmp_path / "cmp", arm="baseline", rubric="helpful"))
+
+
+def test_compare_with_an_unknown_rubric_is_bad_input_before_anything_runs(tmp_path: Path):
+    from oracle import compare
+
+    cfg = OracleConfig(rubrics={"dir": str(tmp_path / "none")})
+    labelled = tmp_path / "l.jsonl"
+    labelled.write_text(json.dumps({"task": {"id": "q", "prompt": "p", "rubric": "nosuch"},
+                                    "trajectories": [{"id": "a", "answer": "x"}],
+                                    "label": {"passed": {"a": True}}}) + "\n")
+    with pytest.raises(TaskValidationError, match="task.rubric"):
+        compare(labelled, tmp_path / "cmp", arms=["baseline"], config=cfg, report=False)
+    assert not (tmp_path / "cmp" / "runs.jsonl").exists()

@@ -95,6 +95,9 @@ async def acompare(labelled: str | Path | Sequence[LabelledItem], out_dir: str |
     items = limit_items(select_items(items, select), limit, seed)
     if not items:
         raise TaskValidationError("--select: no item matches", field="--select")
+    from oracle.comparison.rubrics import apply_rubrics
+
+    items, overlays, rubric_hashes = apply_rubrics(items, config)  # bad rubric: exit 2, nothing run
     out = Path(out_dir)
     if out.exists() and not out.is_dir():
         raise TaskValidationError(f"-o: not a directory: {out}", field="-o")
@@ -104,9 +107,11 @@ async def acompare(labelled: str | Path | Sequence[LabelledItem], out_dir: str |
     runs_path = out / "runs.jsonl"
     with OutputLock(runs_path, input_path=source):
         outcome = await run_units(items, out, config=config, settings=settings, progress_stream=progress_stream,
-                                  progress_tty=progress_tty)
+                                  progress_tty=progress_tty, overlays=overlays)
         summary = summarize_runs(outcome.records, items, settings=settings, config=config, source=source,
                                  dropped_reserved=dropped_reserved, elapsed_s=outcome.elapsed_s)
+        if rubric_hashes:
+            summary = summary.model_copy(update={"rubric_hashes": dict(sorted(rubric_hashes.items()))})
         summary_path = out / "summary.json"
         _write_json_atomic(summary_path, summary.model_dump(mode="json"))
         report_path: Path | None = None

@@ -227,10 +227,13 @@ class ArmRunner:
     pool keeps one client (and one concurrency limit) per endpoint across every arm.
     """
 
-    def __init__(self, config: OracleConfig, pool: Any) -> None:
+    def __init__(self, config: OracleConfig, pool: Any,
+                 overlays: dict[str, dict[str, dict[str, Any]]] | None = None) -> None:
         self.config = config
         self.pool = pool
         self._oracles: dict[str, Any] = {}
+        self.overlays = overlays or {}
+        """Item id -> config overlay from the item's rubric (thresholds); see comparison/rubrics.py."""
 
     def config_for(self, arm: str) -> OracleConfig:
         return self.oracle(arm).config  # type: ignore[no-any-return]
@@ -242,8 +245,18 @@ class ArmRunner:
             self._oracles[arm] = Oracle(arm_config(arm, self.config), providers=self.pool)
         return self._oracles[arm]
 
-    def threshold(self, arm: str) -> float | None:
-        cfg = self.config_for(arm)
+    def item_config(self, arm: str, item_id: str) -> OracleConfig:
+        """The arm's config with the item's rubric overlay applied (the same config when none)."""
+        base = self.config_for(arm)
+        overlay = self.overlays.get(item_id)
+        if not overlay:
+            return base
+        from oracle.rubrics.apply import config_with
+
+        return config_with(base, overlay)  # type: ignore[no-any-return]
+
+    def threshold(self, arm: str, item_id: str | None = None) -> float | None:
+        cfg = self.item_config(arm, item_id) if item_id is not None else self.config_for(arm)
         if arm == "llm_judge":
             return cfg.llm_judge.pass_threshold
         if arm == "decision_judge":
@@ -262,8 +275,9 @@ class ArmRunner:
         start = time.perf_counter()
         # No route: an evaluator arm runs whatever the router would say (``routed`` is the arm
         # that follows the router); the context's route is optional for every strategy.
-        result = await oracle.run_strategy(item_input, None, arm, providers=self.pool)
+        result = await oracle.run_strategy(item_input, None, arm, providers=self.pool,
+                                           config=self.item_config(arm, item.id))
         wall_ms = (time.perf_counter() - start) * 1000
         qid = shown.task.questions[0].id if llm_options is not None else None
-        return evaluator_record(base, arm, result, kinds=kinds, threshold=self.threshold(arm),
+        return evaluator_record(base, arm, result, kinds=kinds, threshold=self.threshold(arm, item.id),
                                 llm_options=llm_options, question_id=qid, wall_ms=wall_ms)

@@ -84,6 +84,8 @@ def check_label(label: Label, item: TaskInput, *, line: int | None = None,
         if key not in ids:
             raise _fail(f"label.best[{i}]: {key!r} names no trajectory (ids: {ids[:10]})",
                         f"label.best[{i}]", line, source)
+    if label.answers and item.task.rubric is not None:
+        return  # the questions come from the rubric: checked again once it is applied (acompare)
     if label.answers:
         if len(ids) != 1:
             raise _fail(f"label.answers: answers label one-candidate tasks; this one has {len(ids)} "

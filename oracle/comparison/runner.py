@@ -55,13 +55,14 @@ def _new_run_id() -> str:
 class _Executor:
     """Turns units into records; knows the records written so far (``routed`` reuses them)."""
 
-    def __init__(self, config: OracleConfig, settings: RunSettings, known: dict[str, RunRecord], pool: Any) -> None:
+    def __init__(self, config: OracleConfig, settings: RunSettings, known: dict[str, RunRecord], pool: Any,
+                 overlays: dict[str, dict[str, dict[str, Any]]] | None = None) -> None:
         from oracle.router import PolicyChain
 
         self.config = config
         self.settings = settings
         self.known = known
-        self.runner = ArmRunner(config, pool)
+        self.runner = ArmRunner(config, pool, overlays)
         self.chain = PolicyChain(config)
         self.run_id = _new_run_id()
 
@@ -109,7 +110,8 @@ class _Executor:
 
 async def run_units(items: Sequence[LabelledItem], out_dir: Path, *, config: OracleConfig, settings: RunSettings,
                     progress_stream: TextIO | None = None, progress_tty: bool | None = None,
-                    progress_interval_s: float = 5.0) -> RunOutcome:
+                    progress_interval_s: float = 5.0,
+                    overlays: dict[str, dict[str, dict[str, Any]]] | None = None) -> RunOutcome:
     """Run every unit not yet in ``out_dir/runs.jsonl``; returns all records of this comparison."""
     from oracle.batch.output import RowWriter, iter_rows, prepare_output
     from oracle.batch.progress import Progress
@@ -132,7 +134,7 @@ async def run_units(items: Sequence[LabelledItem], out_dir: Path, *, config: Ora
     progress = Progress(len(units), skipped=resumed, stream=progress_stream, interval_s=progress_interval_s,
                         tty=progress_tty, label="compare")
     pool = ProviderPool()
-    executor = _Executor(config, settings, known, pool)
+    executor = _Executor(config, settings, known, pool, overlays)
     writer = RowWriter(runs_path)
     write_lock = asyncio.Lock()
     slots = asyncio.Semaphore(max(1, settings.concurrency))

@@ -108,6 +108,9 @@ class CompareSummary(BaseModel):
     results: list[ArmSummary]
     routing_gap: RoutingGap | None = None
     timings: dict[str, float] = Field(default_factory=dict)
+    rubric_hashes: dict[str, str] = Field(default_factory=dict)
+    """Rubric as the tasks named it (``NAME``, ``NAME@N``, ``NAME@draft``) -> the content hash it
+    resolved to: what ``oracle rubric release --evidence`` checks against the draft."""
 
 
 def _item_pairs(records: Sequence[RunRecord], by_id: dict[str, LabelledItem]) -> dict[str, tuple[int, int]]:

@@ -57,8 +57,13 @@ def _ece(bins: Any) -> float | None:
 def _rubric_hash(doc: dict[str, Any], path: Path, rubric: str | None) -> str:
     hashes = doc.get("rubric_hashes")
     if isinstance(hashes, dict) and hashes:
-        if rubric is not None and rubric in hashes:
-            return str(hashes[rubric])
+        if rubric is not None:
+            # keys are the rubric as tasks named it: NAME, NAME@N or NAME@draft
+            mine = {str(v) for k, v in hashes.items() if str(k).partition("@")[0] == rubric}
+            if len(mine) == 1:
+                return mine.pop()
+            if len(mine) > 1:
+                raise RubricError(f"{path}: the run judged {rubric!r} with several contents; it is evidence for none")
         if len(set(hashes.values())) == 1:
             return str(next(iter(hashes.values())))
         raise RubricError(f"{path}: the run used several rubrics ({', '.join(sorted(hashes))}); it is evidence for none")
