@@ -6,7 +6,7 @@ prompt templates. Reported: the flip rate (the winner changed when the outputs s
 the first-seat win rate over single-order verdicts, and agreement with the human label (over all
 items, a flip counting as a miss, and over the order-consistent items only).
 
-Items come from ``../shared/data/llmbar`` (Natural and Adversarial/Neighbor by default). Records
+Items come from ``llmbar/`` of the shared data (``--data``, ``$ORACLE_DATA_DIR`` or ../shared/data) (Natural and Adversarial/Neighbor by default). Records
 listed in ``suite/reserved_keys.json``, and every record sharing a normalized prompt with a reserved
 LLMBar or PandaLM record, are excluded before sampling. Short items are preferred so the tiny CPU
 model finishes in minutes; the sample is deterministic (``--seed``).
@@ -33,7 +33,6 @@ from oracle.strategy import EvaluationContext  # noqa: E402
 from oracle.task import Task, Trajectory  # noqa: E402
 from oracle.strategies.llm_judge import LLMJudge  # noqa: E402
 
-DATA = Path(__file__).resolve().parent.parent.parent / "shared" / "data"
 
 
 def norm(text: str) -> str:
@@ -116,7 +115,7 @@ def summarize(rows: list[dict]) -> dict:
 async def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--config", help="oracle config file (default: built-in config, local model)")
-    ap.add_argument("--data", default=str(DATA))
+    ap.add_argument("--data", default=None, help="shared data directory (default: ORACLE_DATA_DIR or ../shared/data)")
     ap.add_argument("--subsets", nargs="+", default=["LLMBar/Natural", "LLMBar/Adversarial/Neighbor"])
     ap.add_argument("--items", type=int, default=24)
     ap.add_argument("--max-chars", type=int, default=900, help="skip items longer than this (prompt + outputs)")
@@ -126,6 +125,13 @@ async def main() -> None:
     ap.add_argument("--seed", type=int, default=7)
     ap.add_argument("--json", action="store_true", help="print per-item rows as JSON lines too")
     args = ap.parse_args()
+    from oracle.data_paths import DataNotFound, shared_data_dir
+
+    try:
+        data_dir = shared_data_dir(args.data, required=("llmbar", "suite/reserved_keys.json"))
+    except DataNotFound as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        raise SystemExit(2) from None
 
     cfg = OracleConfig.load(args.config)
     cfg = cfg.model_copy(update={"llm_judge": cfg.llm_judge.model_copy(
@@ -141,7 +147,7 @@ async def main() -> None:
             "judge": judge_settings.model_copy(update={"base_url": server.base_url})})})
         print(f"started local model at {server.base_url} in {server.startup_s:.1f}s", file=sys.stderr)
     try:
-        items = load_items(Path(args.data), args.subsets, args.items, args.max_chars, args.seed)
+        items = load_items(data_dir, args.subsets, args.items, args.max_chars, args.seed)
         judge = LLMJudge()
         started = time.perf_counter()
         rows = []
