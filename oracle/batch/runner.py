@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import asyncio
+import json
+import os
 import time
 from collections import Counter
 from dataclasses import dataclass
@@ -90,10 +92,7 @@ def _run_locked(input_path: str | Path, output_path: str | Path, *, config: Orac
 
             from oracle.escalation_store import EscalationStore
 
-            through = None
-            if learn_history and store_path:  # the snapshot every worker rebuilds: frozen here, at the start
-                with EscalationStore(store_path) as history_store:
-                    through = history_store.last_outcome_seq()
+            through = frozen_history_seq(output_path, store_path, resumed) if learn_history else None
             run_ray(entries, config.model_dump_json(), store_path, writer, concurrency=concurrency,
                     on_row=progress.update, address=ray_address, source=str(input_path), timeout_s=timeout_s,
                     history_through=through)
@@ -102,9 +101,11 @@ def _run_locked(input_path: str | Path, output_path: str | Path, *, config: Orac
             from oracle.escalation_store import EscalationStore
             from oracle.oracle import Oracle
 
+            through = frozen_history_seq(output_path, store_path, resumed) if learn_history else None
             store = EscalationStore(store_path) if store_path else None
             try:
-                oracle = Oracle(config, store=store, learn_history=learn_history and store is not None)
+                oracle = Oracle(config, store=store, learn_history=learn_history and store is not None,
+                                history_through=through)
                 asyncio.run(run_local(entries, oracle, writer, concurrency=concurrency,
                                       on_row=progress.update, timeout_s=timeout_s, limits=limits))
             finally:
@@ -118,3 +119,29 @@ def _run_locked(input_path: str | Path, output_path: str | Path, *, config: Orac
     log.info("batch_done", rows=report.summary["rows"], total=total, computed=writer.rows,
              elapsed_s=round(report.elapsed_s, 3))
     return report
+
+
+def frozen_history_seq(output_path: str | Path, store_path: str | None, resumed: int) -> int | None:
+    """The outcome-log position routing reads history through, the same for the whole batch.
+
+    A batch freezes the snapshot when it first starts and records its position beside the output
+    (``OUTPUT.history.json``); a resumed batch reads that position back, so rows computed after a
+    kill route exactly as they would have in an uninterrupted run, even though the interrupted part
+    has since logged outcomes of its own."""
+    if not store_path:
+        return None
+    from oracle.escalation_store import EscalationStore
+
+    out = Path(output_path)
+    marker = out.with_name(out.name + ".history.json")
+    if resumed and marker.exists():
+        try:
+            return int(json.loads(marker.read_text(encoding="utf-8"))["through_seq"])
+        except (ValueError, KeyError, TypeError, OSError):
+            log.warning("history_marker_unreadable", path=str(marker))
+    with EscalationStore(store_path) as history_store:
+        through = history_store.last_outcome_seq()
+    tmp = marker.with_name(marker.name + ".tmp")
+    tmp.write_text(json.dumps({"through_seq": through, "store": str(store_path)}) + "\n", encoding="utf-8")
+    os.replace(tmp, marker)
+    return int(through)
