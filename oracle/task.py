@@ -100,6 +100,23 @@ class _InputModel(BaseModel, metaclass=_TranslatingMeta):
             raise format_validation_error(exc, prefix=cls._error_prefix) from None
 
 
+def criteria_from_strings(value: Any) -> Any:
+    """A bare string in a criteria list means that criterion with weight 1 (tasks and rubrics)."""
+    if isinstance(value, list):
+        return [{"criterion": c} if isinstance(c, str) else c for c in value]
+    return value
+
+
+def check_criteria_and_questions(criteria: list[Criterion], questions: list[Question]) -> None:
+    """The rules criteria and questions keep wherever they are written (a task or a rubric)."""
+    if criteria and all(c.weight == 0 for c in criteria):
+        raise ValueError("criteria: at least one criterion weight must be above 0")
+    ids = [q.id for q in questions]
+    dupes = sorted({i for i in ids if ids.count(i) > 1})
+    if dupes:
+        raise ValueError(f"questions: duplicate question ids {dupes}")
+
+
 class Task(FrozenWithCache, _InputModel):  # type: ignore[metaclass]  # mypy cannot see type(BaseModel) as pydantic's metaclass
     """What is being evaluated, plus everything an evaluator may check it against."""
 
@@ -155,18 +172,11 @@ class Task(FrozenWithCache, _InputModel):  # type: ignore[metaclass]  # mypy can
     @field_validator("criteria", mode="before")
     @classmethod
     def _criteria_from_strings(cls, value: Any) -> Any:
-        if isinstance(value, list):
-            return [{"criterion": c} if isinstance(c, str) else c for c in value]
-        return value
+        return criteria_from_strings(value)
 
     @model_validator(mode="after")
     def _check_consistency(self) -> "Task":
-        if self.criteria and all(c.weight == 0 for c in self.criteria):
-            raise ValueError("criteria: at least one criterion weight must be above 0")
-        ids = [q.id for q in self.questions]
-        dupes = sorted({i for i in ids if ids.count(i) > 1})
-        if dupes:
-            raise ValueError(f"questions: duplicate question ids {dupes}")
+        check_criteria_and_questions(self.criteria, self.questions)
         if self.rubric is not None and (self.criteria or self.questions or self.judge_prompt is not None):
             raise ValueError("rubric: a task names a rubric or gives criteria/questions/judge_prompt inline, not both")
         if self.claim_check and not (self.context or self.reference):

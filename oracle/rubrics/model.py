@@ -19,7 +19,7 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator, model_valida
 from oracle._canonical import sha256_json
 from oracle.questions import Question
 from oracle.rubrics.gates import GateResult
-from oracle.task import Criterion
+from oracle.task import Criterion, check_criteria_and_questions, criteria_from_strings
 
 NAME_RE = re.compile(r"^[a-z0-9][a-z0-9_.-]{0,63}$")
 """Rubric names are plain file names: lowercase, digits, ``_ . -``, at most 64 characters."""
@@ -80,9 +80,7 @@ class RubricContent(BaseModel):
     @field_validator("criteria", mode="before")
     @classmethod
     def _criteria_from_strings(cls, value: Any) -> Any:
-        if isinstance(value, list):
-            return [{"criterion": c} if isinstance(c, str) else c for c in value]
-        return value
+        return criteria_from_strings(value)
 
     @field_validator("judge_prompt")
     @classmethod
@@ -95,12 +93,7 @@ class RubricContent(BaseModel):
     def _not_empty(self) -> "RubricContent":
         if not self.criteria and not self.questions:
             raise ValueError("a rubric needs at least one criterion or question")
-        if self.criteria and all(c.weight == 0 for c in self.criteria):
-            raise ValueError("criteria: at least one criterion weight must be above 0")
-        ids = [q.id for q in self.questions]
-        dup = sorted({i for i in ids if ids.count(i) > 1})
-        if dup:
-            raise ValueError(f"questions: duplicate id(s) {', '.join(dup)}")
+        check_criteria_and_questions(self.criteria, self.questions)
         if self.pass_threshold is not None and self.calibration is not None:
             raise ValueError("give pass_threshold or calibration, not both")
         return self

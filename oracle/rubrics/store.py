@@ -27,7 +27,6 @@ from typing import Any
 
 from pydantic import ValidationError
 
-from oracle._canonical import canonical_json
 from oracle.rubrics.errors import RubricError, RubricGateFailed, RubricTampered
 from oracle.rubrics.gates import Gate, evaluate_gates
 from oracle.rubrics.model import Evidence, Release, RubricContent, RubricRef, check_name
@@ -57,31 +56,35 @@ def _first_error(exc: ValidationError) -> str:
     return f"{where}: {err['msg']}"
 
 
-def parse_content(text: str, source: str) -> RubricContent:
-    """Parse a draft (YAML or JSON; duplicate keys refused by the project's safe loader)."""
+def _parse(text: str, source: str) -> dict[str, Any]:
     try:
         data = _load(text)
-    except Exception as exc:  # noqa: BLE001 - any parse failure is the draft's fault, named
+    except Exception as exc:  # noqa: BLE001 - any parse failure is the file's fault, named
         raise RubricError(f"{source}: not valid YAML/JSON: {exc}") from None
     if not isinstance(data, dict):
         raise RubricError(f"{source}: a rubric is a mapping (criteria, questions, ...)")
+    return data
+
+
+def _validate(data: dict[str, Any], source: str) -> RubricContent:
     try:
         return RubricContent.model_validate(data)
     except ValidationError as exc:
         raise RubricError(f"{source}: {_first_error(exc)}") from None
 
 
+def parse_content(text: str, source: str) -> RubricContent:
+    """Parse a draft (YAML or JSON; duplicate keys refused by the project's safe loader)."""
+    return _validate(_parse(text, source), source)
+
+
 def content_from_task_file(path: Path) -> RubricContent:
-    """The rubric part of a task file (criteria and questions), for ``rubric new --from``."""
-    try:
-        data = _load(path.read_text(encoding="utf-8"))
-    except Exception as exc:  # noqa: BLE001
-        raise RubricError(f"{path}: not valid YAML/JSON: {exc}") from None
-    if isinstance(data, dict) and isinstance(data.get("task"), dict):
-        task = data["task"]
-        keep = {k: task[k] for k in ("criteria", "questions") if k in task}
-        return parse_content(json.dumps(keep), str(path))
-    return parse_content(path.read_text(encoding="utf-8"), str(path))
+    """The rubric part of a task file (its criteria and questions), or a rubric file, for
+    ``rubric new --from``; the file is read and parsed once."""
+    data = _parse(path.read_text(encoding="utf-8"), str(path))
+    if isinstance(data.get("task"), dict):
+        data = {k: data["task"][k] for k in ("criteria", "questions") if k in data["task"]}
+    return _validate(data, str(path))
 
 
 def _dump_draft(content: RubricContent) -> str:
@@ -266,7 +269,3 @@ class RubricStore:
     def diff(self, a: str, b: str) -> str:
         left, right = self.text_of(a), self.text_of(b)
         return "".join(difflib.unified_diff(left.splitlines(True), right.splitlines(True), fromfile=a, tofile=b))
-
-
-def canonical_text(content: RubricContent) -> str:
-    return canonical_json(content.model_dump(mode="json"))
