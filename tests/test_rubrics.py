@@ -132,6 +132,14 @@ def test_a_changed_release_file_is_refused(store: RubricStore, tmp_path: Path):
         store.promote("helpful", 1)
 
 
+def test_a_malformed_index_is_refused_not_a_crash(store: RubricStore, tmp_path: Path):
+    digest = store.draft("helpful").content_hash()
+    store.release("helpful", read_evidence(evidence_file(tmp_path / "a.json", digest, agreement=0.9, n=120)))
+    (store.root / "helpful" / "index.json").write_text('{"current": 1, "versions": []}')
+    with pytest.raises(RubricTampered, match="not a rubric index"):
+        store.load("helpful", 1)
+
+
 def test_template_with_unknown_variable_is_refused_before_any_call(tmp_path: Path):
     s = RubricStore(tmp_path / "r")
     s.new("bad")

@@ -144,6 +144,9 @@ class RubricStore:
             data = json.loads(path.read_text(encoding="utf-8"))
         except ValueError as exc:
             raise RubricTampered(f"{path}: unreadable index: {exc}") from None
+        if not (isinstance(data, dict) and isinstance(data.get("versions"), dict)
+                and isinstance(data.get("pointer_history"), list) and "current" in data):
+            raise RubricTampered(f"{path}: not a rubric index (current, versions, pointer_history)")
         return data
 
     def _write_index(self, name: str, index: dict[str, Any]) -> None:
