@@ -23,7 +23,7 @@ from oracle._log import get_logger
 from oracle import telemetry
 from oracle.config import OracleConfig
 from oracle.errors import ConfigError, TaskValidationError
-from oracle.escalation import check_result, check_route
+from oracle.escalation.triggers import check_result, check_route
 from oracle.providers.pool import ProviderPool
 from oracle.result import EvaluationResult, OracleResult, Status
 from oracle.route import Route
@@ -202,7 +202,7 @@ class Oracle:
     async def _settled(self, item: TaskInput, pool: ProviderPool) -> OracleResult:
         res = await self.evaluate_once(item, providers=pool)
         if res.escalation is not None and (self.human is not None or self.store is not None):
-            from oracle.resume import settle
+            from oracle.escalation.resume import settle
 
             res = await settle(self, item, res, human=self.human, store=self.store, providers=pool)
         if self.learning is not None:

@@ -15,7 +15,7 @@ import re
 import pytest
 
 from oracle.config import DecisionJudgeConfig, EscalationConfig, OracleConfig, ProvidersConfig
-from oracle.escalation import check_result
+from oracle.escalation.triggers import check_result
 from oracle.oracle import Oracle
 from oracle.result import Status
 from oracle.strategy import EvaluationContext, strategy_factory

@@ -13,7 +13,7 @@ import httpx
 import pytest
 
 from oracle.config import ClaimCheckConfig, DecisionJudgeConfig, OracleConfig, ProviderSettings, ProvidersConfig
-from oracle.escalation import check_result
+from oracle.escalation.triggers import check_result
 from oracle.oracle import Oracle
 from oracle.providers.decisions import SystemOneFormat
 from oracle.result import Status

@@ -17,8 +17,8 @@ from pathlib import Path
 import pytest
 
 from oracle.errors import AlreadyAnswered, EscalationNotFound, EscalationStoreError
-from oracle.escalation_store import EscalationStore
-from oracle.human import HumanAnswer
+from oracle.escalation.store import EscalationStore
+from oracle.escalation.human import HumanAnswer
 from oracle.oracle import Oracle
 from oracle.result import Escalation, OracleResult, Status
 from oracle.task import TaskInput

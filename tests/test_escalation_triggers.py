@@ -10,7 +10,7 @@ import pytest
 
 from oracle import concerns as cn
 from oracle.config import EscalationConfig, OracleConfig
-from oracle.escalation import REASONS, check_result, check_route, result_triggers
+from oracle.escalation.triggers import REASONS, check_result, check_route, result_triggers
 from oracle.oracle import Oracle
 from oracle.provenance import EvaluationProvenance, Execution
 from oracle.result import CandidateResult, EvaluationResult, Status
@@ -193,7 +193,7 @@ def test_clean_result_raises_nothing_and_ids_are_stable():
 
 def test_real_decision_refusal_through_the_oracle_is_stored_pending(scripted_server, tmp_path):
     """End to end: the scripted decision endpoint refuses; the Oracle files a blocking request."""
-    from oracle.escalation_store import EscalationStore
+    from oracle.escalation.store import EscalationStore
     from tests.plugins.scripted_server import decision_handler
 
     scripted_server.set_handler(decision_handler(refuse={"team": "cannot judge customer data"}))

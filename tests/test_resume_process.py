@@ -16,8 +16,8 @@ from pathlib import Path
 import pytest
 
 from oracle.config import OracleConfig
-from oracle.escalation_store import EscalationStore
-from oracle.human import CallbackHuman, ConsoleHuman, HumanAnswer
+from oracle.escalation.store import EscalationStore
+from oracle.escalation.human import CallbackHuman, ConsoleHuman, HumanAnswer
 from oracle.oracle import Oracle
 from oracle.result import Status
 from tests.data.tasks import question_task

@@ -90,7 +90,7 @@ def _run_locked(input_path: str | Path, output_path: str | Path, *, config: Orac
         if engine == "ray":
             from oracle.batch.ray_engine import run_ray
 
-            from oracle.escalation_store import EscalationStore
+            from oracle.escalation.store import EscalationStore
 
             through = frozen_history_seq(output_path, store_path, resumed) if learn_history else None
             run_ray(entries, config.model_dump_json(), store_path, writer, concurrency=concurrency,
@@ -98,7 +98,7 @@ def _run_locked(input_path: str | Path, output_path: str | Path, *, config: Orac
                     history_through=through)
         else:
             from oracle.batch.local import run_local
-            from oracle.escalation_store import EscalationStore
+            from oracle.escalation.store import EscalationStore
             from oracle.oracle import Oracle
 
             through = frozen_history_seq(output_path, store_path, resumed) if learn_history else None
@@ -130,7 +130,7 @@ def frozen_history_seq(output_path: str | Path, store_path: str | None, resumed:
     has since logged outcomes of its own."""
     if not store_path:
         return None
-    from oracle.escalation_store import EscalationStore
+    from oracle.escalation.store import EscalationStore
 
     out = Path(output_path)
     marker = out.with_name(out.name + ".history.json")

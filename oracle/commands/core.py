@@ -79,11 +79,11 @@ def cmd_evaluate(args: argparse.Namespace) -> int:
     tasks = load_tasks(args.file, limits=config.limits)
     human = store = None
     if args.human == "console":
-        from oracle.human import ConsoleHuman
+        from oracle.escalation.human import ConsoleHuman
 
         human = ConsoleHuman()
     if args.store:
-        from oracle.escalation_store import EscalationStore
+        from oracle.escalation.store import EscalationStore
 
         store = EscalationStore(args.store)
     oracle = Oracle(config, history=_history(args), human=human, store=store)

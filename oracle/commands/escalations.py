@@ -56,7 +56,7 @@ def _path(args: argparse.Namespace) -> str:
 
 
 def _open(args: argparse.Namespace):
-    from oracle.escalation_store import EscalationStore
+    from oracle.escalation.store import EscalationStore
 
     return EscalationStore(_path(args))
 
@@ -90,7 +90,7 @@ def cmd_list(args: argparse.Namespace) -> int:
 
 
 def cmd_show(args: argparse.Namespace) -> int:
-    from oracle.escalation_store import EscalationNotFound
+    from oracle.escalation.store import EscalationNotFound
 
     missing = _missing_store(args)
     if missing:
@@ -128,7 +128,7 @@ def _bad_input(exc: Exception) -> int:
 
 def cmd_answer(args: argparse.Namespace) -> int:
     from oracle.errors import AlreadyAnswered, EscalationNotFound
-    from oracle.human import HumanAnswer
+    from oracle.escalation.human import HumanAnswer
 
     with _open(args) as store:
         try:
@@ -141,10 +141,10 @@ def cmd_answer(args: argparse.Namespace) -> int:
 
 
 def cmd_resume(args: argparse.Namespace) -> int:
-    from oracle.escalation_store import EscalationNotFound
+    from oracle.escalation.store import EscalationNotFound
     from oracle.oracle import Oracle, run_sync
     from oracle.render import render_result
-    from oracle.resume import aresume_stored
+    from oracle.escalation.resume import aresume_stored
 
     config = OracleConfig.load(args.config)
     with _open(args) as store:

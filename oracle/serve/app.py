@@ -31,7 +31,7 @@ from oracle.serve.api_models import (AnswerRequest, ApiError, BatchInfo, Escalat
 from oracle.serve.guard import Guard
 from oracle.serve.jobs import Batch, BatchRegistry, Full, JobRegistry
 from oracle.serve.settings import ServeSettings
-from oracle.escalation_store import StoredEscalation
+from oracle.escalation.store import StoredEscalation
 from oracle.result import OracleResult
 from oracle.route import Route
 from oracle.task import TaskInput
@@ -71,7 +71,7 @@ class Service:
     """The state behind the endpoints: the Oracle, the store, jobs and batches."""
 
     def __init__(self, config: OracleConfig, settings: ServeSettings) -> None:
-        from oracle.escalation_store import EscalationStore
+        from oracle.escalation.store import EscalationStore
         from oracle.oracle import Oracle
 
         self.settings = settings
@@ -351,7 +351,7 @@ def create_app(config: OracleConfig, settings: ServeSettings, *,
               responses={404: {"model": ApiError}, 409: {"model": ApiError}, **_ERRORS})
     async def answer(esc_id: str, body: AnswerRequest) -> JSONResponse:
         """Answer a request; the first answer stands unless ``replace`` is true."""
-        from oracle.human import HumanAnswer
+        from oracle.escalation.human import HumanAnswer
 
         store = svc().stored()
         given = HumanAnswer(text=body.text, choice=body.choice, answered_by=body.answered_by)
@@ -363,7 +363,7 @@ def create_app(config: OracleConfig, settings: ServeSettings, *,
         404: {"model": ApiError}, 409: {"model": ApiError}, **_ERRORS})
     async def resume(esc_id: str) -> JSONResponse:
         """Apply a stored answer: re-route, re-evaluate, and store the final result."""
-        from oracle.resume import aresume_stored
+        from oracle.escalation.resume import aresume_stored
 
         s = svc()
         store = s.stored()

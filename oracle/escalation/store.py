@@ -26,7 +26,7 @@ from typing import Any, Iterator, Literal
 from pydantic import BaseModel, ConfigDict
 
 from oracle.errors import AlreadyAnswered, EscalationNotFound, EscalationStoreError
-from oracle.human import HumanAnswer
+from oracle.escalation.human import HumanAnswer
 from oracle.result import Escalation, OracleResult
 from oracle.task import TaskInput
 

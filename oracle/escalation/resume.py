@@ -22,8 +22,8 @@ from typing import TYPE_CHECKING, Any
 
 from oracle._log import get_logger
 
-from oracle.escalation_store import EscalationStore
-from oracle.human import HumanAnswer, ask_human
+from oracle.escalation.human import HumanAnswer, ask_human
+from oracle.escalation.store import EscalationStore
 from oracle.result import Escalation, OracleResult, Status
 from oracle.task import EVALUATORS, TaskInput
 
