@@ -2,17 +2,29 @@
 
 Every vote, weight, gate and the signals are kept so a reader can recompute the decision by hand.
 Serialized with sorted keys so two runs diff cleanly.
+
+``Route``, ``VoteRecord`` and ``Gate`` are standard-library dataclasses that pydantic validates at
+the boundaries: a route read back from JSON (a result file, the escalation store, an HTTP reply)
+goes through ``Route.model_validate`` with every field checked and unknown keys refused, and a
+route inside an ``OracleResult`` is validated with it. The router itself builds them directly from
+values it computed with known types (mypy checks those calls): validating its own output again
+cost about a fifth of a route. ``Route`` keeps the pydantic model methods callers use
+(``model_validate``, ``model_dump``, ``model_dump_json``, ``model_copy``, ``model_json_schema``).
 """
 
 from __future__ import annotations
 
-from typing import Any, NamedTuple
+import dataclasses
+from dataclasses import dataclass, field
+from functools import cache
+from typing import Any, ClassVar, Literal, NamedTuple
 
-from pydantic import BaseModel, ConfigDict, Field, SerializerFunctionWrapHandler, model_serializer
+from pydantic import BaseModel, ConfigDict, SerializerFunctionWrapHandler, TypeAdapter, model_serializer
 
 from oracle.task import EvaluatorKind
 
 SCHEMA_VERSION = "1"
+_FORBID = ConfigDict(extra="forbid")
 
 
 class HistoryRef(BaseModel):
@@ -43,10 +55,11 @@ class Vote(NamedTuple):
     """Names of the signals the policy read."""
 
 
-class VoteRecord(BaseModel):
+@dataclass(slots=True, kw_only=True)
+class VoteRecord:
     """A vote as it entered the totals: which policy, its weight, its spread and reason."""
 
-    model_config = ConfigDict(extra="forbid")
+    __pydantic_config__: ClassVar[ConfigDict] = _FORBID
 
     policy: str
     version: str = ""
@@ -54,26 +67,28 @@ class VoteRecord(BaseModel):
     weight: float
     scores: dict[str, float]
     reason: str
-    signals: dict[str, Any] = Field(default_factory=dict)
+    signals: dict[str, Any] = field(default_factory=dict)
     """The values of the signals this policy read."""
-    spec: dict[str, Any] = Field(default_factory=dict)
+    spec: dict[str, Any] = field(default_factory=dict)
     """Name, version, weight and any settings that differ from the policy's defaults."""
 
 
-class Gate(BaseModel):
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Gate:
     """A feasibility gate: whether an evaluator can run on this task, and why not (immutable)."""
 
-    model_config = ConfigDict(extra="forbid", frozen=True)
+    __pydantic_config__: ClassVar[ConfigDict] = _FORBID
 
     evaluator: str
     feasible: bool
     reason: str
 
 
-class Route(BaseModel):
+@dataclass(slots=True, kw_only=True)
+class Route:
     """Which evaluator runs, how confident the router is, and the full trace behind it."""
 
-    model_config = ConfigDict(extra="forbid")
+    __pydantic_config__: ClassVar[ConfigDict] = _FORBID
 
     evaluator: EvaluatorKind | None
     """The evaluator that runs; None when no evaluator is feasible."""
@@ -82,9 +97,9 @@ class Route(BaseModel):
     totals: dict[str, float]
     """Weighted vote totals per evaluator, before gating."""
     votes: list[VoteRecord]
-    abstained: list[str] = Field(default_factory=list)
+    abstained: list[str] = field(default_factory=list)
     """Policies that abstained."""
-    policies: dict[str, str] = Field(default_factory=dict)
+    policies: dict[str, str] = field(default_factory=dict)
     """Every policy in the chain (voting or abstaining) -> its version."""
     gates: list[Gate]
     runner_up: str | None = None
@@ -123,3 +138,33 @@ class Route(BaseModel):
         from oracle._canonical import canonical_json
 
         return canonical_json(self.model_dump(mode="json"))
+
+    # The pydantic model methods callers use, through one TypeAdapter.
+    @classmethod
+    def model_validate(cls, obj: Any, *, strict: bool | None = None) -> "Route":
+        """A route from plain data (or a Route), every field checked, unknown keys refused."""
+        return _adapter().validate_python(obj, strict=strict)
+
+    @classmethod
+    def model_validate_json(cls, data: str | bytes) -> "Route":
+        return _adapter().validate_json(data)
+
+    @classmethod
+    def model_json_schema(cls, **kwargs: Any) -> dict[str, Any]:
+        return _adapter().json_schema(**kwargs)
+
+    def model_dump(self, *, mode: Literal["json", "python"] = "python", **kwargs: Any) -> dict[str, Any]:
+        return _adapter().dump_python(self, mode=mode, **kwargs)  # type: ignore[no-any-return]
+
+    def model_dump_json(self, **kwargs: Any) -> str:
+        return _adapter().dump_json(self, **kwargs).decode()
+
+    def model_copy(self, *, update: dict[str, Any] | None = None) -> "Route":
+        """A shallow copy with ``update`` applied (checked: an unknown field is a TypeError)."""
+        return dataclasses.replace(self, **(update or {}))
+
+
+@cache
+def _adapter() -> TypeAdapter[Route]:
+    """Built on first use: ``oracle route`` validates nothing it built itself, so never pays for it."""
+    return TypeAdapter(Route)

@@ -5,8 +5,9 @@ cannot run on the task never wins, however many votes it gets. The task's ``eval
 wins when feasible and is recorded as such. Below the confidence threshold the configured default
 is used and the route says so; nothing falls back silently.
 
-The route is assembled as plain data and validated once, as a whole, by ``Route.model_validate``;
-nothing is carried from one route to the next.
+The route is built directly from values computed here with known types (mypy checks the calls);
+pydantic validates routes where they come in from outside (``Route.model_validate``). Nothing is
+carried from one route to the next.
 """
 
 from __future__ import annotations
@@ -18,7 +19,7 @@ from oracle._rounding import round_to
 from oracle.config import OracleConfig
 from oracle.policy_settings import PolicySettings
 from oracle.policy import Policy
-from oracle.route import SCHEMA_VERSION, Gate, Route
+from oracle.route import SCHEMA_VERSION, Gate, Route, VoteRecord
 from oracle.signals import Signals, signal_values
 from oracle.task import EVALUATORS, EvaluatorKind, Task, Trajectory
 
@@ -69,6 +70,15 @@ def feasibility(signals: Signals, enabled: Sequence[str]) -> list[Gate]:
                      signals.has_closed_question or signals.n_criteria > 0 or signals.claim_checkable)
 
 
+def _copied(data: Any) -> Any:
+    """A copy of JSON-shaped data (dicts, lists, scalars): a policy spec handed to one route."""
+    if isinstance(data, dict):
+        return {k: _copied(v) for k, v in data.items()}
+    if isinstance(data, list):
+        return [_copied(v) for v in data]
+    return data
+
+
 class PolicyChain:
     """Routes tasks with a fixed set of policies built once from the config."""
 
@@ -104,7 +114,7 @@ class PolicyChain:
 
         # Weighted totals in the fixed evaluator order: decision_judge, llm_judge, verifier.
         total_d = total_l = total_v = 0.0
-        votes: list[dict[str, Any]] = []
+        votes: list[VoteRecord] = []
         abstained: list[str] = []
         for vote_of, name, version, weight, spec in self._chain:
             vote = vote_of(signals)
@@ -115,9 +125,10 @@ class PolicyChain:
             total_d += weight * scores["decision_judge"]
             total_l += weight * scores["llm_judge"]
             total_v += weight * scores["verifier"]
-            votes.append({"policy": name, "version": version, "weight": weight, "scores": scores,
-                          "reason": vote.reason, "signals": {k: values[k] for k in vote.reads},
-                          "spec": spec})
+            # Every container in the trace is this route's own (a caller may edit its route).
+            votes.append(VoteRecord(policy=name, version=version, weight=weight, scores=dict(scores),
+                                    reason=vote.reason, signals={k: values[k] for k in vote.reads},
+                                    spec=_copied(spec)))
         totals: dict[str, float] = {_DECISION: round_to(total_d, 9), _LLM: round_to(total_l, 9),
                                     _VERIFIER: round_to(total_v, 9)}
 
@@ -165,18 +176,17 @@ class PolicyChain:
             confidence = shares.get(evaluator, 0.0)
             if runner_up:
                 margin = round_to(confidence - shares[runner_up], 6)
-        data = {
-            "evaluator": evaluator, "confidence": round_to(confidence, 6) if confidence else 0.0, "totals": totals,
-            "votes": votes, "abstained": abstained, "policies": self._versions, "gates": gates,
-            "runner_up": runner_up, "margin": margin, "threshold": threshold, "low_confidence": low,
-            "fallback": fallback, "override": override,
-            "claim_check": evaluator == _DECISION and values["claim_checkable"],
-            "hard": (self._hardness is not None
-                     and (values["prior_hardness"] is not None or values["difficulty"] == "hard")
-                     and self._hardness[0](signals, self._hardness[1]) is not None),
-            "signals": values, "config_hash": self.config_hash, "schema_version": SCHEMA_VERSION}
-        data["elapsed_us"] = round_to((_clock() - start) * 1e6, 1)
-        return Route.model_validate(data)
+        return Route(
+            evaluator=evaluator,  # type: ignore[arg-type]  # one of EVALUATORS (the gates' keys)
+            confidence=round_to(confidence, 6) if confidence else 0.0, totals=totals, votes=votes,
+            abstained=abstained, policies=dict(self._versions), gates=list(gates), runner_up=runner_up,
+            margin=margin, threshold=threshold, low_confidence=low, fallback=fallback, override=override,
+            claim_check=evaluator == _DECISION and values["claim_checkable"],
+            hard=(self._hardness is not None
+                  and (values["prior_hardness"] is not None or values["difficulty"] == "hard")
+                  and self._hardness[0](signals, self._hardness[1]) is not None),
+            signals=values, config_hash=self.config_hash, schema_version=SCHEMA_VERSION,
+            elapsed_us=round_to((_clock() - start) * 1e6, 1))
 
     def _default_or(self, ranked: list[str]) -> str:
         default = self.config.routing.default_evaluator

@@ -8,10 +8,12 @@ import time
 from pathlib import Path
 
 import pytest
+from pydantic import ValidationError
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from oracle.config import OracleConfig, PolicySettings, RoutingConfig
+from oracle.route import Route
 from oracle.router import PolicyChain
 from oracle.task_file import parse_task
 from tests.data.tasks import code_task, open_task, question_task
@@ -193,6 +195,44 @@ def test_property_deterministic_gated_override(data):
         assert a.evaluator == (forced if forced in feasible else None)
     if a.evaluator is not None:
         assert a.evaluator in feasible
+    # The router builds its Route without validating it; validation at the boundary must accept it
+    # unchanged (a wrong type or a stray key in what the router builds fails here).
+    assert Route.model_validate_json(a.model_dump_json()) == a
+    assert Route.model_validate(a.model_dump()) == a
+
+
+def test_a_route_owns_its_trace():
+    """Editing one route's trace (a caller may) changes no other route: nothing is shared."""
+    chain = PolicyChain(OracleConfig.model_validate({"routing": {"policies": {
+        "execution_evidence": {"runnable_tests": {"verifier": 0.1, "llm_judge": 0.9}}}}}))
+    item = parse_task(code_task())
+    first = chain.route(item.task, item.trajectories)
+    expected = chain.route(item.task, item.trajectories).model_dump()
+    assert any(v.spec.get("settings", {}).get("runnable_tests") for v in first.votes)  # a nested spec
+    for vote in first.votes:
+        vote.scores.clear()
+        vote.signals.clear()
+        vote.spec.clear()
+    first.gates.clear()
+    first.policies.clear()
+    first.totals.clear()
+    first.signals.clear()
+    again = chain.route(item.task, item.trajectories).model_dump()
+    expected.pop("elapsed_us")
+    again.pop("elapsed_us")
+    assert again == expected
+
+
+def test_route_validation_refuses_bad_traces():
+    """Routes read back from outside are validated: unknown keys and wrong types are refused."""
+    item = parse_task(code_task())
+    good = PolicyChain(OracleConfig.load(env=False)).route(item.task, item.trajectories).model_dump(mode="json")
+    for bad in ({**good, "surprise": 1}, {**good, "confidence": "high"},
+                {**good, "votes": [{**good["votes"][0], "weight": "heavy"}]},
+                {**good, "gates": [{"evaluator": "verifier", "feasible": True}]},
+                {**good, "evaluator": "oracle_of_delphi"}):
+        with pytest.raises(ValidationError):
+            Route.model_validate(bad)
 
 
 # ---- agent trajectories, claim checks, prior hardness (issue 17) --------------------------------

@@ -13,6 +13,7 @@ evaluation (a resumed batch, say) finds the request it stored before instead of 
 
 from __future__ import annotations
 
+import dataclasses
 from typing import Any, Callable, Sequence, TypeVar
 
 from oracle._canonical import sha256_json
@@ -75,7 +76,7 @@ def check_route(task: Task, route: Route, config: EscalationConfig) -> Escalatio
                         + ". Which evaluator should judge it, and with what evidence?")
             options = None
         return _make(task, "no_feasible_evaluator", question, options=options, blocking=True,
-                     evidence={"gates": [g.model_dump() for g in route.gates], "fallback": route.fallback})
+                     evidence={"gates": [dataclasses.asdict(g) for g in route.gates], "fallback": route.fallback})
     if route.override or not route.low_confidence or route.runner_up is None:
         return None
     if route.margin is not None and route.margin > config.route_margin:
