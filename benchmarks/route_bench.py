@@ -1,6 +1,6 @@
 """Routing speed: this tree against a baseline commit, side by side in one run (issue 12).
 
-    python benchmarks/route_bench.py [--baseline-ref 90164d9] [--repeat 5] [--rounds 2]
+    python benchmarks/route_bench.py [--baseline-ref 90164d9] [--repeat 1] [--rounds 12]
         [--size-repeat 40] [--data PATH] [--json PATH]
 
 What is timed: ``PolicyChain.route(task, trajectories)`` once, the FIRST route of objects parsed
@@ -11,9 +11,11 @@ time (thread_time, steadier on a busy machine) are both recorded.
 
 Arms: ``current`` (this working tree) and ``baseline`` (``--baseline-ref``, default 90164d9, checked
 out with ``git worktree add --detach`` into a temporary directory and put first on the child's
-``sys.path``; removed afterwards). Each arm runs in a fresh child process; the arms alternate for
-``--rounds`` rounds (baseline, current, baseline, current, ...) so a change in machine load hits
-both. Both arms convert the suite with THIS tree's benchmarks/suite_tasks.py.
+``sys.path``; removed afterwards). Each arm is one child process that stays up; the parent asks
+them in turn for ``--rounds`` short passes over the suite (about a tenth of a second each), each
+arm first in every other round, so a change in the machine's speed (a shared VM's speed swings by
+half within seconds) hits both arms alike. Both arms convert the suite with THIS tree's
+benchmarks/suite_tasks.py.
 
 Measured per arm:
 
@@ -99,32 +101,51 @@ def _first_routes(chain, parse_task, texts: list[str], repeat: int) -> tuple[lis
     return wall, cpu, evaluators
 
 
+def _chain_class():
+    """The policy chain of the tree on sys.path (it moved from oracle.router to oracle.routing.chain)."""
+    try:
+        from oracle.routing.chain import PolicyChain
+    except ImportError:
+        from oracle.router import PolicyChain
+    return PolicyChain
+
+
 def child(args: argparse.Namespace) -> None:
+    """Serve timing passes on request: one JSON line on stdout per command read from stdin."""
     sys.path.insert(0, args.import_root)
     suite_mod = _load_by_path("_bench_suite_tasks", BENCH_DIR / "suite_tasks.py")
     _load_by_path("humaneval_sample", BENCH_DIR / "humaneval_sample.py")
     from oracle.config import OracleConfig
-    from oracle.router import PolicyChain
     from oracle.task_file import parse_task
     import oracle
 
     imported_from = str(Path(oracle.__file__).resolve().parent.parent)
     assert imported_from == str(Path(args.import_root).resolve()), (imported_from, args.import_root)
-    chain = PolicyChain(OracleConfig.load(env=False))
+    chain = _chain_class()(OracleConfig.load(env=False))
     texts = [json.dumps(data) for _, data in suite_mod.suite_tasks(Path(args.suite))]
     # Warm the code paths (not the objects: every timed route gets new ones).
     _first_routes(chain, parse_task, texts[:100], 1)
-    wall, cpu, evaluators = _first_routes(chain, parse_task, texts, args.repeat)
-    sizes: dict[str, dict[str, float]] = {}
-    for field in FIELDS:
-        for label, size in SIZES.items():
-            text = json.dumps(sized_task(field, size))
-            w, c, _ = _first_routes(chain, parse_task, [text], args.size_repeat)
-            sizes.setdefault(field, {})[label] = statistics.median(w)
-            sizes[field][label + " cpu"] = statistics.median(c)
-    Path(args.child_out).write_text(json.dumps({
-        "imported_from": imported_from, "wall_us": wall, "cpu_us": cpu, "evaluators": evaluators,
-        "sizes": sizes}))
+    out = sys.stdout
+    sys.stdout = sys.stderr  # nothing but the replies goes to the parent's pipe
+    out.write(json.dumps({"imported_from": imported_from}) + "\n")
+    out.flush()
+    for line in sys.stdin:
+        command = line.strip()
+        if command == "suite":
+            wall, cpu, evaluators = _first_routes(chain, parse_task, texts, args.repeat)
+            reply: dict = {"wall_us": wall, "cpu_us": cpu, "evaluators": evaluators}
+        elif command == "sizes":
+            reply = {"sizes": {}}
+            for field in FIELDS:
+                for label, size in SIZES.items():
+                    text = json.dumps(sized_task(field, size))
+                    w, c, _ = _first_routes(chain, parse_task, [text], args.size_repeat)
+                    reply["sizes"].setdefault(field, {})[label] = statistics.median(w)
+                    reply["sizes"][field][label + " cpu"] = statistics.median(c)
+        else:
+            return
+        out.write(json.dumps(reply) + "\n")
+        out.flush()
 
 
 # ------------------------------------------------------------------------------------------------
@@ -134,20 +155,33 @@ def _git(*cmd: str) -> str:
     return subprocess.run(["git", *cmd], cwd=ROOT, check=True, capture_output=True, text=True).stdout.strip()
 
 
-def _run_child(arm: str, import_root: Path, args: argparse.Namespace, suite: Path) -> dict:
-    with tempfile.TemporaryDirectory(prefix="route-bench-") as tmp:
-        out = Path(tmp) / "out.json"
-        cmd = [sys.executable, str(Path(__file__).resolve()), "--child", arm, "--child-out", str(out),
-               "--import-root", str(import_root), "--suite", str(suite), "--repeat", str(args.repeat),
-               "--size-repeat", str(args.size_repeat)]
-        load = os.getloadavg()[0]
-        print(f"[{arm}] running (load {load:.2f}) ...", file=sys.stderr, flush=True)
-        proc = subprocess.run(cmd, cwd=tmp)
-        if proc.returncode != 0 or not out.exists():
-            raise SystemExit(f"arm {arm!r} failed (exit {proc.returncode})")
-        raw = json.loads(out.read_text())
-        raw["loadavg"] = [round(load, 2), round(os.getloadavg()[0], 2)]
-        return raw
+class _Arm:
+    """One arm's child process, kept alive across rounds so the arms can alternate quickly."""
+
+    def __init__(self, arm: str, import_root: Path, args: argparse.Namespace, suite: Path, cwd: str) -> None:
+        self.name = arm
+        cmd = [sys.executable, str(Path(__file__).resolve()), "--child", arm, "--import-root", str(import_root),
+               "--suite", str(suite), "--repeat", str(args.repeat), "--size-repeat", str(args.size_repeat)]
+        self.proc = subprocess.Popen(cmd, cwd=cwd, stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+        self.imported_from = self._read()["imported_from"]
+
+    def _read(self) -> dict:
+        line = self.proc.stdout.readline()
+        if not line:
+            raise SystemExit(f"arm {self.name!r} failed (exit {self.proc.wait()})")
+        return json.loads(line)
+
+    def ask(self, command: str) -> dict:
+        self.proc.stdin.write(command + "\n")
+        self.proc.stdin.flush()
+        reply = self._read()
+        reply["loadavg"] = round(os.getloadavg()[0], 2)
+        return reply
+
+    def close(self) -> None:
+        if self.proc.poll() is None:
+            self.proc.stdin.close()
+            self.proc.wait(timeout=30)
 
 
 def _pct(values: list[float], q: float) -> float:
@@ -158,13 +192,12 @@ def _pct(values: list[float], q: float) -> float:
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--baseline-ref", default=DEFAULT_BASELINE)
-    ap.add_argument("--repeat", type=int, default=5, help="fresh parses of each dev-suite item per round")
-    ap.add_argument("--rounds", type=int, default=2, help="alternating rounds of both arms")
+    ap.add_argument("--repeat", type=int, default=1, help="fresh parses of each dev-suite item per round")
+    ap.add_argument("--rounds", type=int, default=12, help="alternating rounds of both arms")
     ap.add_argument("--size-repeat", type=int, default=40, help="fresh parses per field and size")
     ap.add_argument("--data", help="shared data directory (default: $ORACLE_DATA_DIR, else ../shared/data)")
     ap.add_argument("--json", help="also write the summary here")
     ap.add_argument("--child", help=argparse.SUPPRESS)
-    ap.add_argument("--child-out", help=argparse.SUPPRESS)
     ap.add_argument("--import-root", help=argparse.SUPPRESS)
     ap.add_argument("--suite", help=argparse.SUPPRESS)
     args = ap.parse_args()
@@ -181,11 +214,25 @@ def main() -> int:
     worktree = tmp / "tree"
     _git("worktree", "add", "--detach", str(worktree), commit)
     runs: dict[str, list[dict]] = {"baseline": [], "current": []}
+    sizes_runs: dict[str, list[dict]] = {"baseline": [], "current": []}
+    arms: dict[str, _Arm] = {}
     try:
-        for _ in range(args.rounds):
-            runs["baseline"].append(_run_child("baseline", worktree, args, suite))
-            runs["current"].append(_run_child("current", ROOT, args, suite))
+        with tempfile.TemporaryDirectory(prefix="route-bench-") as cwd:
+            arms = {"baseline": _Arm("baseline", worktree, args, suite, cwd),
+                    "current": _Arm("current", ROOT, args, suite, cwd)}
+            print(f"{args.rounds} rounds, arms alternating (load {os.getloadavg()[0]:.2f}) ...",
+                  file=sys.stderr, flush=True)
+            for r in range(args.rounds):
+                # Short passes that alternate, each arm first in every other round: a change in the
+                # machine's speed (frequent on a shared VM) hits both arms alike.
+                for name in (("baseline", "current") if r % 2 == 0 else ("current", "baseline")):
+                    runs[name].append(arms[name].ask("suite"))
+            for r in range(max(1, min(3, args.rounds))):
+                for name in (("baseline", "current") if r % 2 == 0 else ("current", "baseline")):
+                    sizes_runs[name].append(arms[name].ask("sizes"))
     finally:
+        for arm in arms.values():
+            arm.close()
         subprocess.run(["git", "worktree", "remove", "--force", str(worktree)], cwd=ROOT, capture_output=True)
         shutil.rmtree(tmp, ignore_errors=True)
         subprocess.run(["git", "worktree", "prune"], cwd=ROOT, capture_output=True)
@@ -195,10 +242,11 @@ def main() -> int:
     for arm, rs in runs.items():
         wall = [x for r in rs for x in r["wall_us"]]
         cpu = [x for r in rs for x in r["cpu_us"]]
-        sizes = {f: {k: statistics.median(r["sizes"][f][k] for r in rs) for k in rs[0]["sizes"][f]}
+        ss = sizes_runs[arm]
+        sizes = {f: {k: statistics.median(r["sizes"][f][k] for r in ss) for k in ss[0]["sizes"][f]}
                  for f in FIELDS}
         summary["arms"][arm] = {
-            "imported_from": rs[0]["imported_from"], "routes": len(wall),
+            "imported_from": arms[arm].imported_from, "routes": len(wall),
             "median_us": round(statistics.median(wall), 1), "p90_us": round(_pct(wall, 0.9), 1),
             "cpu_median_us": round(statistics.median(cpu), 1),
             "round_medians_us": [round(statistics.median(r["wall_us"]), 1) for r in rs],
@@ -208,15 +256,17 @@ def main() -> int:
     summary["same_evaluator"] = same
     summary["ratio_median"] = round(cur["median_us"] / base["median_us"], 3)
     summary["ratio_cpu_median"] = round(cur["cpu_median_us"] / base["cpu_median_us"], 3)
+    summary["round_ratios"] = [round(c / b, 3) for c, b in zip(cur["round_medians_us"], base["round_medians_us"])]
 
     n_items = base["routes"] // (args.repeat * args.rounds)
     print(f"dev suite: {n_items} items x {args.repeat} fresh parses x {args.rounds} rounds per arm; "
           f"first route of fresh objects")
-    print(f"{'arm':<10}{'median us':>11}{'p90 us':>9}{'cpu med us':>12}   rounds (median us)   load 1-min")
+    print(f"{'arm':<10}{'median us':>11}{'p90 us':>9}{'cpu med us':>12}   rounds (median us)")
     for arm in ("baseline", "current"):
         a = summary["arms"][arm]
-        print(f"{arm:<10}{a['median_us']:>11}{a['p90_us']:>9}{a['cpu_median_us']:>12}   "
-              f"{a['round_medians_us']}   {a['loadavg']}")
+        print(f"{arm:<10}{a['median_us']:>11}{a['p90_us']:>9}{a['cpu_median_us']:>12}   {a['round_medians_us']}")
+    print(f"per-round ratio (current / baseline): {summary['round_ratios']}, median "
+          f"{statistics.median(summary['round_ratios']):.3f}; load 1-min {base['loadavg'][0]} -> {cur['loadavg'][-1]}")
     verdict = "ok" if summary["ratio_median"] <= REQUIRED_RATIO else "NOT MET"
     print(f"current / baseline ({args.baseline_ref} = {commit[:10]}): median {summary['ratio_median']}, "
           f"cpu median {summary['ratio_cpu_median']} (required <= {REQUIRED_RATIO}: {verdict}); "

@@ -46,7 +46,7 @@ class Vote(NamedTuple):
 
     An immutable named tuple, not a pydantic model or a frozen dataclass: policies build one per
     vote on the hot path (a tuple is built in one step; a frozen dataclass sets each field through
-    ``object.__setattr__``), and the trace validates it once, into a ``VoteRecord``.
+    ``object.__setattr__``), and the router copies it into the trace's ``VoteRecord``.
     """
 
     scores: dict[str, float]
@@ -55,18 +55,21 @@ class Vote(NamedTuple):
     """Names of the signals the policy read."""
 
 
-@dataclass(slots=True, kw_only=True)
+@dataclass(slots=True)
 class VoteRecord:
-    """A vote as it entered the totals: which policy, its weight, its spread and reason."""
+    """A vote as it entered the totals: which policy, its weight, its spread and reason.
+
+    Positional fields in this order (the router builds one per vote, positionally: it is faster).
+    """
 
     __pydantic_config__: ClassVar[ConfigDict] = _FORBID
 
     policy: str
-    version: str = ""
-    """The policy's version (its vote logic); "" in traces written before versions were recorded."""
     weight: float
     scores: dict[str, float]
     reason: str
+    version: str = ""
+    """The policy's version (its vote logic); "" in traces written before versions were recorded."""
     signals: dict[str, Any] = field(default_factory=dict)
     """The values of the signals this policy read."""
     spec: dict[str, Any] = field(default_factory=dict)

@@ -89,7 +89,10 @@ class PolicyChain:
         self._specs = {p.name: p.spec() for p in self.policies}
         self._versions = {p.name: p.version for p in self.policies}
         # Everything a route reads from the policies and the config, looked up once here.
-        self._chain = [(p.vote, p.name, p.version, p.weight, self._specs[p.name]) for p in self.policies]
+        # A flat spec (the usual case: no settings changed from their defaults) is copied with dict().
+        self._chain = [(p.vote, p.name, p.version, p.weight, spec,
+                        dict if not any(isinstance(v, (dict, list)) for v in spec.values()) else _copied)
+                       for p in self.policies for spec in [self._specs[p.name]]]
         routing = config.routing
         self._prefix_chars, self._scan_chars = routing.cue_prefix_chars, routing.scan_chars
         self._threshold = routing.threshold
@@ -116,7 +119,7 @@ class PolicyChain:
         total_d = total_l = total_v = 0.0
         votes: list[VoteRecord] = []
         abstained: list[str] = []
-        for vote_of, name, version, weight, spec in self._chain:
+        for vote_of, name, version, weight, spec, copy_spec in self._chain:
             vote = vote_of(signals)
             if vote is None:
                 abstained.append(name)
@@ -126,9 +129,8 @@ class PolicyChain:
             total_l += weight * scores["llm_judge"]
             total_v += weight * scores["verifier"]
             # Every container in the trace is this route's own (a caller may edit its route).
-            votes.append(VoteRecord(policy=name, version=version, weight=weight, scores=dict(scores),
-                                    reason=vote.reason, signals={k: values[k] for k in vote.reads},
-                                    spec=_copied(spec)))
+            votes.append(VoteRecord(name, weight, dict(scores), vote.reason, version,
+                                    {k: values[k] for k in vote.reads}, copy_spec(spec)))
         totals: dict[str, float] = {_DECISION: round_to(total_d, 9), _LLM: round_to(total_l, 9),
                                     _VERIFIER: round_to(total_v, 9)}
 
