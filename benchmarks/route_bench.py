@@ -105,7 +105,7 @@ def _chain_class():
     """The policy chain of the tree on sys.path (it moved from oracle.router to oracle.routing.chain)."""
     try:
         from oracle.routing.chain import PolicyChain
-    except ImportError:
+    except ImportError:  # the baseline tree
         from oracle.router import PolicyChain
     return PolicyChain
 

@@ -27,7 +27,7 @@ from oracle.escalation.triggers import check_result, check_route
 from oracle.providers.pool import ProviderPool
 from oracle.result import EvaluationResult, OracleResult, Status
 from oracle.route import Route
-from oracle.router import PolicyChain
+from oracle.routing.chain import PolicyChain
 from oracle.strategy import EvaluationContext, Strategy, strategy_factory
 from oracle.task import Task, TaskInput, Trajectory
 
@@ -69,7 +69,7 @@ class Oracle:
         ``providers``: the pool this Oracle owns (default: a new one); it closes it in ``aclose``.
         ``learn_history``: read prior hardness from ``store``'s outcome log, through a snapshot
         frozen now (``history_through``: rebuild the snapshot up to that seq), and log every
-        finished evaluation there (oracle.history)."""
+        finished evaluation there (oracle.routing.history)."""
         self.config = config or OracleConfig.load()
         self.human = human
         self.store = store
@@ -79,7 +79,7 @@ class Oracle:
         if learn_history:
             if store is None:
                 raise ConfigError("learn_history: needs a store (the escalation store holds the outcome log)")
-            from oracle.history import HistoryLearning
+            from oracle.routing.history import HistoryLearning
 
             self.learning = HistoryLearning(store, through_seq=history_through)
         self.providers = providers or ProviderPool()

@@ -28,7 +28,7 @@ _FORBID = ConfigDict(extra="forbid")
 
 
 class HistoryRef(BaseModel):
-    """Which snapshot of the routing history a route read (see oracle.history)."""
+    """Which snapshot of the routing history a route read (see oracle.routing.history)."""
 
     model_config = ConfigDict(extra="forbid", frozen=True)
 
@@ -127,7 +127,7 @@ class Route:
     schema_version: str = SCHEMA_VERSION
     elapsed_us: float = 0.0
     history_snapshot: HistoryRef | None = None
-    """The frozen routing-history snapshot prior hardness was read from (oracle.history), when the
+    """The frozen routing-history snapshot prior hardness was read from (oracle.routing.history), when the
     Oracle learns from history; left out of the JSON otherwise, so other traces stay as they were."""
 
     @model_serializer(mode="wrap")

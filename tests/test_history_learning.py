@@ -15,7 +15,7 @@ from oracle.batch import run_batch
 from oracle.config import OracleConfig
 from oracle.errors import ConfigError
 from oracle.escalation.store import EscalationStore
-from oracle.history import HistoryLearning, HistorySnapshot, is_hard
+from oracle.routing.history import HistoryLearning, HistorySnapshot, is_hard
 from oracle.oracle import Oracle
 from oracle.task import TaskInput
 

@@ -14,7 +14,7 @@ from hypothesis import strategies as st
 
 from oracle.config import OracleConfig, PolicySettings, RoutingConfig
 from oracle.route import Route
-from oracle.router import PolicyChain
+from oracle.routing.chain import PolicyChain
 from oracle.task_file import parse_task
 from tests.data.tasks import code_task, open_task, question_task
 

@@ -57,7 +57,7 @@ class _Executor:
 
     def __init__(self, config: OracleConfig, settings: RunSettings, known: dict[str, RunRecord], pool: Any,
                  overlays: dict[str, dict[str, dict[str, Any]]] | None = None) -> None:
-        from oracle.router import PolicyChain
+        from oracle.routing.chain import PolicyChain
 
         self.config = config
         self.settings = settings

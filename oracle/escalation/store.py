@@ -9,7 +9,7 @@ A row keeps everything a later process needs to resume: the request, the task in
 first evaluation, and once given the answer and the final result.
 
 A sibling table, ``outcomes``, logs one row per finished evaluation keyed by the task's content
-hash (``oracle.history`` reads it as prior hardness). Rows are only appended, each with a rising
+hash (``oracle.routing.history`` reads it as prior hardness). Rows are only appended, each with a rising
 ``seq``, so "every outcome up to seq N" is a fixed set: the snapshot a batch routes with.
 """
 

@@ -1,0 +1,8 @@
+"""Routing internals: the policy chain and its gates (``chain``), the cue words and phrase checks
+the signals read (``text_cues``), prior hardness learned from finished evaluations (``history``),
+and the summary of what the router did over a results file (``summary``).
+
+These modules are internal and may change without notice. The public routing types live in
+``oracle.signals`` (``Signals``), ``oracle.policy`` (the policy protocol), ``oracle.route`` (the
+trace) and ``oracle.policies``; ``oracle/__init__.py`` names the rest of the public API.
+"""
