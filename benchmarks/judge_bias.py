@@ -125,7 +125,7 @@ async def main() -> None:
     ap.add_argument("--seed", type=int, default=7)
     ap.add_argument("--json", action="store_true", help="print per-item rows as JSON lines too")
     args = ap.parse_args()
-    from oracle.data_paths import DataNotFound, shared_data_dir
+    from oracle._data_paths import DataNotFound, shared_data_dir
 
     try:
         data_dir = shared_data_dir(args.data, required=("llmbar", "suite/reserved_keys.json"))

@@ -5,9 +5,12 @@
 
 Only the names in ``__all__`` are public, plus the modules ``oracle.config``, ``oracle.errors``,
 ``oracle.task``, ``oracle.task_file``, ``oracle.result``, ``oracle.route``, ``oracle.signals``,
-``oracle.strategy``, ``oracle.policy``, ``oracle.policies``, ``oracle.providers``,
-``oracle.integrations`` and (with the local-model extra) ``oracle.local_model``; anything else may
-change without notice. Extension points: a routing policy is a class with ``vote(signals)
+``oracle.strategy``, ``oracle.policy``, ``oracle.policies``, ``oracle.concerns``,
+``oracle.provenance``, ``oracle.ledger`` (what an evaluator reports: typed concerns, provenance and
+its call ledger), ``oracle.prices``, ``oracle.providers``, ``oracle.integrations`` and (with the
+local-model extra) ``oracle.local_model``; anything else may change without notice (the internal
+subpackages ``oracle.routing`` and ``oracle.escalation``, and the ``oracle._*`` modules among them).
+Extension points: a routing policy is a class with ``vote(signals)
 -> Vote | None`` (subclass ``BasePolicy``, register with ``register_policy``); an evaluator is an
 object with ``spec(config)`` and ``async evaluate(EvaluationContext) -> EvaluationResult``
 (register a factory with ``register_strategy``). Third-party packages declare them as entry points

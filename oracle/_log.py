@@ -5,7 +5,7 @@ of the same name (``oracle``, ``oracle.providers``...), which the application co
 an application that configured structlog itself gets the records through its own configuration.
 The message is ``event key=value ...`` so plain stdlib handlers show the facts; the structured
 fields also ride on the record (``oracle_event``, ``oracle_fields``) for the CLI's renderer
-(oracle/logging_setup.py) or any handler that wants them. structlog's unconfigured default (which
+(oracle/_logging_setup.py) or any handler that wants them. structlog's unconfigured default (which
 prints to stdout) is never used, and the library never configures structlog.
 """
 

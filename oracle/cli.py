@@ -106,7 +106,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         return EXIT_BAD_INPUT
     args = parser.parse_args(argv)
     if args.command not in _SILENT_COMMANDS:
-        from oracle.logging_setup import configure_logging
+        from oracle._logging_setup import configure_logging
 
         configure_logging(args.log_format, args.log_level)
     try:

@@ -3,7 +3,7 @@
 ``OracleConfig`` is frozen and forbids unknown keys. It loads from YAML, TOML or Python and its
 hash (over a canonical JSON dump, secrets excluded) goes into every trace, so two results can be
 compared knowing whether the same settings produced them. Each default lives here, once. Every
-setting can also come from the environment, ``ORACLE_<SECTION>__<FIELD>`` (oracle/config_env.py);
+setting can also come from the environment, ``ORACLE_<SECTION>__<FIELD>`` (oracle/_config_env.py);
 an API key never enters the hash, and a dump shows only whether it is set.
 """
 
@@ -20,7 +20,7 @@ from pydantic import (BaseModel, ConfigDict, Field, SecretStr, SerializeAsAny, V
 from oracle._canonical import sha256_json
 from oracle._frozen import FrozenWithCache
 from oracle.errors import ConfigError
-from oracle.limits import InputLimits
+from oracle._limits import InputLimits
 from oracle.rubrics.gates import Gate
 from oracle.policy_settings import (CUE_PREFIX_CHARS, POLICY_SETTINGS, SCAN_CHARS, PolicySettings,
                                     merge_policy_settings)
@@ -339,7 +339,7 @@ class OracleConfig(FrozenWithCache):
     @classmethod
     def load(cls, path: str | Path | None = None, *, env: bool = True) -> "OracleConfig":
         """Load a YAML/TOML/Python config file (or defaults), then apply environment overrides."""
-        from oracle.config_env import env_error_names, read_env
+        from oracle._config_env import env_error_names, read_env
 
         data: dict[str, Any] = {}
         if path is not None:
@@ -427,7 +427,7 @@ def decision_endpoint(url: str) -> tuple[str, ProviderKind | None]:
 def apply_env_overrides(data: dict[str, Any], environ: Any) -> dict[str, Any]:
     """``data`` with the settings of ``environ`` laid over it: ``ORACLE_<SECTION>__<FIELD>`` and the
     short aliases (ORACLE_BASE_URL, ORACLE_MODEL, ORACLE_API_KEY, ORACLE_DECISION_URL,
-    ORACLE_DECISION_MODEL, ORACLE_DECISION_API_KEY); see oracle/config_env.py."""
-    from oracle.config_env import read_env
+    ORACLE_DECISION_MODEL, ORACLE_DECISION_API_KEY); see oracle/_config_env.py."""
+    from oracle._config_env import read_env
 
     return read_env(environ, tuple(OracleConfig.model_fields)).apply(data)

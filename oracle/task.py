@@ -2,10 +2,10 @@
 
 A task file is ``{"task": {...}, "trajectories": [...]}``. Models use ``extra='forbid'`` so a
 misspelt key fails at load time with the field named. An OpenAI-style message list is accepted as
-a trajectory and converted into answer + steps (typed first, in ``oracle.messages``).
+a trajectory and converted into answer + steps (typed first, in ``oracle._messages``).
 
 Whatever the caller passes, bad input raises ``TaskValidationError`` naming the field, bounded by
-``oracle.limits.InputLimits`` (depth, huge integers, candidates per task) before anything copies
+``oracle._limits.InputLimits`` (depth, huge integers, candidates per task) before anything copies
 or hashes it.
 """
 
@@ -21,7 +21,7 @@ from pydantic_core import PydanticCustomError
 
 from oracle._frozen import FrozenWithCache
 from oracle._validation_errors import NAMED_FIELD_ERROR, format_validation_error
-from oracle.limits import DEFAULT_LIMITS, InputLimits, input_problem
+from oracle._limits import DEFAULT_LIMITS, InputLimits, input_problem
 from oracle.questions import Question, scoring_problem
 from oracle.testspec import ReferenceCheck, TestCase
 
@@ -214,7 +214,7 @@ def trajectory_from_messages(messages: list[dict[str, Any]], *, id: str) -> Traj
     The last assistant message with text is the answer; tool calls and tool results become steps,
     so nothing in the conversation is lost. A list of the wrong shape raises ``TaskValidationError``.
     """
-    from oracle.messages import trajectory_data_from_messages
+    from oracle._messages import trajectory_data_from_messages
 
     return Trajectory.model_validate(trajectory_data_from_messages(messages, id=id))
 
@@ -228,7 +228,7 @@ def _limits(info: ValidationInfo) -> InputLimits:
 class TaskInput(_InputModel):  # type: ignore[metaclass]  # mypy cannot see type(BaseModel) as pydantic's metaclass
     """One task with its candidates: the unit the router and the evaluators work on.
 
-    Limits (``oracle.limits.InputLimits``) come from the validation context
+    Limits (``oracle._limits.InputLimits``) come from the validation context
     (``TaskInput.model_validate(data, context={"limits": ...})``), else the defaults.
     """
 
@@ -260,13 +260,13 @@ class TaskInput(_InputModel):  # type: ignore[metaclass]  # mypy cannot see type
                 {"count": len(value), "limit": limit})
         out = []
         for i, item in enumerate(value):
-            # Message lists are typed in oracle.messages, loaded only when a task holds one.
+            # Message lists are typed in oracle._messages, loaded only when a task holds one.
             if isinstance(item, list):
-                from oracle.messages import trajectory_data_from_messages
+                from oracle._messages import trajectory_data_from_messages
 
                 out.append(trajectory_data_from_messages(item, id=f"t{i}", index=i))
             elif isinstance(item, dict) and "messages" in item and "answer" not in item:
-                from oracle.messages import trajectory_data_from_item
+                from oracle._messages import trajectory_data_from_item
 
                 out.append(trajectory_data_from_item(item, i))
             else:

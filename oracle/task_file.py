@@ -7,7 +7,7 @@ line of the offending key is looked up in the document's node tree.
 Every way a file can be wrong — missing, a directory, binary, not UTF-8, too big, too deep, a
 YAML alias bomb, a 5,000-digit number, a key given twice in one object — is a
 ``TaskValidationError`` (exit 2 in the CLI), never an internal error; the bounds are
-``oracle.limits.InputLimits``. Why duplicate keys are refused: both parsers keep the last value
+``oracle._limits.InputLimits``. Why duplicate keys are refused: both parsers keep the last value
 without a word, so ``{"options": {"a": .., "a": ..}}`` would silently lose an option, and two
 ``"reference"`` keys would silently change what a candidate is checked against.
 """
@@ -21,7 +21,7 @@ from typing import Any, BinaryIO, Iterator
 
 from oracle._validation_errors import LINE_LOOKUP_MAX_CHARS, format_validation_error
 from oracle.errors import TaskValidationError
-from oracle.limits import DEFAULT_LIMITS, InputLimits
+from oracle._limits import DEFAULT_LIMITS, InputLimits
 from oracle.task import TaskInput
 
 _CHUNK = 1 << 20

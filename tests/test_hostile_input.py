@@ -17,7 +17,7 @@ from pathlib import Path
 import pytest
 
 from oracle.errors import OracleError, TaskValidationError
-from oracle.limits import InputLimits
+from oracle._limits import InputLimits
 from oracle.oracle import Oracle
 from oracle.task import Criterion, Task, TaskInput, Trajectory
 from oracle.task_file import load_tasks

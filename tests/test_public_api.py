@@ -68,7 +68,7 @@ def test_installed_package_claims_only_the_oracle_import_name(tmp_path):
 
 PUBLIC_MODULES = {"oracle", "oracle.config", "oracle.errors", "oracle.task", "oracle.task_file", "oracle.result",
                   "oracle.route", "oracle.signals", "oracle.strategy", "oracle.policy", "oracle.policies",
-                  "oracle.providers", "oracle.local_model"}
+                  "oracle.concerns", "oracle.provenance", "oracle.ledger", "oracle.prices", "oracle.providers", "oracle.local_model"}
 """The modules oracle/__init__.py documents as public (plus oracle.integrations.*)."""
 
 

@@ -47,7 +47,7 @@ def test_oracle_route_loads_no_provider_batch_or_logging_stack():
                              "oracle._plugins"}  # no entry-point scan: every name it uses is built in
     assert not loaded & unwanted, sorted(loaded & unwanted)
     # A JSON task file and the built-in config: no YAML or TOML parser, no message-list models.
-    lazy = {"yaml", "tomllib", "oracle._safe_yaml", "oracle.messages"}
+    lazy = {"yaml", "tomllib", "oracle._safe_yaml", "oracle._messages"}
     assert not loaded & lazy, sorted(loaded & lazy)
 
 

@@ -12,7 +12,7 @@ from typing import Any
 
 from oracle.batch.source import InputEntry, parse_entry
 from oracle.errors import TaskValidationError
-from oracle.limits import InputLimits
+from oracle._limits import InputLimits
 from oracle.result import ErrorInfo, OracleResult, Status
 
 

@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import Any, Iterator
 
 from oracle.errors import TaskValidationError
-from oracle.limits import DEFAULT_LIMITS, InputLimits
+from oracle._limits import DEFAULT_LIMITS, InputLimits
 from oracle.task import TaskInput
 from oracle.task_file import decode_json, parse_task, read_lines
 

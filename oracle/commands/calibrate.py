@@ -35,7 +35,7 @@ def cmd_calibrate(args: argparse.Namespace) -> int:
     from oracle.calibration import write_calibration
     from oracle.comparison.labels import load_labelled
     from oracle.config import OracleConfig
-    from oracle.data_paths import DataNotFound, shared_data_dir
+    from oracle._data_paths import DataNotFound, shared_data_dir
 
     for name, value, lo, hi in (("--folds", args.folds, 2, 50), ("--review-rate", args.review_rate, 0, 1),
                                 ("--target-precision", args.target_precision, 0, 1)):

@@ -56,7 +56,7 @@ def _load(args: argparse.Namespace) -> tuple[list[Any], str, int]:
             raise TaskValidationError("LABELLED: a labelled .jsonl file is required", field="LABELLED")
         return load_labelled(args.file), args.file, 0
     from oracle.comparison.importers import HALUEVAL_FILE, SUITE_FILE, import_halueval, import_suite
-    from oracle.data_paths import DataNotFound, shared_data_dir
+    from oracle._data_paths import DataNotFound, shared_data_dir
 
     try:
         data = shared_data_dir(args.data, required=("suite/reserved_keys.json",))

@@ -53,7 +53,7 @@ def _history(args: argparse.Namespace) -> dict[str, float] | None:
 def cmd_route(args: argparse.Namespace) -> int:
     # Routing needs the config, the task model and the policy chain only: not the Oracle, whose
     # evaluators bring the provider stack (httpx, asyncio) with them.
-    from oracle.render import render_route
+    from oracle._render import render_route
     from oracle.routing.chain import PolicyChain
     from oracle.task_file import load_tasks
 
@@ -72,7 +72,7 @@ def cmd_route(args: argparse.Namespace) -> int:
 
 def cmd_evaluate(args: argparse.Namespace) -> int:
     from oracle.oracle import Oracle
-    from oracle.render import render_result
+    from oracle._render import render_result
     from oracle.task_file import load_tasks
 
     config = OracleConfig.load(args.config)

@@ -143,7 +143,7 @@ def cmd_answer(args: argparse.Namespace) -> int:
 def cmd_resume(args: argparse.Namespace) -> int:
     from oracle.escalation.store import EscalationNotFound
     from oracle.oracle import Oracle, run_sync
-    from oracle.render import render_result
+    from oracle._render import render_result
     from oracle.escalation.resume import aresume_stored
 
     config = OracleConfig.load(args.config)
