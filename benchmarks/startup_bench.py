@@ -10,8 +10,11 @@ command first). Reported: the median wall time of each and their ratio; the
 issue requires ``oracle route`` <= 1.6 x the pydantic import. Also timed, for reference: ``python -c
 'import oracle'``, ``python -c 'pass'`` (the bare interpreter) and the pydantic import followed by
 one one-field model class (what any use of pydantic costs on top of the import: pydantic's field
-machinery and its plugin discovery through importlib.metadata load on the first class). Printed
-too: how many pydantic model classes ``oracle route`` builds. The 1-minute load average before and
+machinery and its plugin discovery through importlib.metadata load on the first class), ``import
+oracle.task`` (the task model and the test and step kinds a task file is validated against), and
+reading the config and the task file through their models without routing (the floor under
+``oracle route``: typed validation of its two inputs). Printed too: how many pydantic model
+classes ``oracle route`` builds. The 1-minute load average before and
 after says how busy the machine was.
 """
 
@@ -88,6 +91,12 @@ def main() -> int:
         "pydantic import": [python, "-c", "from pydantic import BaseModel"],
         "pydantic + 1 model": [python, "-c", "from pydantic import BaseModel\nclass M(BaseModel):\n    x: int"],
         "import oracle": [python, "-c", "import oracle"],
+        # The floor under `oracle route`: the typed models every task file and config are validated
+        # against, built and used, with no routing and no output.
+        "task model only": [python, "-c", "import oracle.task"],
+        "task + config read": [python, "-c", "import json, sys\nfrom oracle.config import OracleConfig\n"
+                               "from oracle.task_file import parse_task\nOracleConfig.load(env=False)\n"
+                               "parse_task(json.load(open(sys.argv[1])))", task],
         "bare python": [python, "-c", "pass"],
     }
     for cmd in commands.values():  # once each, untimed: disk caches warm for every arm alike
@@ -113,6 +122,8 @@ def main() -> int:
     floor = medians["pydantic + 1 model"] / medians["pydantic import"]
     print(f"pydantic + 1 model / pydantic import = {floor:.2f}; oracle route builds {_model_classes(script, task)} "
           "pydantic model classes")
+    for name in ("task model only", "task + config read"):
+        print(f"{name} / pydantic import = {medians[name] / medians['pydantic import']:.2f}")
     ratio = medians["oracle route"] / medians["pydantic import"]
     cpu_ratio = cpu_medians["oracle route"] / cpu_medians["pydantic import"]
     verdict = "ok" if ratio <= REQUIRED_RATIO else "NOT MET"
