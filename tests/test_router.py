@@ -13,6 +13,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from oracle.config import OracleConfig, PolicySettings, RoutingConfig
+from oracle.result import OracleResult
 from oracle.route import Route
 from oracle.routing.chain import PolicyChain
 from oracle.task_file import parse_task
@@ -233,6 +234,10 @@ def test_route_validation_refuses_bad_traces():
                 {**good, "evaluator": "oracle_of_delphi"}):
         with pytest.raises(ValidationError):
             Route.model_validate(bad)
+        with pytest.raises(ValidationError):  # inside a result read back from a file or a reply
+            OracleResult.model_validate({"task_id": "add", "status": "ok", "route": bad, "result": None})
+    back = OracleResult.model_validate({"task_id": "add", "status": "ok", "route": good, "result": None})
+    assert isinstance(back.route, Route) and back.route.model_dump(mode="json") == good
 
 
 # ---- agent trajectories, claim checks, prior hardness (issue 17) --------------------------------
