@@ -169,5 +169,5 @@ class Route:
 
 @cache
 def _adapter() -> TypeAdapter[Route]:
-    """Built on first use: ``oracle route`` validates nothing it built itself, so never pays for it."""
+    """Built on the first validation or dump of a route, not at import (routing itself needs none)."""
     return TypeAdapter(Route)
