@@ -28,7 +28,8 @@ _FORBID = ConfigDict(extra="forbid")
 
 
 class HistoryRef(BaseModel):
-    """Which snapshot of the routing history a route read (see oracle.routing.history)."""
+    """Which snapshot of the routing history (prior hardness learned from finished evaluations) a
+    route read."""
 
     model_config = ConfigDict(extra="forbid", frozen=True)
 
@@ -55,12 +56,10 @@ class Vote(NamedTuple):
     """Names of the signals the policy read."""
 
 
+# Not kw_only: the router builds one per vote, positionally (faster), so the field order matters.
 @dataclass(slots=True)
 class VoteRecord:
-    """A vote as it entered the totals: which policy, its weight, its spread and reason.
-
-    Positional fields in this order (the router builds one per vote, positionally: it is faster).
-    """
+    """A vote as it entered the totals: which policy, its weight, its spread and reason."""
 
     __pydantic_config__: ClassVar[ConfigDict] = _FORBID
 

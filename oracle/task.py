@@ -5,7 +5,7 @@ misspelt key fails at load time with the field named. An OpenAI-style message li
 a trajectory and converted into answer + steps (typed first, in ``oracle._messages``).
 
 Whatever the caller passes, bad input raises ``TaskValidationError`` naming the field, bounded by
-``oracle._limits.InputLimits`` (depth, huge integers, candidates per task) before anything copies
+``oracle.config.InputLimits`` (depth, huge integers, candidates per task) before anything copies
 or hashes it.
 """
 
@@ -228,7 +228,7 @@ def _limits(info: ValidationInfo) -> InputLimits:
 class TaskInput(_InputModel):  # type: ignore[metaclass]  # mypy cannot see type(BaseModel) as pydantic's metaclass
     """One task with its candidates: the unit the router and the evaluators work on.
 
-    Limits (``oracle._limits.InputLimits``) come from the validation context
+    Limits (``oracle.config.InputLimits``) come from the validation context
     (``TaskInput.model_validate(data, context={"limits": ...})``), else the defaults.
     """
 

@@ -7,7 +7,7 @@ line of the offending key is looked up in the document's node tree.
 Every way a file can be wrong — missing, a directory, binary, not UTF-8, too big, too deep, a
 YAML alias bomb, a 5,000-digit number, a key given twice in one object — is a
 ``TaskValidationError`` (exit 2 in the CLI), never an internal error; the bounds are
-``oracle._limits.InputLimits``. Why duplicate keys are refused: both parsers keep the last value
+``oracle.config.InputLimits``. Why duplicate keys are refused: both parsers keep the last value
 without a word, so ``{"options": {"a": .., "a": ..}}`` would silently lose an option, and two
 ``"reference"`` keys would silently change what a candidate is checked against.
 """
