@@ -27,7 +27,7 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass, field
-from typing import Any, Mapping
+from typing import Any, Literal, Mapping
 
 PREFIX = "ORACLE_"
 DELIMITER = "__"
@@ -98,8 +98,6 @@ def _aliases(environ: Mapping[str, str], out: EnvOverrides) -> None:
     if environ.get("ORACLE_DECISION_API_KEY"):
         out.put(("providers", "decision", "api_key_env"), "ORACLE_DECISION_API_KEY", "ORACLE_DECISION_API_KEY")
     if environ.get("ORACLE_DECISION_URL"):
-        from oracle.config import decision_endpoint
-
         base_url, kind = decision_endpoint(environ["ORACLE_DECISION_URL"])
         out.put(("providers", "decision", "base_url"), base_url, "ORACLE_DECISION_URL")
         if kind is not None:
@@ -166,3 +164,17 @@ def env_error_names(loc: tuple[Any, ...], sources: dict[tuple[str, ...], str]) -
         if path[:n] in sources:
             return [sources[path[:n]]]
     return sorted({v for p, v in sources.items() if p[:len(path)] == path})
+
+
+_DecisionKind = Literal["decisions", "systemone"]
+_DECISION_PATHS: tuple[tuple[str, _DecisionKind], ...] = (("/systemone", "systemone"), ("/decisions", "decisions"))
+
+
+def decision_endpoint(url: str) -> tuple[str, _DecisionKind | None]:
+    """A decision URL given as the base (``.../v1``) or in full (``.../v1/systemone``,
+    ``.../v1/decisions``): the base URL, and the wire format when the path names one."""
+    url = url.strip().rstrip("/")
+    for suffix, kind in _DECISION_PATHS:
+        if url.endswith(suffix):
+            return url[: -len(suffix)], kind
+    return url, None

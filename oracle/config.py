@@ -343,7 +343,9 @@ class OracleConfig(FrozenWithCache):
 
         data: dict[str, Any] = {}
         if path is not None:
-            data = _read_config_file(Path(path))
+            from oracle._config_file import read_config_file
+
+            data = read_config_file(Path(path))
         sources: dict[tuple[str, ...], str] = {}
         if env:
             overrides = read_env(os.environ, tuple(cls.model_fields))
@@ -359,69 +361,6 @@ class OracleConfig(FrozenWithCache):
                 problems.append(f"{', '.join(names)} ({where}): {said}" if names else
                                 f"{f'{path}: ' if path else ''}{where}: {said}")
             raise ConfigError("; ".join(problems)) from None
-
-
-def _read_config_file(path: Path) -> dict[str, Any]:
-    """Read a config file; every way it can be unreadable is a ``ConfigError`` naming it (exit 2)."""
-    if not path.exists():
-        raise ConfigError(f"config file not found: {path}")
-    if path.is_dir():
-        raise ConfigError(f"{path}: is a directory, not a config file")
-    try:
-        return _parse_config_file(path)
-    except UnicodeDecodeError as exc:
-        raise ConfigError(f"{path}: not UTF-8 text (byte {exc.start})") from None
-    except RecursionError:
-        raise ConfigError(f"{path}: nested too deeply") from None
-    except ValueError as exc:  # a YAML alias bomb or a number past the 4,300-digit limit
-        if isinstance(exc, ConfigError):
-            raise
-        raise ConfigError(f"{path}: cannot parse: {exc}") from None
-
-
-def _parse_config_file(path: Path) -> dict[str, Any]:
-    # The YAML and TOML parsers load only when a file of their kind is read.
-    suffix = path.suffix.lower()
-    if suffix in (".yaml", ".yml"):
-        import yaml
-
-        from oracle._safe_yaml import load_yaml
-
-        try:
-            data = load_yaml(path.read_text(encoding="utf-8"), max_aliases=100, max_depth=64) or {}
-        except yaml.YAMLError as exc:
-            raise ConfigError(f"{path}: cannot parse: {exc}") from None
-    elif suffix == ".toml":
-        import tomllib
-
-        try:
-            data = tomllib.loads(path.read_text(encoding="utf-8"))
-        except tomllib.TOMLDecodeError as exc:
-            raise ConfigError(f"{path}: cannot parse: {exc}") from None
-    elif suffix == ".py":
-        namespace: dict[str, Any] = {}
-        exec(compile(path.read_text(encoding="utf-8"), str(path), "exec"), namespace)  # noqa: S102
-        value = namespace.get("CONFIG")
-        if isinstance(value, OracleConfig):
-            return value.model_dump(mode="python")
-        if not isinstance(value, dict):
-            raise ConfigError(f"{path}: a Python config must define CONFIG (a dict or OracleConfig)")
-        data = value
-    else:
-        raise ConfigError(f"{path}: unsupported config type {suffix!r} (use .yaml, .toml or .py)")
-    if not isinstance(data, dict):
-        raise ConfigError(f"{path}: the config must be a mapping")
-    return data
-
-
-def decision_endpoint(url: str) -> tuple[str, ProviderKind | None]:
-    """A decision URL given as the base (``.../v1``) or in full (``.../v1/systemone``,
-    ``.../v1/decisions``): the base URL, and the wire format when the path names one."""
-    url = url.strip().rstrip("/")
-    for suffix, kind in (("/systemone", "systemone"), ("/decisions", "decisions")):
-        if url.endswith(suffix):
-            return url[: -len(suffix)], kind  # type: ignore[return-value]
-    return url, None
 
 
 def apply_env_overrides(data: dict[str, Any], environ: Any) -> dict[str, Any]:

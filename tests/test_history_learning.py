@@ -195,7 +195,7 @@ def test_ray_workers_rebuild_the_drivers_snapshot(tmp_path):
 def test_the_http_service_learns_when_it_has_a_store(tmp_path):
     """``oracle serve`` builds its Oracle like ``oracle batch``: learning from the store it files to."""
     pytest.importorskip("fastapi")
-    from oracle.serve.app import Service
+    from oracle.serve.service import Service
     from oracle.serve.settings import ServeSettings
 
     store_path = str(tmp_path / "store.db")
