@@ -24,7 +24,7 @@ from oracle.signals import Signals, signal_values
 from oracle.task import EVALUATORS, EvaluatorKind, Task, Trajectory
 
 
-_clock = time.perf_counter
+_clock = time.perf_counter_ns
 
 
 def build_policies(config: OracleConfig) -> list[Policy]:
@@ -188,7 +188,7 @@ class PolicyChain:
                   and (values["prior_hardness"] is not None or values["difficulty"] == "hard")
                   and self._hardness[0](signals, self._hardness[1]) is not None),
             signals=values, config_hash=self.config_hash, schema_version=SCHEMA_VERSION,
-            elapsed_us=round_to((_clock() - start) * 1e6, 1))
+            elapsed_us=(_clock() - start) / 1000)  # whole nanoseconds: no rounding needed
 
     def _default_or(self, ranked: list[str]) -> str:
         default = self.config.routing.default_evaluator

@@ -215,20 +215,26 @@ def asks_scale_or_rationale(text: str) -> tuple[bool, bool]:
 
 def prompt_phrases(text: str, prompt: str) -> tuple[bool, bool, bool]:
     """``(asks_graded_scale(text), asks_rationale(text), asks_claim_check(prompt))`` for a ``prompt``
-    that is a prefix of ``text``: one RE2 pass over ``text`` answers all three when none is asked."""
+    that is a prefix of ``text``.
+
+    One RE2 pass over ``text`` with the three prefilters as an RE2 set says which of them can
+    match anywhere; an exact check runs only for those (usually none).
+    """
     global _asks_prefilter
     if _asks_prefilter is None:
         import re2
 
-        _asks_prefilter = tuple(re2.compile(pattern.encode()) for pattern in (
-            "|".join((_GRADED_PREFILTER, _RATIONALE_PREFILTER, _CLAIM_PREFILTER)), _GRADED_PREFILTER,
-            _RATIONALE_PREFILTER))
+        prefilters = re2.Set.SearchSet()
+        for pattern in (_GRADED_PREFILTER, _RATIONALE_PREFILTER, _CLAIM_PREFILTER):  # indexes 0, 1, 2
+            prefilters.Add(pattern.encode())
+        prefilters.Compile()
+        _asks_prefilter = prefilters
     try:
         data = text.encode()
     except UnicodeEncodeError:  # a lone surrogate (task validation rejects them): the exact checks
         return asks_graded_scale(text), asks_rationale(text), asks_claim_check(prompt)
-    either, graded, rationale = _asks_prefilter
-    if either.search(data) is None:
+    found = _asks_prefilter.Match(data)
+    if found is None:
         return False, False, False
-    return (graded.search(data) is not None and asks_graded_scale(text),
-            rationale.search(data) is not None and asks_rationale(text), asks_claim_check(prompt))
+    return (0 in found and asks_graded_scale(text), 1 in found and asks_rationale(text),
+            2 in found and asks_claim_check(prompt))
