@@ -19,11 +19,14 @@ from dataclasses import dataclass, field
 from functools import cache
 from typing import Any, ClassVar, Literal, NamedTuple
 
-from pydantic import BaseModel, ConfigDict, SerializerFunctionWrapHandler, TypeAdapter, model_serializer
+from pydantic import (BaseModel, ConfigDict, SerializerFunctionWrapHandler, TypeAdapter, model_serializer,
+                      model_validator)
 
 from oracle.task import EvaluatorKind
 
-SCHEMA_VERSION = "1"
+SCHEMA_VERSION = "2"
+"""2: votes name the signals they read (``reads``) instead of copying their values, and carry their
+changed ``settings`` instead of a ``spec`` repeating name, version and weight. Schema-1 traces load."""
 _FORBID = ConfigDict(extra="forbid")
 
 
@@ -69,10 +72,27 @@ class VoteRecord:
     reason: str
     version: str = ""
     """The policy's version (its vote logic); "" in traces written before versions were recorded."""
-    signals: dict[str, Any] = field(default_factory=dict)
-    """The values of the signals this policy read."""
-    spec: dict[str, Any] = field(default_factory=dict)
-    """Name, version, weight and any settings that differ from the policy's defaults."""
+    reads: tuple[str, ...] = ()
+    """Names of the signals this policy read; their values are in the route's ``signals`` (see
+    ``Route.signals_read``), recorded once for the whole route."""
+    settings: dict[str, Any] = field(default_factory=dict)
+    """The policy's settings that differ from their defaults (empty when none do)."""
+
+    @model_validator(mode="before")
+    @classmethod
+    def _from_schema_1(cls, data: Any) -> Any:
+        """A vote of a schema-1 trace: each vote carried a copy of the values it read (``signals``)
+        and a ``spec`` (name, version, weight, changed settings); read them as ``reads`` and
+        ``settings``, so stored results and escalations from before still load."""
+        if isinstance(data, dict) and ("signals" in data or "spec" in data):
+            data = dict(data)
+            signals = data.pop("signals", None)
+            if isinstance(signals, dict) and "reads" not in data:
+                data["reads"] = tuple(signals)
+            spec = data.pop("spec", None)
+            if isinstance(spec, dict) and "settings" not in data:
+                data["settings"] = spec.get("settings", {})
+        return data
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -135,6 +155,10 @@ class Route:
         if isinstance(data, dict) and data.get("history_snapshot", 0) is None:
             del data["history_snapshot"]
         return data
+
+    def signals_read(self, vote: VoteRecord) -> dict[str, Any]:
+        """The values of the signals ``vote`` read, from this route's ``signals``."""
+        return {name: self.signals[name] for name in vote.reads}
 
     def to_json(self) -> str:
         from oracle._canonical import canonical_json

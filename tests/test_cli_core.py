@@ -24,7 +24,7 @@ def test_route_jsonl_one_line_per_task(tmp_path):
     assert out.returncode == 0, out.stderr
     rows = [json.loads(line) for line in out.stdout.splitlines()]
     assert [r["route"]["evaluator"] for r in rows] == ["verifier", "decision_judge", "llm_judge"]
-    assert all(r["route"]["schema_version"] == "1" and r["route"]["config_hash"] for r in rows)
+    assert all(r["route"]["schema_version"] == "2" and r["route"]["config_hash"] for r in rows)
 
 
 def test_route_table_for_people(tmp_path):

@@ -46,14 +46,15 @@ def test_basic_routes():
 
 def test_trace_contents():
     r = route(code_task())
-    assert r.schema_version == "1" and r.config_hash == OracleConfig().hash()
+    assert r.schema_version == "2" and r.config_hash == OracleConfig().hash()
     assert {v.policy for v in r.votes} | set(r.abstained) == set(OracleConfig().routing.policies)
     assert r.policies == {p.name: p.version for p in CHAIN.policies} and set(r.policies) == set(r.abstained) | {
         v.policy for v in r.votes}
     ev = next(v for v in r.votes if v.policy == "execution_evidence")
-    assert ev.version == "1" and ev.spec == {"name": "execution_evidence", "version": "1", "weight": 3.0}
-    assert ev.weight == 3.0 and ev.signals == {"tests_runnable": True, "has_tests": True, "language": "python",
-                                                "has_execution_output": False, "has_code": True}
+    assert ev.version == "1" and ev.settings == {}  # default settings: none changed
+    assert ev.reads == ("tests_runnable", "has_tests", "language", "has_execution_output", "has_code")
+    assert ev.weight == 3.0 and r.signals_read(ev) == {"tests_runnable": True, "has_tests": True, "language": "python",
+                                                       "has_execution_output": False, "has_code": True}
     totals = {k: 0.0 for k in r.totals}
     for v in r.votes:
         for k, s in v.scores.items():
@@ -115,7 +116,7 @@ def test_numbers_that_decide_a_route_are_config():
     vote_a = next(v for v in a.votes if v.policy == "execution_evidence")
     vote_b = next(v for v in b.votes if v.policy == "execution_evidence")
     assert vote_a.scores["verifier"] == pytest.approx(0.9) and vote_b.scores["verifier"] == pytest.approx(0.1)
-    assert vote_b.spec["settings"] == {"runnable_tests": {"verifier": 0.1, "llm_judge": 0.9}}
+    assert vote_b.settings == {"runnable_tests": {"verifier": 0.1, "llm_judge": 0.9}}
     assert b.config_hash == tweaked.hash() != a.config_hash
     short_ref = OracleConfig.model_validate({"routing": {"policies": {"reference_answer": {"short_reference_chars": 3}}}})
     vote = next(v for v in route(open_task(reference="Paris"), PolicyChain(short_ref)).votes
@@ -209,11 +210,11 @@ def test_a_route_owns_its_trace():
     item = parse_task(code_task())
     first = chain.route(item.task, item.trajectories)
     expected = chain.route(item.task, item.trajectories).model_dump()
-    assert any(v.spec.get("settings", {}).get("runnable_tests") for v in first.votes)  # a nested spec
+    assert any(v.settings.get("runnable_tests") for v in first.votes)  # nested settings
     for vote in first.votes:
         vote.scores.clear()
-        vote.signals.clear()
-        vote.spec.clear()
+        vote.settings.clear()
+        vote.settings["extra"] = {"x": 1}
     first.gates.clear()
     first.policies.clear()
     first.totals.clear()
@@ -222,6 +223,22 @@ def test_a_route_owns_its_trace():
     expected.pop("elapsed_us")
     again.pop("elapsed_us")
     assert again == expected
+
+
+def test_a_schema_1_trace_still_loads():
+    """Results and escalations stored before schema 2: each vote carried its signal values and a spec."""
+    item = parse_task(code_task())
+    new = PolicyChain(OracleConfig.load(env=False)).route(item.task, item.trajectories)
+    old = new.model_dump(mode="json")
+    old["schema_version"] = "1"
+    for vote in old["votes"]:
+        vote["signals"] = {k: old["signals"][k] for k in vote.pop("reads")}
+        vote["spec"] = {"name": vote["policy"], "version": vote["version"], "weight": vote["weight"],
+                        **({"settings": vote["settings"]} if vote["settings"] else {})}
+        del vote["settings"]
+    loaded = Route.model_validate(old)
+    assert loaded.votes == new.votes and loaded.schema_version == "1"
+    assert [loaded.signals_read(v) for v in loaded.votes] == [new.signals_read(v) for v in new.votes]
 
 
 def test_route_validation_refuses_bad_traces():
@@ -277,7 +294,7 @@ def test_tool_use_with_expected_calls_goes_to_the_verifier():
     assert r.signals["has_tool_steps"] and r.signals["has_trajectory_tests"]
     assert r.evaluator == "verifier" and not r.low_confidence
     vote = _vote(r, "tool_use")
-    assert vote.signals == {"has_trajectory_tests": True, "has_tool_steps": True}
+    assert r.signals_read(vote) == {"has_trajectory_tests": True, "has_tool_steps": True}
     assert max(vote.scores, key=vote.scores.get) == "verifier"
     result = [{"kind": "tool_result", "tool": "lookup_order", "expected": {"status": "shipped"}, "match": "subset"}]
     assert route(_support_task(tests=result)).evaluator == "verifier"
@@ -310,8 +327,9 @@ def test_claim_check_asked_in_the_prompt_goes_to_the_decision_judge():
     gate = next(g for g in r.gates if g.evaluator == "decision_judge")
     assert gate.feasible  # no question and no criteria: the claim opens the gate
     vote = _vote(r, "claim_check")
-    assert vote.signals["asks_claim_check"] and vote.signals["has_context"] and vote.signals["n_candidates"] == 1
-    assert not vote.signals["claim_check_requested"] and "asks to verify a claim" in vote.reason
+    read = r.signals_read(vote)
+    assert read["asks_claim_check"] and read["has_context"] and read["n_candidates"] == 1
+    assert not read["claim_check_requested"] and "asks to verify a claim" in vote.reason
 
 
 def test_claim_check_requested_by_the_task_option():

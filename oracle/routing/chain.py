@@ -71,7 +71,7 @@ def feasibility(signals: Signals, enabled: Sequence[str]) -> list[Gate]:
 
 
 def _copied(data: Any) -> Any:
-    """A copy of JSON-shaped data (dicts, lists, scalars): a policy spec handed to one route."""
+    """A copy of JSON-shaped data (dicts, lists, scalars): a policy's settings handed to one route."""
     if isinstance(data, dict):
         return {k: _copied(v) for k, v in data.items()}
     if isinstance(data, list):
@@ -89,10 +89,9 @@ class PolicyChain:
         self._specs = {p.name: p.spec() for p in self.policies}
         self._versions = {p.name: p.version for p in self.policies}
         # Everything a route reads from the policies and the config, looked up once here.
-        # A flat spec (the usual case: no settings changed from their defaults) is copied with dict().
-        self._chain = [(p.vote, p.name, p.version, p.weight, spec,
-                        dict if not any(isinstance(v, (dict, list)) for v in spec.values()) else _copied)
-                       for p in self.policies for spec in [self._specs[p.name]]]
+        # Each vote records the policy's changed settings (usually none) as its own copy.
+        self._chain = [(p.vote, p.name, p.version, p.weight, self._specs[p.name].get("settings") or None)
+                       for p in self.policies]
         routing = config.routing
         self._prefix_chars, self._scan_chars = routing.cue_prefix_chars, routing.scan_chars
         self._threshold = routing.threshold
@@ -119,7 +118,7 @@ class PolicyChain:
         total_d = total_l = total_v = 0.0
         votes: list[VoteRecord] = []
         abstained: list[str] = []
-        for vote_of, name, version, weight, spec, copy_spec in self._chain:
+        for vote_of, name, version, weight, settings in self._chain:
             vote = vote_of(signals)
             if vote is None:
                 abstained.append(name)
@@ -128,9 +127,10 @@ class PolicyChain:
             total_d += weight * scores["decision_judge"]
             total_l += weight * scores["llm_judge"]
             total_v += weight * scores["verifier"]
-            # Every container in the trace is this route's own (a caller may edit its route).
-            votes.append(VoteRecord(name, weight, dict(scores), vote.reason, version,
-                                    {k: values[k] for k in vote.reads}, copy_spec(spec)))
+            # Every container in the trace is this route's own (a caller may edit its route); the
+            # values the vote read are in the route's signals, so the vote names them.
+            votes.append(VoteRecord(name, weight, dict(scores), vote.reason, version, tuple(vote.reads),
+                                    {} if settings is None else _copied(settings)))
         totals: dict[str, float] = {_DECISION: round_to(total_d, 9), _LLM: round_to(total_l, 9),
                                     _VERIFIER: round_to(total_v, 9)}
 
