@@ -8,7 +8,8 @@ arithmetic whenever that is provably exact, and ``round`` itself is called other
 Why it is exact: with ``s = 10**digits`` (an exact double), ``y = x * s`` differs from the real
 product by at most ``|y| * 2**-53``, under ``2**-13`` while ``|y| < 2**40``. If ``y`` is more than
 0.4999 away from a tie, the real product rounds to the same integer ``n`` that ``y`` does (no tie is
-possible), which is the integer ``round`` finds. ``round`` then returns the double nearest to
+possible), which is the integer ``round`` finds (``n`` is computed in float arithmetic, see
+``_SHIFT``). ``round`` then returns the double nearest to
 ``n / 10**digits``; so does the IEEE division ``n / s`` of two exact doubles. A nonzero value that
 rounds to 0 goes to ``round``, which keeps its sign (-0.0).
 """
@@ -17,6 +18,10 @@ from __future__ import annotations
 
 _SCALES = {digits: float(10 ** digits) for digits in range(16)}
 _LIMIT = float(2 ** 40)
+_SHIFT = 6755399441055744.0  # 1.5 * 2**52
+"""``(y + _SHIFT) - _SHIFT`` is ``y`` rounded to the nearest integer (ties to even), as a float, for
+``|y| < 2**51``: adding 1.5 * 2**52 leaves no bits below the units place, so the addition itself
+rounds (IEEE round-to-nearest-even), and the subtraction is exact. No call and no int object."""
 
 
 def round_to(x: float, digits: int) -> float:
@@ -24,7 +29,7 @@ def round_to(x: float, digits: int) -> float:
     scale = _SCALES[digits]
     y = x * scale
     if -_LIMIT < y < _LIMIT:  # also False for NaN
-        n = round(y)
+        n = (y + _SHIFT) - _SHIFT
         if -0.4999 < y - n < 0.4999:
             if n:
                 return n / scale
