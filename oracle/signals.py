@@ -14,7 +14,7 @@ from typing import Any, Literal, Mapping, Sequence
 from oracle._rounding import round_to
 from oracle.policy_settings import CUE_PREFIX_CHARS, SCAN_CHARS
 from oracle.task import Task, Trajectory
-from oracle.routing.text_cues import CODE_FIRST_LINE, CODE_LATER_LINE, cue_counts, is_yes_no_check, prompt_phrases
+from oracle.routing.text_cues import cue_counts, has_code_line, is_yes_no_check, prompt_phrases
 
 RUNNABLE_LANGUAGES = frozenset({"python", "javascript"})
 TRAJECTORY_TEST_KINDS = frozenset({"tool_calls", "tool_result", "final_state"})
@@ -199,20 +199,17 @@ def signal_values(task: Task, trajectories: Sequence[Trajectory], history: Mappi
     n_code = 0
     has_output = tool_steps = False
     answer_chars = 0
-    code_first_line, code_later_line = CODE_FIRST_LINE.match, CODE_LATER_LINE.search
     for t in trajectories:  # one pass: code (field, fence, code-shaped line), output, answer length, steps
         answer = t.answer
         answer_chars += len(answer)
         # The answer's first scan_chars characters, read in place (no slice is copied).
-        if (t.code or answer.find("```", 0, scan_chars) != -1 or code_first_line(answer, 0, scan_chars)
-                or code_later_line(answer, 0, scan_chars)):  # has_code_line, without a call per candidate
+        if t.code or answer.find("```", 0, scan_chars) != -1 or has_code_line(answer, scan_chars):
             n_code += 1
         if not has_output:
-            output = t.output
-            has_output = bool(output) and _has_text(output, scan_chars)
+            has_output = _has_text(t.output, scan_chars)
         if not tool_steps and t.steps:
             tool_steps = any(step.type in TOOL_STEP_TYPES for step in t.steps)
-    language = _normalize_language(task.language, scan_chars) if task.language else None
+    language = _normalize_language(task.language, scan_chars)
     tests = task.tests
     n_tests = len(tests)
     trajectory_tests = False
@@ -223,9 +220,8 @@ def signal_values(task: Task, trajectories: Sequence[Trajectory], history: Mappi
     if language is None and (n_tests or n_code):
         language = "python"
     reference = task.reference
-    has_reference = bool(reference) and _has_text(reference, scan_chars)
-    context = task.context
-    has_context = bool(context) and _has_text(context, scan_chars)
+    has_reference = _has_text(reference, scan_chars)
+    has_context = _has_text(task.context, scan_chars)
     n_questions = len(task.questions)
     graded, rationale, asked = prompt_phrases(scan, lower)  # lower is a prefix of scan
     requested = task.claim_check

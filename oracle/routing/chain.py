@@ -12,6 +12,7 @@ carried from one route to the next.
 
 from __future__ import annotations
 
+import copy
 import time
 from typing import Any, Callable, Mapping, Sequence
 
@@ -70,15 +71,6 @@ def feasibility(signals: Signals, enabled: Sequence[str]) -> list[Gate]:
                      signals.has_closed_question or signals.n_criteria > 0 or signals.claim_checkable)
 
 
-def _copied(data: Any) -> Any:
-    """A copy of JSON-shaped data (dicts, lists, scalars): a policy's settings handed to one route."""
-    if isinstance(data, dict):
-        return {k: _copied(v) for k, v in data.items()}
-    if isinstance(data, list):
-        return [_copied(v) for v in data]
-    return data
-
-
 class PolicyChain:
     """Routes tasks with a fixed set of policies built once from the config."""
 
@@ -86,11 +78,10 @@ class PolicyChain:
         self.config = config
         self.policies = build_policies(config)
         self.config_hash = config.hash()
-        self._specs = {p.name: p.spec() for p in self.policies}
         self._versions = {p.name: p.version for p in self.policies}
         # Everything a route reads from the policies and the config, looked up once here.
         # Each vote records the policy's changed settings (usually none) as its own copy.
-        self._chain = [(p.vote, p.name, p.version, p.weight, self._specs[p.name].get("settings") or None)
+        self._chain = [(p.vote, p.name, p.version, p.weight, p.spec().get("settings") or None)
                        for p in self.policies]
         routing = config.routing
         self._prefix_chars, self._scan_chars = routing.cue_prefix_chars, routing.scan_chars
@@ -130,7 +121,7 @@ class PolicyChain:
             # Every container in the trace is this route's own (a caller may edit its route); the
             # values the vote read are in the route's signals, so the vote names them.
             votes.append(VoteRecord(name, weight, dict(scores), vote.reason, version, tuple(vote.reads),
-                                    {} if settings is None else _copied(settings)))
+                                    {} if settings is None else copy.deepcopy(settings)))
         totals: dict[str, float] = {_DECISION: round_to(total_d, 9), _LLM: round_to(total_l, 9),
                                     _VERIFIER: round_to(total_v, 9)}
 

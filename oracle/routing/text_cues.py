@@ -74,8 +74,8 @@ YES_NO_START = re.compile(
 )
 YES_NO_WORDS = re.compile(r"\b(?:yes/no|yes or no|true/false)\b", re.IGNORECASE)
 CODE_START = re.compile(r"(?:def |class |import |from \w+ import |return\b|function |const |let |#include)")
-CODE_FIRST_LINE = re.compile(r"[ \t]*" + CODE_START.pattern)
-CODE_LATER_LINE = re.compile(r"\n[ \t]*" + CODE_START.pattern)
+_CODE_FIRST_LINE = re.compile(r"[ \t]*" + CODE_START.pattern)
+_CODE_LATER_LINE = re.compile(r"\n[ \t]*" + CODE_START.pattern)
 """A code-shaped first line, or a later one: the literal newline that opens the second pattern lets
 the regex engine skip to each line start in C instead of trying every position."""
 
@@ -105,8 +105,8 @@ def has_code_line(text: str, end: int | None = None) -> bool:
     ``#include``. Lines are split on "\\n" only; ``text`` is read in place, not copied.
     """
     stop = len(text) if end is None else end
-    return (CODE_FIRST_LINE.match(text, 0, stop) is not None
-            or CODE_LATER_LINE.search(text, 0, stop) is not None)
+    return (_CODE_FIRST_LINE.match(text, 0, stop) is not None
+            or _CODE_LATER_LINE.search(text, 0, stop) is not None)
 
 
 CLAIM_CHECK_AT = re.compile(

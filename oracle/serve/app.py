@@ -27,14 +27,13 @@ from oracle.serve import openapi_doc
 from oracle.serve.api_models import (AnswerRequest, ApiError, BatchInfo, EscalationSummary, Health, JobInfo,
                                      VersionInfo)
 from oracle.serve.guard import Guard
-from oracle.serve.jobs import Batch, Full
+from oracle.serve.jobs import Full
 from oracle.serve.service import (ApiProblem, Service, batch_info, complete_lines, find_batch, invalid_task,
                                   job_info, stored_call, summary)
 from oracle.serve.settings import ServeSettings
 from oracle.escalation.store import StoredEscalation
 from oracle.result import OracleResult
 from oracle.route import Route
-from oracle.task import TaskInput
 
 JSONL = "application/x-ndjson"
 
