@@ -84,14 +84,14 @@ class VoteRecord:
         """A vote of a schema-1 trace: each vote carried a copy of the values it read (``signals``)
         and a ``spec`` (name, version, weight, changed settings); read them as ``reads`` and
         ``settings``, so stored results and escalations from before still load."""
-        if isinstance(data, dict) and ("signals" in data or "spec" in data):
-            data = dict(data)
-            signals = data.pop("signals", None)
-            if isinstance(signals, dict) and "reads" not in data:
-                data["reads"] = tuple(signals)
-            spec = data.pop("spec", None)
-            if isinstance(spec, dict) and "settings" not in data:
-                data["settings"] = spec.get("settings", {})
+        if isinstance(data, dict):
+            # Only the schema-1 shapes are read; anything else stays, and is refused as an unknown key.
+            if isinstance(data.get("signals"), dict) and "reads" not in data:
+                data = {**data, "reads": tuple(data["signals"])}
+                del data["signals"]
+            if isinstance(data.get("spec"), dict) and "settings" not in data:
+                data = {**data, "settings": data["spec"].get("settings", {})}
+                del data["spec"]
         return data
 
 

@@ -239,6 +239,10 @@ def test_a_schema_1_trace_still_loads():
     loaded = Route.model_validate(old)
     assert loaded.votes == new.votes and loaded.schema_version == "1"
     assert [loaded.signals_read(v) for v in loaded.votes] == [new.signals_read(v) for v in new.votes]
+    vote = old["votes"][0]
+    for bad in ({**vote, "signals": 5}, {**vote, "spec": "x"}, {**vote, "reads": [], "signals": {}}):
+        with pytest.raises(ValidationError):  # a malformed or mixed legacy vote is refused, not dropped
+            Route.model_validate({**old, "votes": [bad]})
 
 
 def test_route_validation_refuses_bad_traces():
