@@ -13,8 +13,10 @@ Which evaluator emits what:
   questions disagree or are weak), ``no_candidate_passed`` (each candidate's first unmet criterion),
   ``unparsed``;
 - LLM judge: ``order_inconsistent``, ``preference_cycle``, ``unparsed``, ``tied_best``;
-- verifier: ``sandbox_failure``, ``task_unrunnable``, ``weak_isolation`` (below the strongest
-  level, or ``in_process`` integrity), ``no_candidate_passed`` (each candidate's first failure).
+- verifier: ``sandbox_failure`` (the whole run, or the candidates left unscored by our fault),
+  ``task_unrunnable``, ``weak_isolation`` (below the strongest level, or ``in_process`` integrity),
+  ``no_candidate_passed`` (each candidate's first failure), ``tampering`` (a candidate's run changed
+  the sandbox worker it ran in).
 
 ``unparsed`` and ``tied_best`` are recorded for readers; escalation asks about a tie through the
 scores (``inseparable_candidates``), not through ``tied_best``.
@@ -88,6 +90,12 @@ class ErrorEvidence(_Model):
 class IsolationEvidence(_Model):
     integrity: Integrity
     isolation_level: str | None = None
+
+
+class TamperingEvidence(_Model):
+    changes: dict[str, list[str]] = Field(default_factory=dict)
+    """Per candidate: what its run changed in the sandbox worker it ran in (limits, priority, CPU
+    affinity, kernel objects left behind...)."""
 
 
 class NonePassedEvidence(_Model):
@@ -177,9 +185,14 @@ class NoCandidatePassed(_Concern):
     evidence: NonePassedEvidence
 
 
+class Tampering(_Concern):
+    kind: Literal["tampering"] = "tampering"
+    evidence: TamperingEvidence
+
+
 Concern = Annotated[Union[DecisionRefusal, DecisionAbstention, DecisionLowConfidence, DecisionOrderFlip,
                           ClaimUndecided, OrderInconsistent, PreferenceCycle, Unparsed, TiedBest, SandboxFailure,
-                          TaskUnrunnable, WeakIsolation, NoCandidatePassed],
+                          TaskUnrunnable, WeakIsolation, NoCandidatePassed, Tampering],
                     Field(discriminator="kind")]
 """Any concern; ``kind`` tells which (it is the JSON discriminator)."""
 
@@ -198,5 +211,5 @@ def verifier_failure(error_type: str, message: str, candidates: list[str]) -> Sa
 
 
 __all__ = ["ClaimUndecided", "Concern", "DecisionAbstention", "DecisionLowConfidence", "DecisionOrderFlip", "DecisionRefusal",
-           "NoCandidatePassed", "OrderInconsistent", "PreferenceCycle", "SandboxFailure", "TaskUnrunnable",
+           "NoCandidatePassed", "OrderInconsistent", "PreferenceCycle", "SandboxFailure", "Tampering", "TaskUnrunnable",
            "TiedBest", "Unparsed", "WeakIsolation", "verifier_failure"]

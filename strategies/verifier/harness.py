@@ -13,6 +13,7 @@ channel, returned what may not cross); ``timeout`` (wall clock).
 from __future__ import annotations
 
 import ast
+import dataclasses
 import json
 import math
 from dataclasses import dataclass
@@ -43,10 +44,24 @@ class TestOutcome:
     duration_ms: float
     weight: float
     integrity: str = "isolated"
+    our_fault: bool = False
+    """No verdict, through no fault of the candidate (its worker was found changed by another run, or
+    it was starved of CPU, even after the reruns): the candidate is left unscored, never given a 0."""
+    tampering: tuple[str, ...] = ()
+    """What this candidate's run changed in its sandbox worker (the run is an ``error``)."""
+    reruns: tuple[dict, ...] = ()
+    """Attempts that did not count, and why (``worker_tampered``, ``starved``)."""
 
     def as_dict(self) -> dict[str, Any]:
-        return {"name": self.name, "kind": self.kind, "outcome": self.outcome, "message": self.message,
-                "duration_ms": round(self.duration_ms, 1), "weight": self.weight, "integrity": self.integrity}
+        out = {"name": self.name, "kind": self.kind, "outcome": self.outcome, "message": self.message,
+               "duration_ms": round(self.duration_ms, 1), "weight": self.weight, "integrity": self.integrity}
+        if self.our_fault:
+            out["our_fault"] = True
+        if self.tampering:
+            out["tampering"] = list(self.tampering)
+        if self.reruns:
+            out["reruns"] = [dict(r) for r in self.reruns]
+        return out
 
 
 def test_name(test: Test, index: int) -> str:
@@ -140,12 +155,23 @@ def _json(value: Any) -> str:
 def interpret(test: Test, index: int, run: RunResult, *, tolerance: float, memory_mb: int,
               integrity: str = "isolated") -> TestOutcome:
     """Read the verdict of one run (see module docstring for the outcome rules)."""
+    outcome = _interpret(test, index, run, tolerance=tolerance, memory_mb=memory_mb, integrity=integrity)
+    return dataclasses.replace(outcome, reruns=tuple(run.reruns)) if run.reruns else outcome
+
+
+def _interpret(test: Test, index: int, run: RunResult, *, tolerance: float, memory_mb: int,
+               integrity: str) -> TestOutcome:
     name, kind, weight = test_name(test, index), test.kind, test.weight
 
     def out(outcome: str, message: str) -> TestOutcome:
         return TestOutcome(name, kind, outcome, _short(message) if message else outcome, run.duration_ms, weight,
                            integrity)
 
+    if run.our_fault:
+        return dataclasses.replace(out("error", run.our_fault), our_fault=True)
+    if run.tampering:
+        return dataclasses.replace(out("error", "tampering: this run changed its sandbox worker: "
+                                       + "; ".join(run.tampering)), tampering=tuple(run.tampering))
     if run.timed_out:
         return out("timeout", f"no result within the {test.timeout_s} s limit" if test.timeout_s
                    else "no result within the time limit")

@@ -12,6 +12,7 @@ a worker that does not confirm the kill is destroyed (``broken``), and the pool 
 
 from __future__ import annotations
 
+import fcntl
 import os
 import select
 import socket
@@ -20,7 +21,7 @@ from dataclasses import dataclass, field
 
 from oracle.strategies.verifier.runtime import wire
 from oracle.errors import SandboxError
-from oracle.strategies.verifier.workers import Worker, WorkerBroken, WorkerPool
+from oracle.strategies.verifier.workers import Worker, WorkerBroken, WorkerPool, WorkerTampered
 
 GRACE_S = 2.0
 """How long the candidate may take to end after the test side finished (it sees the channel close)."""
@@ -56,6 +57,30 @@ class RunResult:
     """Why a worker had to be destroyed during this run (the pair is not reused)."""
     duration_ms: float = 0.0
     report_error: str | None = None
+    tampering: list[str] = field(default_factory=list)
+    """What this run changed in its worker (found after it ended); the worker is destroyed."""
+    reruns: list[dict] = field(default_factory=list)
+    """Earlier attempts of this run that did not count: ``{"reason": "worker_tampered" | "starved", ...}``."""
+    our_fault: str | None = None
+    """Why this run has no verdict through no fault of the candidate (``worker_tampered: ...``,
+    ``starved: ...``): the last resort after the reruns."""
+
+
+def spec_fd(spec: dict) -> int:
+    """The run's spec in a sealed memfd, read only by the run's own process after its worker forks it:
+    the worker never holds a run's code or test (see runtime/zygote.py)."""
+    frame = wire.dumps({"op": "spec", "spec": spec})
+    fd = os.memfd_create("oracle-run-spec", os.MFD_CLOEXEC | os.MFD_ALLOW_SEALING)
+    try:
+        view = memoryview(frame)
+        while view:
+            view = view[os.write(fd, view):]
+        fcntl.fcntl(fd, fcntl.F_ADD_SEALS, fcntl.F_SEAL_SEAL | fcntl.F_SEAL_SHRINK | fcntl.F_SEAL_GROW
+                    | fcntl.F_SEAL_WRITE)
+    except BaseException:
+        os.close(fd)
+        raise
+    return fd
 
 
 def _runtime(language: str, side: str) -> str:
@@ -123,16 +148,18 @@ def execute(candidate: Worker, test: Worker, plan: RunPlan) -> RunResult:
             in_r, stdin_w = os.pipe()
             to_close.append(in_r)
             os.set_blocking(stdin_w, False)
+            cand_spec = spec_fd({**plan.candidate_spec, "mode": "script"})
+            to_close.append(cand_spec)
             candidate.send({"op": "run", **base, "runtime": _runtime(plan.language, "candidate"),
-                            "spec": {**plan.candidate_spec, "mode": "script"},
-                            "fd_roles": ["stdin", "stdout", "stderr"]}, (in_r, out_w, err_w))
+                            "fd_roles": ["spec", "stdin", "stdout", "stderr"]}, (cand_spec, in_r, out_w, err_w))
         elif plan.mode == "in_process":
             rep_r, rep_w = os.pipe()
             streams.add(rep_r, "report")
             to_close.append(rep_w)
+            cand_spec = spec_fd({**plan.test_spec, **plan.candidate_spec, "in_process": True})  # type: ignore[dict-item]
+            to_close.append(cand_spec)
             candidate.send({"op": "run", **base, "runtime": _runtime(plan.language, "test"),
-                            "spec": {**plan.test_spec, **plan.candidate_spec, "in_process": True},  # type: ignore[dict-item]
-                            "fd_roles": ["report", "stdout", "stderr"]}, (rep_w, out_w, err_w))
+                            "fd_roles": ["spec", "report", "stdout", "stderr"]}, (cand_spec, rep_w, out_w, err_w))
         else:
             chan_c, chan_t = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
             rep_r, rep_w = os.pipe()
@@ -142,12 +169,13 @@ def execute(candidate: Worker, test: Worker, plan: RunPlan) -> RunResult:
             cand_end, test_end = chan_c.detach(), chan_t.detach()
             to_close += [cand_end, test_end, rep_w, tout_w]
             workers["test"] = test
+            cand_spec, test_spec = spec_fd({**plan.candidate_spec, "mode": "serve"}), spec_fd(plan.test_spec or {})
+            to_close += [cand_spec, test_spec]
             candidate.send({"op": "run", **base, "runtime": _runtime(plan.language, "candidate"),
-                            "spec": {**plan.candidate_spec, "mode": "serve"},
-                            "fd_roles": ["channel", "stdout", "stderr"]}, (cand_end, out_w, err_w))
+                            "fd_roles": ["spec", "channel", "stdout", "stderr"]}, (cand_spec, cand_end, out_w, err_w))
             test.send({"op": "run", **base, "runtime": _runtime(plan.language, "test"),
-                       "spec": plan.test_spec, "fd_roles": ["channel", "report", "stdout", "stderr"]},
-                      (test_end, rep_w, tout_w, tout_w))
+                       "fd_roles": ["spec", "channel", "report", "stdout", "stderr"]},
+                      (test_spec, test_end, rep_w, tout_w, tout_w))
     except BaseException:
         streams.close()
         if stdin_w is not None:
@@ -257,7 +285,7 @@ def _watch(workers: dict[str, Worker], streams: _Streams, plan: RunPlan, result:
                     try:
                         workers[role].pump()
                         while (message := workers[role].take()) is not None:
-                            if message.get("op") == "exited":
+                            if message.get("op") in ("exited", "refused"):
                                 exits[role] = message
                     except WorkerBroken as exc:
                         result.broken.append(str(exc))
@@ -270,14 +298,47 @@ def _watch(workers: dict[str, Worker], streams: _Streams, plan: RunPlan, result:
         streams.close()
     result.candidate_exit = exits.get("candidate")
     result.test_exit = exits.get("test")
+    refused = {role: m for role, m in exits.items() if m.get("op") == "refused"}
+    if refused:
+        raise WorkerTampered("; ".join(f"the {role} worker was found changed before the run: "
+                                       f"{', '.join(map(str, m.get('tampered') or []))}" for role, m in refused.items()))
     for role, message in exits.items():
         if message.get("clean") is False:
             result.broken.append(f"the {role} worker could not empty its work directory")
+        changed = message.get("tampered")
+        if changed:
+            result.tampering += [f"{role} worker: {c}" for c in map(str, changed)]
+            result.broken.append(f"the {role} worker was found changed after the run")
 
 
-def run_in_pool(pool: WorkerPool, plan: RunPlan) -> RunResult:
-    """Run on a pair from ``pool`` (blocking). A pair that fails before the run begins is replaced
-    and the run tried once more; a second failure is the sandbox's fault (SandboxError)."""
+STARVED_CPU_SHARE = 0.5
+"""A timed-out run whose processes together received less CPU time than this share of its limit..."""
+STARVED_WAIT_SHARE = 0.25
+"""...while its threads waited, runnable, for a CPU at least this share of it, was starved by others."""
+STARVED_RERUNS = 2
+"""A starved run is rerun this many times at most, each time alone in its pool."""
+
+
+def starved(result: RunResult, timeout_s: float) -> bool:
+    """The starvation rule (constants above): a timeout that is the machine's fault, not the candidate's.
+    A run that sleeps or blocks waits without being runnable, and a run that spins gets its CPU, so
+    neither is starved; a run that could not get a CPU is."""
+    if not result.timed_out:
+        return False
+    for side in (result.candidate_exit, result.test_exit):
+        if not side or side.get("run_delay_s") is None:
+            continue
+        if side["run_delay_s"] >= STARVED_WAIT_SHARE * timeout_s and \
+                float(side.get("cpu_total_s") or 0.0) < STARVED_CPU_SHARE * timeout_s:
+            return True
+    return False
+
+
+def _attempt(pool: WorkerPool, plan: RunPlan, reruns: list[dict]) -> RunResult:
+    """One run on a pair from ``pool``. A pair that fails before the run begins is replaced and the run
+    tried once more: a worker found changed is rerun on a fresh pair (recorded in ``reruns``), and
+    ``our_fault`` says so when even that fails; any other second failure is the sandbox's
+    (SandboxError)."""
     for attempt in (1, 2):
         pair = pool.acquire()
         broken = True
@@ -285,9 +346,38 @@ def run_in_pool(pool: WorkerPool, plan: RunPlan) -> RunResult:
             result = execute(pair[0], pair[1], plan)
             broken = bool(result.broken)
             return result
+        except WorkerTampered as exc:
+            reruns.append({"reason": "worker_tampered", "detail": str(exc)[:500]})
+            if attempt == 2:
+                return RunResult(our_fault=f"worker_tampered: {exc}")
         except WorkerBroken as exc:
             if attempt == 2:
                 raise SandboxError(f"the sandbox workers failed twice: {exc}") from None
         finally:
             pool.release(pair, broken)
     raise AssertionError("unreachable")
+
+
+def run_in_pool(pool: WorkerPool, plan: RunPlan) -> RunResult:
+    """Run ``plan`` on ``pool`` (blocking): reruns a run whose worker was found changed (once) and a
+    starved run (up to STARVED_RERUNS times, alone in the pool); every rerun is in ``reruns``."""
+    reruns: list[dict] = []
+    with pool.shared():
+        result = _attempt(pool, plan, reruns)
+    tries = 0
+    while result.our_fault is None and starved(result, plan.timeout_s):
+        if tries == STARVED_RERUNS:
+            side = result.candidate_exit if starved(RunResult(timed_out=True, candidate_exit=result.candidate_exit),
+                                                    plan.timeout_s) else result.test_exit
+            result = RunResult(our_fault=f"starved: no CPU for the run in {STARVED_RERUNS + 1} tries (last: "
+                                         f"{(side or {}).get('cpu_total_s')} s CPU, waited "
+                                         f"{(side or {}).get('run_delay_s')} s for one, limit {plan.timeout_s} s)")
+            break
+        tries += 1
+        reruns.append({"reason": "starved", "cpu_total_s": [(e or {}).get("cpu_total_s") for e in
+                                                            (result.candidate_exit, result.test_exit)],
+                       "run_delay_s": [(e or {}).get("run_delay_s") for e in (result.candidate_exit, result.test_exit)]})
+        with pool.exclusive():
+            result = _attempt(pool, plan, reruns)
+    result.reruns = reruns
+    return result

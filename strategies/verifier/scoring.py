@@ -1,7 +1,8 @@
 """Scores, pass rule and ranking of verifier candidates.
 
 score = weighted share of tests passed (equal shares when every weight is 0); passed = every test
-passed. Candidates are ranked by score, then by passing everything; equal candidates are a tie,
+passed. A candidate with a test that has no verdict through our fault (``our_fault``) is unscored
+(score and passed None): we cannot say, and a 0 would charge it with our failure. Candidates are ranked by score, then by passing everything; equal candidates are a tie,
 reported as such in ``ties`` and broken by input order, so the same input always ranks the same.
 """
 
@@ -13,9 +14,11 @@ from oracle.result import CandidateResult
 from oracle.strategies.verifier.harness import TestOutcome
 
 
-def score_tests(outcomes: Sequence[TestOutcome]) -> tuple[float, bool]:
+def score_tests(outcomes: Sequence[TestOutcome]) -> tuple[float | None, bool | None]:
     if not outcomes:
         return 0.0, False
+    if any(o.our_fault for o in outcomes):
+        return None, None
     total = sum(o.weight for o in outcomes)
     if total > 0:
         score = sum(o.weight for o in outcomes if o.outcome == "pass") / total

@@ -19,8 +19,8 @@ import weakref
 from pathlib import Path
 from typing import Any, Literal
 
-from oracle.concerns import (Concern, IsolationEvidence, NoCandidatePassed, NonePassedEvidence, WeakIsolation,
-                             verifier_failure)
+from oracle.concerns import (Concern, ErrorEvidence, IsolationEvidence, NoCandidatePassed, NonePassedEvidence,
+                             SandboxFailure, Tampering, TamperingEvidence, WeakIsolation, verifier_failure)
 from oracle.config import OracleConfig, VerifierConfig
 from oracle.errors import OracleError, SandboxError
 from oracle.provenance import ISOLATION_ORDER, EvaluationProvenance, Execution, Integrity
@@ -269,7 +269,8 @@ class VerifierStrategy:
         if failing:
             details["summary"] = "; ".join(f"{o.name}: {o.outcome}: {o.message}" for o in failing[:3])
             details["first_failure"] = f"{failing[0].name}: {failing[0].outcome}: {failing[0].message}"
-        return CandidateResult(id=cid, score=score, passed=passed, details=details)
+        return CandidateResult(id=cid, score=score, passed=passed, details=details,
+                               status=Status.failed if score is None else Status.ok)
 
 
 def _concerns(result: EvaluationResult, ids: list[str]) -> list[Concern]:
@@ -286,6 +287,21 @@ def _concerns(result: EvaluationResult, ids: list[str]) -> list[Concern]:
         out.append(WeakIsolation(
             candidates=ids, evidence=IsolationEvidence(integrity=run.integrity, isolation_level=run.isolation_level),
             message=f"tests ran with integrity {run.integrity} under {run.isolation_level} isolation"))
+    tampered = {c.id: [f"{t['name']}: {x}" for t in c.details.get("tests", []) for x in t.get("tampering", [])]
+                for c in result.candidates}
+    tampered = {cid: changes for cid, changes in tampered.items() if changes}
+    if tampered:
+        out.append(Tampering(candidates=list(tampered), evidence=TamperingEvidence(changes=tampered),
+                             message="a candidate's run changed the sandbox worker it ran in: "
+                                     + "; ".join(f"{cid}: {changes[0]}" for cid, changes in tampered.items())))
+    ours = {c.id: next(t["message"] for t in c.details.get("tests", []) if t.get("our_fault"))
+            for c in result.candidates if any(t.get("our_fault") for t in c.details.get("tests", []))}
+    if ours:
+        out.append(SandboxFailure(
+            candidates=list(ours), evidence=ErrorEvidence(type="SandboxError", message="; ".join(
+                f"{cid}: {m}" for cid, m in ours.items())[:2000]),
+            message="the sandbox could not give these candidates a verdict (left unscored): "
+                    + "; ".join(f"{cid}: {m}" for cid, m in ours.items())))
     if result.candidates and not any(c.passed for c in result.candidates):
         firsts = {c.id: str(c.details.get("first_failure") or c.details.get("message") or "failed")
                   for c in result.candidates}

@@ -22,6 +22,8 @@ import tempfile
 import threading
 import time
 from concurrent.futures import ThreadPoolExecutor
+from contextlib import contextmanager
+from typing import Iterator
 from pathlib import Path
 
 from oracle.errors import SandboxError
@@ -42,6 +44,10 @@ _HEADER = struct.Struct(">I")
 
 class WorkerBroken(SandboxError):
     """A worker stopped following the control protocol; it is destroyed and replaced."""
+
+
+class WorkerTampered(WorkerBroken):
+    """A worker found itself changed (by an earlier run) before forking a run: the run never started."""
 
 
 class Worker:
@@ -240,6 +246,39 @@ class WorkerPool:
         self.closed = False
         self.started_workers = 0
         self.executor = ThreadPoolExecutor(self.size, thread_name_prefix="oracle-verifier")
+        self._gate = threading.Condition()
+        self._running = 0
+        self._exclusive_waiting = 0
+        self._exclusive = False
+
+    @contextmanager
+    def shared(self) -> Iterator[None]:
+        """Hold while running alongside other runs (waits while a run has the pool to itself)."""
+        with self._gate:
+            self._gate.wait_for(lambda: not self._exclusive and not self._exclusive_waiting)
+            self._running += 1
+        try:
+            yield
+        finally:
+            with self._gate:
+                self._running -= 1
+                self._gate.notify_all()
+
+    @contextmanager
+    def exclusive(self) -> Iterator[None]:
+        """Hold while running alone: after every run under way has ended, and before any other starts
+        (a starved run's rerun, so that whatever starved it is over)."""
+        with self._gate:
+            self._exclusive_waiting += 1
+            self._gate.wait_for(lambda: not self._exclusive and self._running == 0)
+            self._exclusive_waiting -= 1
+            self._exclusive = True
+        try:
+            yield
+        finally:
+            with self._gate:
+                self._exclusive = False
+                self._gate.notify_all()
 
     def _new_pair(self) -> tuple[Worker, Worker]:
         pair = (Worker(self.sandbox, self.interpreter, "candidate"), Worker(self.sandbox, self.interpreter, "test"))

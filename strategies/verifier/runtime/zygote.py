@@ -8,9 +8,21 @@ it), reaps them, and empties the work directory, so no file, thread or daemon re
 This process is not dumpable: a run's process, though it has the same uid, cannot ptrace it or read
 its memory.
 
+No run can read another's data, and none can change what later runs start from:
+- this process never holds a run's code, test, inputs or outputs: the host puts the run's spec in a
+  sealed memfd (role ``spec``) that only the forked child reads, so what a run inherits in memory
+  is this clean interpreter and nothing of an earlier run;
+- the child leaves this process's session and installs the per-run seccomp filter (bpf.py) before
+  anything of the run executes: no limit, priority or scheduling change for any pid but its own, no
+  signal to this process or its ancestors, no System V IPC or POSIX message queue;
+- this process checks its own attributes (worker_state.py) before each fork and after each run, and
+  sweeps every System V object of its uid. A difference is reported (``tampered``) and this process
+  exits: the host destroys the sandbox and reruns what was affected on a fresh one.
+
 Control protocol with the host (one stream socket, frames as in wire.py): the host sends ``run``
 with the run's file descriptors attached (SCM_RIGHTS) and may send ``kill``; this process answers
-``ready`` once, ``started`` and ``exited`` per run.
+``ready`` once, ``started`` and ``exited`` per run, or ``refused`` (with ``tampered``) instead of
+``started`` when the pre-fork check fails.
 """
 
 from __future__ import annotations
@@ -32,10 +44,12 @@ import time
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 
+import bpf  # noqa: E402
 import candidate_side  # noqa: E402
 import rpc  # noqa: E402,F401
 import test_side  # noqa: E402
 import wire  # noqa: E402
+import worker_state  # noqa: E402
 
 TYPE_CHECKING = False  # type checkers read the block below; at run time nothing more is imported
 if TYPE_CHECKING:
@@ -202,11 +216,35 @@ def _place_fds(fds: list[int], roles: list[str]) -> None:
                 pass
 
 
+class _Worker:
+    """What this process fixed at start: the per-run filter and the state every run starts from."""
+
+    run_filter: bpf.Prepared
+    baseline: dict
+    uid: int
+
+
+def _read_spec(fd: int) -> dict:
+    chunks = []
+    os.lseek(fd, 0, os.SEEK_SET)
+    while chunk := os.read(fd, 1 << 20):
+        chunks.append(chunk)
+    os.close(fd)
+    data = b"".join(chunks)
+    return wire.loads(data[4:])["spec"]
+
+
 def _child(message: dict, fds: list[int], run_dir: str, zygote_pid: int) -> int:
     _libc.prctl(PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
     if os.getppid() != zygote_pid:
         return 122
-    _place_fds(fds, message["fd_roles"])
+    os.setsid()
+    _Worker.run_filter.apply()
+    roles = list(message["fd_roles"])
+    spec_fd = fds.pop(roles.index("spec"))
+    roles.remove("spec")
+    run_spec = _read_spec(spec_fd)
+    _place_fds(fds, roles)
     for sig in (signal.SIGTERM, signal.SIGCHLD):
         signal.signal(sig, signal.SIG_DFL)
     os.chdir(run_dir)
@@ -214,7 +252,7 @@ def _child(message: dict, fds: list[int], run_dir: str, zygote_pid: int) -> int:
     cpu = int(message.get("cpu_s") or 0)
     if cpu > 0:
         resource.setrlimit(resource.RLIMIT_CPU, (cpu, cpu + 1))
-    spec = dict(message["spec"], channel_fd=FD_CHANNEL, report_fd=FD_REPORT)
+    spec = dict(run_spec, channel_fd=FD_CHANNEL, report_fd=FD_REPORT)
     runtime = message["runtime"]
     if runtime == "python-candidate":
         return candidate_side.main(spec)
@@ -230,10 +268,29 @@ def _child(message: dict, fds: list[int], run_dir: str, zygote_pid: int) -> int:
     return 123
 
 
-def _run(sock: socket.socket, message: dict, fds: list[int], work: str, scratch: list[str]) -> None:
+def _tampering(pending: list[int] = []) -> list[str]:  # noqa: B006 - read only
+    """What differs from the start, and any System V object of this uid (removed here); ``pending``:
+    the descriptors just received for the next run."""
+    found = worker_state.changes(_Worker.baseline, worker_state.snapshot(frozenset(pending)))
+    left = worker_state.sysv_objects(_Worker.uid)
+    if left:
+        worker_state.remove_sysv(left)
+        found.append(f"System V IPC objects left behind: {sorted(left)}")
+    return found
+
+
+def _run(sock: socket.socket, message: dict, fds: list[int], work: str, scratch: list[str]) -> bool:
+    """One run; False when this worker must not be used again (it was found changed)."""
+    before = _tampering(fds)
+    if before:
+        for fd in fds:
+            os.close(fd)
+        _send(sock, {"op": "refused", "tampered": before})
+        return False
     run_dir = os.path.join(work, "run")
     os.mkdir(run_dir, 0o700)
     me = os.getpid()
+    used_before = resource.getrusage(resource.RUSAGE_CHILDREN)
     pid = os.fork()
     if pid == 0:
         code = 124
@@ -262,6 +319,7 @@ def _run(sock: socket.socket, message: dict, fds: list[int], work: str, scratch:
     status = None
     rusage: Any = None  # set by wait4 below before it is read
     requested_kill = False
+    run_delay = None
     while status is None:
         for fd, _event in poller.poll():
             if fd == pidfd:
@@ -276,16 +334,22 @@ def _run(sock: socket.socket, message: dict, fds: list[int], work: str, scratch:
                 for place in scratch:
                     wipe(place)
                 os._exit(0)
-            if incoming.get("op") == "kill":
+            if incoming.get("op") == "kill" and not requested_kill:
                 requested_kill = True
+                run_delay = worker_state.run_delay_s([pid, *descendants()])
                 os.kill(pid, signal.SIGKILL)
     os.close(pidfd)
     swept = sweep()
     clean = all([wipe(place) for place in scratch])
     code = os.waitstatus_to_exitcode(status)
+    used = resource.getrusage(resource.RUSAGE_CHILDREN)
+    tampered = _tampering()
     _send(sock, {"op": "exited", "exit_code": code if code >= 0 else None, "signal": -code if code < 0 else None,
                  "swept": swept, "clean": clean, "requested_kill": requested_kill,
-                 "cpu_s": round(rusage.ru_utime + rusage.ru_stime, 4), "maxrss_kb": rusage.ru_maxrss})
+                 "cpu_s": round(rusage.ru_utime + rusage.ru_stime, 4), "maxrss_kb": rusage.ru_maxrss,
+                 "cpu_total_s": round(used.ru_utime + used.ru_stime - used_before.ru_utime - used_before.ru_stime, 4),
+                 "run_delay_s": None if run_delay is None else round(run_delay, 4), "tampered": tampered})
+    return not tampered
 
 
 def main() -> int:
@@ -303,13 +367,18 @@ def main() -> int:
     scratch = [p for p in scratch if os.path.isdir(p) and os.access(p, os.W_OK)]
     for place in scratch:
         wipe(place)
+    _Worker.uid = os.getuid()
+    worker_state.remove_sysv(worker_state.sysv_objects(_Worker.uid))
+    _Worker.run_filter = bpf.Prepared(bpf.run_filter(bpf.machine(), worker_state.ancestors()))
+    _Worker.baseline = worker_state.snapshot()
     _send(sock, {"op": "ready", "pid": os.getpid(), "python": sys.version.split()[0]})
     while True:
         message, fds = _recv(sock)
         if message is None:
             return 0
         if message.get("op") == "run":
-            _run(sock, message, fds, work, scratch)
+            if not _run(sock, message, fds, work, scratch):
+                return 0  # found changed: never fork from this process again
         else:
             for f in fds:
                 os.close(f)

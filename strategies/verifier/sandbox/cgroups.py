@@ -1,4 +1,5 @@
-"""Per-run cgroups: the only layer that bounds memory across processes and catches daemons.
+"""Per-run cgroups: the only layer that bounds memory across processes and catches daemons, and
+gives each run its fair share of the CPU.
 
 A run gets its own group (v1: one per controller, memory and pids; v2: one unified group). Groups
 are kept per slot uid and reused (only one run holds a slot at a time): the first attach to a fresh
@@ -7,6 +8,10 @@ pre-exec hook writes the child's pid into ``cgroup.procs`` before exec, so every
 candidate starts is born inside the group. After the run every member is killed (``cgroup.kill``
 on v2, a SIGKILL sweep on v1) and the group removed; the peak memory is read first so a result can
 say "memory limit exceeded" with evidence.
+
+CPU: every group gets the same weight (v1 ``cpu.shares``, v2 ``cpu.weight``) and a quota of
+CPUS_PER_RUN (v1 ``cpu.cfs_quota_us``, v2 ``cpu.max``), so a run that spins in many processes gets
+no more CPU than a run with one thread, and cannot starve a sibling run into a timeout.
 """
 
 from __future__ import annotations
@@ -21,6 +26,9 @@ from oracle.strategies.verifier.sandbox.slots import kill_until_gone
 
 CGROUP_ROOT = Path("/sys/fs/cgroup")
 GROUP_PREFIX = "oracle-sandbox"
+CPUS_PER_RUN = 1
+"""CPU quota of each run's group, in CPUs."""
+CPU_PERIOD_US = 100_000
 
 
 @dataclass(frozen=True)
@@ -30,6 +38,7 @@ class CgroupSupport:
     version: int | None = None
     memory_parent: Path | None = None
     pids_parent: Path | None = None
+    cpu_parent: Path | None = None
 
     @property
     def memory(self) -> bool:
@@ -38,6 +47,10 @@ class CgroupSupport:
     @property
     def pids(self) -> bool:
         return self.pids_parent is not None
+
+    @property
+    def cpu(self) -> bool:
+        return self.cpu_parent is not None
 
 
 def _own_path(controller: str) -> str:
@@ -76,8 +89,10 @@ def detect() -> CgroupSupport:
             if (CGROUP_ROOT / "memory" / "memory.limit_in_bytes").exists() else None
         pids = _writable_parent(CGROUP_ROOT / "pids", _own_path("pids")) \
             if (CGROUP_ROOT / "pids").is_dir() else None
+        cpu = _writable_parent(CGROUP_ROOT / "cpu", _own_path("cpu")) \
+            if (CGROUP_ROOT / "cpu" / "cpu.shares").exists() else None
         if mem or pids:
-            return CgroupSupport(version=1, memory_parent=mem, pids_parent=pids)
+            return CgroupSupport(version=1, memory_parent=mem, pids_parent=pids, cpu_parent=cpu)
     if (CGROUP_ROOT / "cgroup.controllers").exists():
         controllers = (CGROUP_ROOT / "cgroup.controllers").read_text().split()
         parent = _writable_parent(CGROUP_ROOT, _own_path(""))
@@ -86,11 +101,16 @@ def detect() -> CgroupSupport:
                 (parent / "cgroup.subtree_control").write_text("+memory +pids")
             except OSError:
                 pass
+            try:
+                (parent / "cgroup.subtree_control").write_text("+cpu")
+            except OSError:
+                pass
             enabled = (parent / "cgroup.subtree_control").read_text().split() \
                 if (parent / "cgroup.subtree_control").exists() else []
             return CgroupSupport(version=2,
                                  memory_parent=parent if "memory" in enabled and "memory" in controllers else None,
-                                 pids_parent=parent if "pids" in enabled else None)
+                                 pids_parent=parent if "pids" in enabled else None,
+                                 cpu_parent=parent if "cpu" in enabled else None)
     return CgroupSupport()
 
 
@@ -141,6 +161,9 @@ class RunCgroup:
                     (d / "memory.swap.max").write_text("0")
             if s.pids:
                 (d / "pids.max").write_text(str(self.max_pids))
+            if s.cpu:
+                (d / "cpu.weight").write_text("100")
+                (d / "cpu.max").write_text(f"{CPUS_PER_RUN * CPU_PERIOD_US} {CPU_PERIOD_US}")
             self.procs_files.append(str(d / "cgroup.procs"))
             return
         if s.memory_parent is not None:
@@ -161,6 +184,14 @@ class RunCgroup:
             self._mkdir(d)
             self.dirs.append(d)
             (d / "pids.max").write_text(str(self.max_pids))
+            self.procs_files.append(str(d / "cgroup.procs"))
+        if s.cpu_parent is not None:
+            d = s.cpu_parent / name
+            self._mkdir(d)
+            self.dirs.append(d)
+            (d / "cpu.shares").write_text("1024")
+            (d / "cpu.cfs_period_us").write_text(str(CPU_PERIOD_US))
+            (d / "cpu.cfs_quota_us").write_text(str(CPUS_PER_RUN * CPU_PERIOD_US))
             self.procs_files.append(str(d / "cgroup.procs"))
 
     def memory_peak_bytes(self) -> int | None:

@@ -54,7 +54,7 @@ class Layers:
             "best_backend": self.best(),
             "isolation_level": LEVEL[self.best()],
             "cgroups": {"version": self.cgroups.version, "memory": self.cgroups.memory,
-                        "pids": self.cgroups.pids},
+                        "pids": self.cgroups.pids, "cpu": self.cgroups.cpu},
             "uid_drop": self.uid_drop,
             "landlock_abi": self.landlock_abi,
         }

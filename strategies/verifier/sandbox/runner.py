@@ -98,7 +98,8 @@ class Sandbox:
         """What goes into every result: backend, isolation level and the extra layers in force."""
         c = self.layers.cgroups
         return {"backend": self.backend, "isolation_level": self.isolation_level,
-                "cgroup_memory": c.memory, "cgroup_pids": c.pids, "cgroup_version": c.version,
+                "cgroup_memory": c.memory, "cgroup_pids": c.pids, "cgroup_cpu": c.cpu,
+                "cgroup_version": c.version,
                 "uid_drop": self.layers.uid_drop,
                 "limits": {"memory_mb": self.limits.memory_mb, "max_pids": self.limits.max_pids,
                            "output_limit_bytes": self.limits.output_limit_bytes,
