@@ -18,7 +18,10 @@ import fcntl
 import os
 import resource
 
-from bpf import SYSCALLS, machine
+try:
+    from bpf import SYSCALLS, machine  # inside the sandbox: the runtime runs as flat scripts
+except ImportError:  # on the host (tests)
+    from oracle.strategies.verifier.runtime.bpf import SYSCALLS, machine
 
 _libc = ctypes.CDLL(None, use_errno=True)
 _syscall = _libc.syscall
