@@ -81,12 +81,9 @@ def test_the_run_filter_keeps_every_reach_to_the_caller_itself(arch):
         assert verdict(name, 0) == bpf.RET_ALLOW, name
         assert verdict(name, 7) == eperm and verdict(name, 4242) == eperm, name
         assert verdict(name, (1 << 32) | 7) == eperm, name  # the kernel reads the low word only
-    assert verdict("setpriority", 0, 0, 19) == bpf.RET_ALLOW
-    for which, who in ((0, 7), (1, 0), (2, 0), (2, 61000)):  # PRIO_PROCESS other, PRIO_PGRP, PRIO_USER
-        assert verdict("setpriority", which, who, 19) == eperm, (which, who)
-    assert verdict("ioprio_set", 1, 0, 0) == bpf.RET_ALLOW
-    for which, who in ((1, 7), (2, 0), (3, 0)):
-        assert verdict("ioprio_set", which, who, 0) == eperm
+    for name in ("setpriority", "ioprio_set", "sched_setaffinity", "sched_setscheduler", "sched_setattr"):
+        for args in ((0, 0, 19), (1, 0, 0), (2, 61000, 0), (0, 7, 0)):  # even the caller's own
+            assert verdict(name, *args) == eperm, (name, args)
     for name in bpf.SIGNALS:
         for target in (7, 3, -7, -1):
             assert verdict(name, target, 9) == eperm, (name, target)
@@ -175,6 +172,9 @@ def reach():
             _try(done, "SIGSTOP to group %d" % os.getpgid(pid), lambda: os.killpg(os.getpgid(pid), signal.SIGSTOP))
         except OSError:
             pass
+    _try(done, "my own nice", lambda: os.setpriority(os.PRIO_PROCESS, 0, 19))
+    _try(done, "my own scheduler", lambda: os.sched_setscheduler(0, os.SCHED_IDLE, os.sched_param(0)))
+    _try(done, "my own affinity", lambda: os.sched_setaffinity(0, {0}))
     _try(done, "nice of my user", lambda: os.setpriority(os.PRIO_USER, 0, 19))
     _try(done, "nice of my group", lambda: os.setpriority(os.PRIO_PGRP, 0, 19))
     _try(done, "SIGSTOP to everyone", lambda: os.kill(-1, signal.SIGSTOP))
@@ -472,7 +472,8 @@ def test_a_spinning_candidate_does_not_starve_its_sibling(backend):
                                                         Trajectory(id="honest", code=WORK)], workers=2, max_pids=48)
     finally:
         strategy.close()
-    assert _outcomes(result, "spinner") == ["timeout"] * 3
+    # The spinner times out (on a machine loaded by others it may be judged starved: unscored, never a pass).
+    assert "pass" not in _outcomes(result, "spinner")
     _honest_all_pass(result, ["honest"])
 
 
@@ -504,7 +505,7 @@ def test_a_starved_run_is_rerun_alone_and_keeps_its_verdict(backend, monkeypatch
     strategy = VerifierStrategy()
     try:
         result = _run(strategy, backend, _task([{"kind": "call", "name": "call", "call": "add(2, 3)", "expected": 5,
-                                                 "timeout_s": 1.5}]), [Trajectory(id="honest", code=WORK)])
+                                                 "timeout_s": 3}]), [Trajectory(id="honest", code=WORK)])
     finally:
         _stop(procs)
         strategy.close()

@@ -5,9 +5,10 @@ module), and the warm worker inside the sandbox builds a second, stricter filter
 process installs on itself right after fork. That per-run filter closes the reach from a run to the
 worker it was forked from (and to anything else outside the run):
 
-- resource limits and scheduling attributes may be changed for the caller only: ``prlimit64``,
-  ``sched_setaffinity``, ``sched_setscheduler``, ``sched_setparam`` and ``sched_setattr`` only with
-  pid 0, ``setpriority`` only with (PRIO_PROCESS, 0), ``ioprio_set`` only with (IOPRIO_WHO_PROCESS, 0);
+- resource limits may be changed for the caller only (``prlimit64`` with pid 0); scheduling is not
+  changed at all, not even the caller's own (``setpriority``, ``sched_setaffinity``,
+  ``sched_setscheduler``, ``sched_setparam``, ``sched_setattr``, ``ioprio_set``): a run that lowered
+  its own priority could turn a timeout into "starved" (runs.py) whenever the machine is busy;
 - no signal reaches a protected pid (the worker and every ancestor it could see, their process
   groups, and ``-1``, "everyone I may signal"); ``pidfd_open`` of a protected pid is refused, and
   ``pidfd_send_signal`` is refused outright (a pidfd can also come from opening ``/proc/<pid>``);
@@ -62,15 +63,15 @@ SYSCALLS = {
                 "mq_notify": 184, "mq_getsetattr": 185, **_COMMON},
 }
 
-SELF_ONLY = ("prlimit64", "sched_setaffinity", "sched_setscheduler", "sched_setparam", "sched_setattr")
+SELF_ONLY = ("prlimit64",)
 """Allowed only with pid 0 (the caller)."""
 SIGNALS = ("kill", "tkill", "tgkill", "rt_sigqueueinfo", "rt_tgsigqueueinfo", "pidfd_open")
 """Refused when their first argument is a protected pid (or process group)."""
-RUN_DENIED = ("pidfd_send_signal", "shmget", "shmat", "shmctl", "shmdt", "semget", "semop", "semctl",
+RUN_DENIED = ("setpriority", "sched_setaffinity", "sched_setscheduler", "sched_setparam", "sched_setattr",
+              "ioprio_set", "pidfd_send_signal", "shmget", "shmat", "shmctl", "shmdt", "semget", "semop", "semctl",
               "semtimedop", "msgget", "msgsnd", "msgrcv", "msgctl", "mq_open", "mq_unlink", "mq_timedsend",
               "mq_timedreceive", "mq_notify", "mq_getsetattr")
 """Refused whatever their arguments, in every run."""
-PRIO_PROCESS, IOPRIO_WHO_PROCESS = 0, 1
 
 RET_ALLOW, RET_ERRNO, RET_KILL_PROCESS = 0x7FFF0000, 0x00050000, 0x80000000
 LD_ABS, JEQ, JSET, RET = 0x20, 0x15, 0x45, 0x06
@@ -114,15 +115,10 @@ def run_filter(arch: str, protected: list[int]) -> bytes:
     targets = sorted({-1, *protected})
     prog: list[tuple] = [(LD_ABS, OFF_ARCH), (JEQ, AUDIT_ARCH[arch], None, "allow"), (LD_ABS, OFF_NR)]
     prog += [(JEQ, nr[name], "self_only", None) for name in SELF_ONLY]
-    prog += [(JEQ, nr["setpriority"], "setpriority", None), (JEQ, nr["ioprio_set"], "ioprio_set", None)]
     prog += [(JEQ, nr[name], "target", None) for name in SIGNALS]
     prog += [(JEQ, nr[name], "eperm", None) for name in RUN_DENIED]
     prog += [(RET, RET_ALLOW),
              ("label", "self_only"), (LD_ABS, arg(0)), (JEQ, 0, "allow", "eperm"),
-             ("label", "setpriority"), (LD_ABS, arg(0)), (JEQ, PRIO_PROCESS, None, "eperm"),
-             (LD_ABS, arg(1)), (JEQ, 0, "allow", "eperm"),
-             ("label", "ioprio_set"), (LD_ABS, arg(0)), (JEQ, IOPRIO_WHO_PROCESS, None, "eperm"),
-             (LD_ABS, arg(1)), (JEQ, 0, "allow", "eperm"),
              ("label", "target"), (LD_ABS, arg(0))]
     prog += [(JEQ, pid & 0xFFFFFFFF, "eperm", None) for pid in targets]
     prog += [("label", "allow"), (RET, RET_ALLOW),

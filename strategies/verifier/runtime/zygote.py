@@ -268,10 +268,12 @@ def _child(message: dict, fds: list[int], run_dir: str, zygote_pid: int) -> int:
     return 123
 
 
-def _tampering(pending: list[int] = []) -> list[str]:  # noqa: B006 - read only
-    """What differs from the start, and any System V object of this uid (removed here); ``pending``:
-    the descriptors just received for the next run."""
-    found = worker_state.changes(_Worker.baseline, worker_state.snapshot(frozenset(pending)))
+def _tampering(pending: list[int] | None = None) -> list[str]:
+    """What differs from the start. After a run (``pending`` None) also every System V object of this
+    uid, removed here; before a fork, ``pending`` are the descriptors just received for the run."""
+    found = worker_state.changes(_Worker.baseline, worker_state.snapshot(frozenset(pending or ())))
+    if pending is not None:
+        return found
     left = worker_state.sysv_objects(_Worker.uid)
     if left:
         worker_state.remove_sysv(left)
