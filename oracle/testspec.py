@@ -271,8 +271,10 @@ ReferenceMode = Literal["exact", "normalized", "numeric", "regex", "set"]
 class ReferenceCheck(BaseModel):
     """How an answer that is not code is compared with ``task.reference``.
 
-    exact: equal strings; normalized: case, punctuation and whitespace ignored; numeric: the first
-    number in the answer within ``rel_tol``/``abs_tol`` of the reference; regex: the reference is a
+    exact: equal strings; normalized: case, whitespace and punctuation at word edges ignored, never a
+    sign, operator, digit or decimal point; numeric: the first number in the answer within
+    ``rel_tol``/``abs_tol`` of the reference (a number that cannot be read without guessing, such as
+    ``1,5`` or ``10²`` or an em dash before it, is refused with the reason); regex: the reference is a
     pattern that must match the whole (stripped) answer; set: both split on ``separator`` and
     compared as normalized sets, order ignored.
     """

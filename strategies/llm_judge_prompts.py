@@ -4,17 +4,15 @@ The templates live in ``strategies/prompts/*.txt`` and are filled with ``string.
 are inserted verbatim, never re-expanded, so a ``$`` in a candidate is harmless). Their sha256
 goes into every result's provenance, so a prompt edit shows up as a changed hash.
 
-Candidate text, the task and the reference are untrusted material. Each is enclosed in a block
-whose boundary is derived from its own content (a candidate cannot know the boundary of the block
-it sits in without containing its own hash), and any tag-like ``<task``, ``<reference``,
-``<response`` or ``</...`` inside the text is escaped to ``&lt;...``, so the text cannot close its
-block or open a new one. The system message tells the judge that block contents are data.
+Candidate text, the task and the reference are untrusted material. Each is enclosed the one way
+both judges enclose text (``oracle.strategies.enclosure``): a block whose boundary is derived from
+its own content, with every tag-like sequence inside escaped, so the text cannot close its block
+or open a new one. The system message tells the judge that block contents are data.
 """
 
 from __future__ import annotations
 
 import hashlib
-import re
 from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
@@ -22,15 +20,13 @@ from string import Template
 from typing import Any
 
 from oracle.providers.types import ChatMessage
+from oracle.strategies.enclosure import enclose, inline
 from oracle.task import Task, Trajectory
 
 PROMPT_DIR = Path(__file__).resolve().parent / "prompts"
 TEMPLATE_NAMES = ("judge_system_v1", "pointwise_user_v1", "pairwise_user_v1", "reference_section_v1",
                   "repair_user_v1")
 DEFAULT_CRITERION = "Overall quality: how correctly, completely, clearly and usefully the response fulfils the task."
-
-_TAG_RE = re.compile(r"<(\s*/?\s*)(task|reference|response)\b", re.IGNORECASE)
-
 
 @lru_cache(maxsize=None)
 def template(name: str) -> Template:
@@ -57,18 +53,6 @@ def prompt_hash(task: Task | None = None) -> str:
     """One hash over all templates in use, for a quick equality check between runs."""
     joined = "".join(f"{k}={v}\n" for k, v in sorted(task_template_hashes(task).items()))
     return hashlib.sha256(joined.encode()).hexdigest()
-
-
-def escape_material(text: str) -> str:
-    """Neutralize tag-like sequences so enclosed text cannot close or open a block."""
-    return _TAG_RE.sub(lambda m: "&lt;" + m.group(1) + m.group(2), text)
-
-
-def enclose(kind: str, text: str, label: str | None = None) -> str:
-    """Wrap untrusted text in a block with a content-derived boundary."""
-    boundary = hashlib.sha256(f"{kind}\0{label}\0{text}".encode()).hexdigest()[:16]
-    attrs = f' id="{label}"' if label else ""
-    return f'<{kind}{attrs} boundary="{boundary}">\n{escape_material(text)}\n</{kind} boundary="{boundary}">'
 
 
 def candidate_text(t: Trajectory) -> str:
@@ -126,7 +110,7 @@ def pointwise_messages(task: Task, candidate: Trajectory, items: list[RubricItem
     user = tpl.substitute(
         scale_min=scale_min, scale_max=scale_max, task_block=_task_block(task),
         reference_section=_reference_section(task),
-        criteria_list="\n".join(f"- {it.id}: {escape_material(it.text)}" for it in items),
+        criteria_list="\n".join(f"- {it.id}: {inline(it.text)}" for it in items),
         response_block=enclose("response", candidate_text(candidate)),
         reply_example='{"criteria": {' + entries + '}}',
     )
@@ -137,7 +121,7 @@ def pairwise_messages(task: Task, first: Trajectory, second: Trajectory, items: 
     criteria_clause = criteria_section = ""
     if items:
         criteria_clause = ", judged on the criteria listed"
-        criteria_section = "Criteria:\n" + "\n".join(f"- {escape_material(it.text)}" for it in items) + "\n"
+        criteria_section = "Criteria:\n" + "\n".join(f"- {inline(it.text)}" for it in items) + "\n"
     user = template("pairwise_user_v1").substitute(
         criteria_clause=criteria_clause, task_block=_task_block(task),
         reference_section=_reference_section(task), criteria_section=criteria_section,
@@ -150,7 +134,7 @@ def pairwise_messages(task: Task, first: Trajectory, second: Trajectory, items: 
 def repair_messages(original: list[ChatMessage], raw_reply: str, problem: str) -> list[ChatMessage]:
     """The original conversation, the unreadable reply, and one request to fix it."""
     return [*original, ChatMessage(role="assistant", content=raw_reply),
-            ChatMessage(role="user", content=template("repair_user_v1").substitute(problem=problem))]
+            ChatMessage(role="user", content=template("repair_user_v1").substitute(problem=inline(problem)))]
 
 
 def pointwise_schema(items: list[RubricItem], scale_min: int, scale_max: int) -> dict[str, Any]:

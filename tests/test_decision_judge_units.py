@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+import re
 
 import pytest
 
@@ -69,7 +70,7 @@ def test_readout_request_is_one_token_with_top_logprobs():
     req, labels = readout_request({"prompt": "p"}, to_decision_question(TEAM), top_logprobs=20)
     assert (req.max_tokens, req.logprobs, req.top_logprobs) == (1, True, 20)
     assert labels.tokens == ("A", "B", "C") and labels.options == ("billing", "technical", "unclear")
-    assert "A) billing: money" in req.messages[-1].content
+    assert re.search(r'A\) billing: <option id="A" boundary="\w+">\nmoney\n</option', req.messages[-1].content)
     assert readout_labels(to_decision_question(Question(id="q", type="likelihood", instructions="x"))
                           ).tokens == ("Yes", "No")
 

@@ -149,8 +149,11 @@ def test_per_argument_comparators():
     expected = {"tool": "refund", "args": {"order": "A-17", "amount": 19.99, "note": r"refund(ed)? .*", "ts": 0}}
     rules = {"order": "normalized", "amount": {"mode": "numeric", "abs_tol": 0.01}, "note": "regex", "ts": "ignore"}
     test = calls_test([expected], args_match=rules)
-    good = traj(call("refund", {"order": "a 17", "amount": "19.995", "note": "refunded in full", "ts": 171}))
+    good = traj(call("refund", {"order": "a-17.", "amount": "19.995", "note": "refunded in full", "ts": 171}))
     assert run_calls(test, good)[0] == "pass"
+    # normalized ignores case and edge punctuation, never a sign: "a 17" is not "A-17"
+    unsigned = traj(call("refund", {"order": "a 17", "amount": "19.995", "note": "refunded in full", "ts": 171}))
+    assert run_calls(test, unsigned)[0] == "fail"
     off = traj(call("refund", {"order": "A-17", "amount": 20.5, "note": "refunded in full", "ts": 1}))
     outcome, message = run_calls(test, off)
     assert outcome == "fail" and "argument amount:" in message and "outside tolerance" in message
@@ -197,7 +200,9 @@ def test_tool_result_by_id_and_by_occurrence():
 def test_tool_result_comparators():
     t = traj(call("calc", cid="a"), result("Total: 41.999 EUR", cid="a"))
     assert run_result(result_test(tool="calc", expected="42", match="numeric", abs_tol=0.01), t)[0] == "pass"
-    assert run_result(result_test(tool="calc", expected="total 41 999 eur", match="normalized"), t)[0] == "pass"
+    assert run_result(result_test(tool="calc", expected="total 41.999 eur", match="normalized"), t)[0] == "pass"
+    # a decimal point carries value: 41 999 is another number
+    assert run_result(result_test(tool="calc", expected="total 41 999 eur", match="normalized"), t)[0] == "fail"
     assert run_result(result_test(tool="calc", expected=r"Total: \d+\.\d+ EUR", match="regex"), t)[0] == "pass"
     outcome, message = run_result(result_test(tool="calc", expected={"total": 42}), t)
     assert outcome == "fail" and "not valid JSON" in message
