@@ -91,6 +91,10 @@ class Execution(BaseModel):
     languages_supported: list[str] = Field(default_factory=list)
     sandbox_layers: dict[str, Any] = Field(default_factory=dict)
     """Extra layers in force as the sandbox reports them (cgroups, uid drop, limits)."""
+    reruns: dict[str, int] = Field(default_factory=dict)
+    """Runs repeated on our account, by reason: ``worker_tampered`` (the run met a sandbox worker an
+    earlier run had changed; rerun on a fresh one), ``starved`` (no CPU; rerun alone). Each test's
+    record lists its own under ``reruns``."""
 
 
 _KEEP_WHEN_CALLED = frozenset({"cost_usd", "tokens", "requests", "retries"})

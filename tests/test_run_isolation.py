@@ -397,6 +397,7 @@ def test_a_worker_changed_between_runs_is_replaced_and_the_run_rerun(backend):
         first = result.candidate("honest").details["tests"][0]
         assert [r["reason"] for r in first["reruns"]] == ["worker_tampered"], first
         assert "RLIMIT_NOFILE" in first["reruns"][0]["detail"]
+        assert result.provenance.execution.reruns == {"worker_tampered": 1}
         assert not any(isinstance(c, SandboxFailure) for c in result.concerns)
     finally:
         strategy.close()
@@ -512,6 +513,7 @@ def test_a_starved_run_is_rerun_alone_and_keeps_its_verdict(backend, monkeypatch
     _honest_all_pass(result, ["honest"])
     test = result.candidate("honest").details["tests"][0]
     assert [r["reason"] for r in test["reruns"]] == ["starved"], test
+    assert result.provenance.execution.reruns == {"starved": 1}
 
 
 def test_a_run_starved_every_time_is_our_fault_not_a_timeout():

@@ -243,6 +243,12 @@ class VerifierStrategy:
                             f"environment, not the candidates: {infra}",
                 error_type="SandboxError", provenance=provenance, calls=len(jobs),
                 details={"candidates_unscored": [c.model_dump() for c in candidates]})
+        if provenance.execution is not None:
+            for outs in by_candidate.values():
+                for o in outs.values():
+                    for r in o.reruns:
+                        reason = str(r.get("reason"))
+                        provenance.execution.reruns[reason] = provenance.execution.reruns.get(reason, 0) + 1
         best, ranking, ties = scoring.rank(candidates)
         best = scoring.passing_best(best, candidates)
         return EvaluationResult(
