@@ -14,7 +14,7 @@ import math
 from typing import Any
 
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
 from oracle.config import OracleConfig
@@ -110,7 +110,9 @@ def _wire_value(value: Any) -> Any:
 
 
 @HYPOTHESIS
-@given(hostile=st.lists(HOSTILE, min_size=len(CALL_EXPECTED), max_size=len(CALL_EXPECTED)))
+@given(hostile=st.lists(st.one_of(HOSTILE_SCALARS, HOSTILE), min_size=len(CALL_EXPECTED), max_size=len(CALL_EXPECTED)))
+@example(hostile=[10 ** 310] * len(CALL_EXPECTED))
+@example(hostile=[10 ** 5000, math.nan, "\ud800", deep(3000), {"a": math.inf}, b"x", None, -(10 ** 5000), 1j])
 def test_hostile_call_values_never_move_honest_verdicts(monkeypatch, hostile):
     hostile = [_wire_value(v) for v in hostile]
     values = {"honest": list(CALL_EXPECTED), "wrong": ["wrong"] * len(CALL_EXPECTED), "hostile": hostile}
