@@ -191,7 +191,9 @@ class LLMJudge:
                                  raise_if_all_failed=False)
         duel = _pairwise_result(run, close, ledger)
         rest = [cid for cid in pointwise.ranking if cid not in close]
-        ranking = (duel.ranking or close) + rest
+        duel_order = duel.ranking or close
+        # A close candidate whose pairs all failed keeps its pointwise place after the duel's order.
+        ranking = duel_order + [cid for cid in close if cid not in duel_order] + rest
         by_pair = {c.id: c for c in duel.candidates}
         candidates = []
         for c in pointwise.candidates:
@@ -263,8 +265,11 @@ def _pairwise_result(run: PairwiseRun, ids: list[str], ledger: CallLedger) -> Ev
         status = Status.failed if failed else Status.unparsed if unscored else Status.ok
         candidates.append(CandidateResult(id=cid, score=None if unscored else scores[cid], passed=None,
                                           status=status, details=cand_details))
-    top = max(r.copeland.values())
-    best = [cid for cid in r.order if r.copeland[cid] == top] if read else []
+    # A candidate whose every pair failed was not judged: it is neither ranked nor a best.
+    unjudged = {c.id for c in candidates if c.status == Status.failed}
+    order = [cid for cid in r.order if cid not in unjudged]
+    top = max((r.copeland[cid] for cid in order), default=0.0)
+    best = [cid for cid in order if r.copeland[cid] == top] if read else []
     pairs = [{"a": v.a, "b": v.b, "winner": v.winner, "p_a": v.p_a, "order_inconsistent": v.order_inconsistent,
               "unparsed": v.unparsed, "failed": v.failed, **v.evidence} for v in run.verdicts]
     details: dict[str, Any] = {
@@ -283,8 +288,8 @@ def _pairwise_result(run: PairwiseRun, ids: list[str], ledger: CallLedger) -> Ev
     }
     status = Status.ok if read else Status.unparsed
     explanation = (f"pairwise {r.scheme} tournament, {r.pairs_judged} pairs in both orders; order "
-                   + " > ".join(r.order) + (f"; {len(details['order_inconsistent_pairs'])} order-inconsistent"
+                   + " > ".join(order) + (f"; {len(details['order_inconsistent_pairs'])} order-inconsistent"
                                             if details["order_inconsistent_pairs"] else "")
                    + (f"; {len(r.cycles)} cycle(s)" if r.cycles else ""))
-    return EvaluationResult(evaluator="llm_judge", status=status, best=best, ranking=r.order if read else [],
+    return EvaluationResult(evaluator="llm_judge", status=status, best=best, ranking=order if read else [],
                             candidates=candidates, explanation=explanation, details=details)
