@@ -6,6 +6,8 @@ from __future__ import annotations
 
 import json
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from oracle.config import DecisionJudgeConfig, OracleConfig, ProvidersConfig
 from oracle.questions import Question
@@ -248,3 +250,15 @@ async def test_cascade_keeps_the_pointwise_place_of_a_close_candidate_whose_pair
     assert result.candidate("h").status is Status.ok and result.candidate("h").score is not None
     assert result.candidate("h").details["pairwise"]["pairs_failed"] == 2
     assert any(c.kind == "candidate_unjudged" for c in result.concerns)
+
+
+@settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(odd=st.text(min_size=1, max_size=300) | st.sampled_from(["\ud800", "a\udfffb", "\x00" * 50, "}" * 2000]))
+async def test_any_candidate_text_leaves_the_honest_score_alone(scripted_server, odd):
+    scripted_server.set_handler(pointwise_by_answer)
+    cfg = llm_config(scripted_server, mode="pointwise")
+    result = await llm(cfg, TASK, {"good": "a good answer", "odd": odd.replace("good answer", "")})
+    assert result.status is Status.ok and result.best == ["good"]
+    assert result.candidate("good").score == pytest.approx(8 / 9)
+    odd_result = result.candidate("odd")
+    assert odd_result.status is Status.ok or odd_result.details["error"]["type"] == "UnicodeEncodeError"
