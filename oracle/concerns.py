@@ -13,13 +13,15 @@ Which evaluator emits what:
   questions disagree or are weak), ``no_candidate_passed`` (each candidate's first unmet criterion),
   ``unparsed``;
 - LLM judge: ``order_inconsistent``, ``preference_cycle``, ``unparsed``, ``tied_best``;
-- verifier: ``sandbox_failure`` (the whole run, or the candidates left unscored by our fault),
-  ``task_unrunnable``, ``weak_isolation`` (below the strongest level, or ``in_process`` integrity),
-  ``no_candidate_passed`` (each candidate's first failure), ``tampering`` (a candidate's run changed
-  the sandbox worker it ran in).
+- both judges: ``candidate_unjudged`` (a call failed on one candidate's input: that candidate, or
+  pair, was left out and the others were judged);
+- verifier: ``sandbox_failure`` (also when it hit only some candidates' runs: those are left
+  unscored), ``task_unrunnable``, ``weak_isolation`` (below the strongest level, or ``in_process``
+  integrity), ``no_candidate_passed`` (each candidate's first failure), ``tampering`` (a
+  candidate's run changed the sandbox worker it ran in).
 
-``unparsed`` and ``tied_best`` are recorded for readers; escalation asks about a tie through the
-scores (``inseparable_candidates``), not through ``tied_best``.
+``unparsed``, ``tied_best`` and ``candidate_unjudged`` are recorded for readers; escalation asks
+about a tie through the scores (``inseparable_candidates``), not through ``tied_best``.
 """
 
 from __future__ import annotations
@@ -85,6 +87,13 @@ class ScoresEvidence(_Model):
 class ErrorEvidence(_Model):
     type: str
     message: str
+
+
+class UnjudgedEvidence(_Model):
+    errors: dict[str, ErrorEvidence] = Field(default_factory=dict)
+    """Per candidate left out: the error of its failed call."""
+    pairs: list[tuple[str, str]] = Field(default_factory=list)
+    """Pairs whose comparison call failed (the candidates' other pairs still counted)."""
 
 
 class IsolationEvidence(_Model):
@@ -175,6 +184,11 @@ class TaskUnrunnable(_Concern):
     evidence: ErrorEvidence
 
 
+class CandidateUnjudged(_Concern):
+    kind: Literal["candidate_unjudged"] = "candidate_unjudged"
+    evidence: UnjudgedEvidence = Field(default_factory=UnjudgedEvidence)
+
+
 class WeakIsolation(_Concern):
     kind: Literal["weak_isolation"] = "weak_isolation"
     evidence: IsolationEvidence
@@ -192,7 +206,7 @@ class Tampering(_Concern):
 
 Concern = Annotated[Union[DecisionRefusal, DecisionAbstention, DecisionLowConfidence, DecisionOrderFlip,
                           ClaimUndecided, OrderInconsistent, PreferenceCycle, Unparsed, TiedBest, SandboxFailure,
-                          TaskUnrunnable, WeakIsolation, NoCandidatePassed, Tampering],
+                          TaskUnrunnable, WeakIsolation, NoCandidatePassed, CandidateUnjudged, Tampering],
                     Field(discriminator="kind")]
 """Any concern; ``kind`` tells which (it is the JSON discriminator)."""
 
@@ -210,6 +224,6 @@ def verifier_failure(error_type: str, message: str, candidates: list[str]) -> Sa
                           message=f"the sandbox could not run the candidates: {message}")
 
 
-__all__ = ["ClaimUndecided", "Concern", "DecisionAbstention", "DecisionLowConfidence", "DecisionOrderFlip", "DecisionRefusal",
+__all__ = ["CandidateUnjudged", "ClaimUndecided", "Concern", "DecisionAbstention", "DecisionLowConfidence", "DecisionOrderFlip", "DecisionRefusal",
            "NoCandidatePassed", "OrderInconsistent", "PreferenceCycle", "SandboxFailure", "Tampering", "TaskUnrunnable",
            "TiedBest", "Unparsed", "WeakIsolation", "verifier_failure"]

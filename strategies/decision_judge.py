@@ -20,7 +20,10 @@ With a pass rule, ``best`` is the highest-scoring passing candidates and empty w
 
 The judge never raises on model or network faults and never invents a number: failures give a
 ``failed`` result with the error, unreadable answers ``unparsed``, abstentions and refusals
-``score=None``. What may need a human is reported as typed concerns on the result
+``score=None``. A call that fails on one candidate's input (strategies/judge_faults.py) fails that
+candidate alone (``status=failed`` with the error, a ``candidate_unjudged`` concern) in the
+questions and criteria modes; a comparison carries every candidate in one question, so its failure
+is the evaluation's. What may need a human is reported as typed concerns on the result
 (strategies/decision/concerns.py); ``details`` keeps the flags for people and reports.
 """
 
@@ -28,7 +31,7 @@ from __future__ import annotations
 
 import asyncio
 import time
-from typing import Any, Sequence
+from typing import Any, Awaitable, Callable, Coroutine, Sequence
 
 from oracle.calibration import load_calibration
 from oracle.config import DecisionJudgeConfig, OracleConfig, ProvidersConfig
@@ -49,6 +52,8 @@ from oracle.strategies.decision.requests import (comparison_question, comparison
 from oracle.strategies.decision.results import candidate_result, explain, rank, read_all, unreadable_details
 from oracle.strategies.decision.scoring import AnswerVerdict, criteria_verdict, merge_orders, question_mode_score
 from oracle.strategies.decision.validation import Mode, validate_for_decision
+from oracle.strategies.judge_faults import contain, error_info, raise_if_nothing_judged, unjudged_concern
+from oracle.strategies.ranking import gather_or_cancel
 
 ESCALATION_KEYS = ("low_confidence", "refused", "order_flip", "abstained", "unparsed")
 """Boolean flags in ``EvaluationResult.details``, for people; escalation reads ``concerns``."""
@@ -179,9 +184,9 @@ class _Run:
         cands = self.ctx.trajectories
         extra: dict[str, Any] = {}
         if self.mode == "questions":
-            results = await asyncio.gather(*(self._judge_questions(task, c, threshold) for c in cands))
+            results = await self._per_candidate(cands, lambda c: self._judge_questions(task, c, threshold))
         elif self.mode == "criteria":
-            results = await asyncio.gather(*(self._judge_criteria(task, c, threshold) for c in cands))
+            results = await self._per_candidate(cands, lambda c: self._judge_criteria(task, c, threshold))
         elif self.mode == "claim_check":
             results = [await self._judge_claim(task, cands[0])]
         else:
@@ -189,6 +194,20 @@ class _Run:
         if self.model_overrides:
             extra["model_overrides"] = self.model_overrides
         return self._assemble(list(results), extra, started)
+
+    async def _per_candidate(self, cands: Sequence[Trajectory],
+                             judge: Callable[[Trajectory], Awaitable[CandidateResult]]) -> list[CandidateResult]:
+        """Every candidate judged in its own calls; a call failing on one candidate's input fails
+        that candidate alone (strategies/judge_faults.py), any other fault cancels the rest."""
+        errors: list[BaseException] = []
+
+        def one(c: Trajectory) -> Coroutine[Any, Any, CandidateResult]:
+            return contain(lambda: judge(c), lambda exc: CandidateResult(
+                id=c.id, status=Status.failed, details={"error": error_info(exc)}), errors)
+
+        results = list(await gather_or_cancel(*(one(c) for c in cands)))
+        raise_if_nothing_judged(sum(1 for r in results if r.status != Status.failed), errors)
+        return results
 
     # --- clients and backends -----------------------------------------------------------------
 
@@ -360,6 +379,7 @@ class _Run:
             "pass_threshold": self.threshold_info.get("pass_threshold"),
             "threshold": self.threshold_info, **flags, "none_passed": none_passed,
             "low_confidence_candidates": [c.id for c in candidates if c.details.get("low_confidence")],
+            "failed_candidates": [c.id for c in candidates if c.status == Status.failed],
             **extra,
         }
         return EvaluationResult(
@@ -372,8 +392,10 @@ class _Run:
     def _concerns(self, candidates: list[CandidateResult], extra: dict[str, Any],
                   flags: dict[str, bool]) -> list[Any]:
         none_passed = none_passed_concern(candidates, self.mode, self.threshold_info.get("pass_threshold", 0.5))
+        unjudged = unjudged_concern({c.id: c.details["error"] for c in candidates
+                                     if c.status == Status.failed and isinstance(c.details.get("error"), dict)})
         return [*decision_concerns(candidates, extra, flags), *self.extra_concerns,
-                *([none_passed] if none_passed is not None else [])]
+                *([none_passed] if none_passed is not None else []), *([unjudged] if unjudged is not None else [])]
 
 
 def _chat_capabilities_logprobs(providers: ProvidersConfig) -> bool:

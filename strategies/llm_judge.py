@@ -13,7 +13,11 @@ Modes (``llm_judge.mode``):
 What may need a human is reported as typed concerns on the result (strategies/llm_judge_concerns.py);
 ``details`` keeps the same facts under ``ESCALATION_KEYS`` for people and reports. Faults never raise
 out of ``evaluate``: a provider error yields ``status=failed`` with the calls spent so far, an
-unreadable reply yields ``unparsed`` with the raw text kept, never a midpoint.
+unreadable reply yields ``unparsed`` with the raw text kept, never a midpoint. A call that fails on
+one candidate's input (strategies/judge_faults.py: a 400 for an answer past the context, ...) fails
+that candidate alone (pointwise: ``status=failed`` with the error) or that pair alone (pairwise: the
+pair is recorded as ``failed``, the other pairs still count); the evaluation fails only when nothing
+could be judged.
 """
 
 from __future__ import annotations
@@ -30,6 +34,7 @@ from oracle.task import Task, Trajectory
 
 from oracle.ledger import CallLedger
 from oracle.provenance import EvaluationProvenance
+from oracle.strategies.judge_faults import contain, error_info, raise_if_nothing_judged
 from oracle.strategies.llm_judge_calls import ChatCompleter
 from oracle.strategies.llm_judge_concerns import judge_concerns
 from oracle.strategies.llm_judge_pairwise import PairwiseRun, run_pairwise
@@ -39,7 +44,7 @@ from oracle.strategies.ranking import (all_pairs_judgements, gather_or_cancel, j
                                 position_bias)
 
 ESCALATION_KEYS = ("order_inconsistent_pairs", "cycles", "unparsed_pairs", "unparsed_candidates",
-                   "tied_best", "position_bias", "repeat_spread")
+                   "failed_pairs", "failed_candidates", "tied_best", "position_bias", "repeat_spread")
 """Keys always present in ``details`` (empty list / None when nothing to report)."""
 
 
@@ -130,8 +135,16 @@ class LLMJudge:
 
     async def _pointwise(self, client: ChatCompleter, ledger: CallLedger, ctx: EvaluationContext) -> EvaluationResult:
         cfg = ctx.config.llm_judge
-        candidates = list(await gather_or_cancel(*(score_candidate(client, ledger, ctx.task, t, cfg)
-                                                 for t in ctx.trajectories)))
+        errors: list[BaseException] = []
+
+        def one(t: Trajectory) -> Any:
+            """The candidate's score; a call failing on its input fails it alone (judge_faults.py)."""
+            return contain(lambda: score_candidate(client, ledger, ctx.task, t, cfg), lambda exc: CandidateResult(
+                id=t.id, score=None, passed=None, status=Status.failed,
+                details={"mode": "pointwise", "error": error_info(exc)}), errors)
+
+        candidates = list(await gather_or_cancel(*(one(t) for t in ctx.trajectories)))
+        raise_if_nothing_judged(sum(1 for c in candidates if c.status != Status.failed), errors)
         scored = [c for c in candidates if c.score is not None]
         position = {c.id: i for i, c in enumerate(candidates)}
         ranking = [c.id for c in sorted(scored, key=lambda c: (-c.score, position[c.id]))]  # type: ignore[operator]
@@ -140,13 +153,14 @@ class LLMJudge:
         details = {
             "mode": "pointwise", **_empty_escalation(),
             "unparsed_candidates": [c.id for c in candidates if c.status == Status.unparsed],
+            "failed_candidates": [c.id for c in candidates if c.status == Status.failed],
             "tied_best": best if len(best) > 1 else [],
             "repeat_spread": {c.id: c.details.get("repeat_spread") for c in scored} if cfg.repeats > 1 else None,
             "repairs": ledger.repairs,
         }
         status = Status.ok if scored else Status.unparsed
         explanation = (f"pointwise rubric scores on {cfg.scale_min}..{cfg.scale_max}, normalized: "
-                       + ", ".join(f"{c.id}={c.score:.3f}" if c.score is not None else f"{c.id}=unparsed"
+                       + ", ".join(f"{c.id}={c.score:.3f}" if c.score is not None else f"{c.id}={c.status.value}"
                                    for c in candidates))
         return EvaluationResult(evaluator="llm_judge", status=status, best=best, ranking=ranking,
                                 candidates=candidates, explanation=explanation, details=details)
@@ -173,17 +187,20 @@ class LLMJudge:
                                      f"{margin}); " + (pointwise.explanation or ""))
             return pointwise
         by_id = {t.id: t for t in ctx.trajectories}
-        run = await run_pairwise(client, ledger, ctx.task, [by_id[c] for c in close], ctx.config.llm_judge)
+        run = await run_pairwise(client, ledger, ctx.task, [by_id[c] for c in close], ctx.config.llm_judge,
+                                 raise_if_all_failed=False)
         duel = _pairwise_result(run, close, ledger)
         rest = [cid for cid in pointwise.ranking if cid not in close]
-        ranking = (duel.ranking or close) + rest
+        duel_order = duel.ranking or close
+        # A close candidate whose pairs all failed keeps its pointwise place after the duel's order.
+        ranking = duel_order + [cid for cid in close if cid not in duel_order] + rest
         by_pair = {c.id: c for c in duel.candidates}
         candidates = []
         for c in pointwise.candidates:
             if c.id in by_pair:
                 c = c.model_copy(update={"details": {**c.details, "pairwise": by_pair[c.id].details}})
             candidates.append(c)
-        details.update({k: duel.details[k] for k in ("order_inconsistent_pairs", "unparsed_pairs", "cycles",
+        details.update({k: duel.details[k] for k in ("order_inconsistent_pairs", "unparsed_pairs", "failed_pairs", "cycles",
                                                      "position_bias", "seat_readouts_used", "pairs", "copeland",
                                                      "bradley_terry", "scheme")})
         details["pairwise_calls"] = ledger.requests - pointwise_calls
@@ -218,38 +235,50 @@ def make_llm_judge() -> LLMJudge:
 
 def _empty_escalation() -> dict[str, Any]:
     return {"order_inconsistent_pairs": [], "cycles": [], "unparsed_pairs": [], "unparsed_candidates": [],
-            "tied_best": [], "position_bias": None, "repeat_spread": None}
+            "failed_pairs": [], "failed_candidates": [], "tied_best": [], "position_bias": None,
+            "repeat_spread": None}
 
 
 def _pairwise_result(run: PairwiseRun, ids: list[str], ledger: CallLedger) -> EvaluationResult:
     r = run.ranking
     n = len(ids)
-    read = [v for v in run.verdicts if not v.unparsed]
+    read = [v for v in run.verdicts if v.counted]
     scores = normalized_copeland(r.copeland)
     candidates: list[CandidateResult] = []
     for cid in ids:
         mine = [v for v in run.verdicts if cid in (v.a, v.b)]
-        mine_read = [v for v in mine if not v.unparsed]
+        mine_read = [v for v in mine if v.counted]
+        mine_failed = [v for v in mine if v.failed]
         cand_details: dict[str, Any] = {
             "mode": "pairwise", "copeland": r.copeland[cid], "bradley_terry": r.bradley_terry[cid],
             "wins": sum(1 for v in mine_read if v.winner == cid),
             "losses": sum(1 for v in mine_read if v.winner not in (None, cid)),
             "ties": sum(1 for v in mine_read if v.winner is None),
-            "pairs_judged": len(mine), "pairs_unparsed": len(mine) - len(mine_read),
+            "pairs_judged": len(mine), "pairs_unparsed": len(mine) - len(mine_read) - len(mine_failed),
+            "pairs_failed": len(mine_failed),
         }
         unscored = not read or (mine and not mine_read)
+        # Unjudged because every one of its pairs failed on the input: failed, with the first error.
+        failed = bool(unscored and mine and len(mine_failed) == len(mine))
+        if failed:
+            cand_details["error"] = mine_failed[0].evidence.get("error")
+        status = Status.failed if failed else Status.unparsed if unscored else Status.ok
         candidates.append(CandidateResult(id=cid, score=None if unscored else scores[cid], passed=None,
-                                          status=Status.unparsed if unscored else Status.ok, details=cand_details))
-    top = max(r.copeland.values())
-    best = [cid for cid in r.order if r.copeland[cid] == top] if read else []
+                                          status=status, details=cand_details))
+    # A candidate whose every pair failed was not judged: it is neither ranked nor a best.
+    unjudged = {c.id for c in candidates if c.status == Status.failed}
+    order = [cid for cid in r.order if cid not in unjudged]
+    top = max((r.copeland[cid] for cid in order), default=0.0)
+    best = [cid for cid in order if r.copeland[cid] == top] if read else []
     pairs = [{"a": v.a, "b": v.b, "winner": v.winner, "p_a": v.p_a, "order_inconsistent": v.order_inconsistent,
-              "unparsed": v.unparsed, **v.evidence} for v in run.verdicts]
+              "unparsed": v.unparsed, "failed": v.failed, **v.evidence} for v in run.verdicts]
     details: dict[str, Any] = {
         "mode": "pairwise", **_empty_escalation(),
         "scheme": r.scheme, "order": r.order, "copeland": r.copeland, "bradley_terry": r.bradley_terry,
         "tied_groups": r.tied_groups,
         "order_inconsistent_pairs": [[v.a, v.b] for v in run.verdicts if v.order_inconsistent],
         "unparsed_pairs": [[v.a, v.b] for v in run.verdicts if v.unparsed],
+        "failed_pairs": [[v.a, v.b] for v in run.verdicts if v.failed],
         "cycles": r.cycles,
         "tied_best": best if len(best) > 1 else [],
         "position_bias": position_bias(run.orders),
@@ -259,8 +288,8 @@ def _pairwise_result(run: PairwiseRun, ids: list[str], ledger: CallLedger) -> Ev
     }
     status = Status.ok if read else Status.unparsed
     explanation = (f"pairwise {r.scheme} tournament, {r.pairs_judged} pairs in both orders; order "
-                   + " > ".join(r.order) + (f"; {len(details['order_inconsistent_pairs'])} order-inconsistent"
+                   + " > ".join(order) + (f"; {len(details['order_inconsistent_pairs'])} order-inconsistent"
                                             if details["order_inconsistent_pairs"] else "")
                    + (f"; {len(r.cycles)} cycle(s)" if r.cycles else ""))
-    return EvaluationResult(evaluator="llm_judge", status=status, best=best, ranking=r.order if read else [],
+    return EvaluationResult(evaluator="llm_judge", status=status, best=best, ranking=order if read else [],
                             candidates=candidates, explanation=explanation, details=details)

@@ -11,7 +11,8 @@ from typing import Any
 
 from oracle.concerns import (Concern, CyclesEvidence, OrderInconsistent, PairsEvidence, PreferenceCycle,
                              ScoresEvidence, TiedBest, Unparsed, UnparsedEvidence)
-from oracle.result import CandidateResult
+from oracle.result import CandidateResult, Status
+from oracle.strategies.judge_faults import unjudged_concern
 
 
 def _pairs(values: list[list[str]] | None) -> list[tuple[str, str]]:
@@ -19,7 +20,8 @@ def _pairs(values: list[list[str]] | None) -> list[tuple[str, str]]:
 
 
 def judge_concerns(details: dict[str, Any], candidates: list[CandidateResult]) -> list[Concern]:
-    """Order-inconsistent pairs, preference cycles, unparsed pairs or candidates, a tied best."""
+    """Order-inconsistent pairs, preference cycles, unparsed pairs or candidates, candidates or pairs
+    whose calls failed on their input, a tied best."""
     out: list[Concern] = []
     flipped = _pairs(details.get("order_inconsistent_pairs"))
     if flipped:
@@ -39,6 +41,12 @@ def judge_concerns(details: dict[str, Any], candidates: list[CandidateResult]) -
         ids = list(dict.fromkeys([*unparsed, *(c for p in unparsed_pairs for c in p)]))
         out.append(Unparsed(candidates=ids, evidence=UnparsedEvidence(pairs=unparsed_pairs),
                             message=f"the judge's reply could not be read for {', '.join(ids)}"))
+    failed_pairs = _pairs(details.get("failed_pairs"))
+    errors = {c.id: c.details["error"] for c in candidates
+              if c.status == Status.failed and isinstance(c.details.get("error"), dict)}
+    unjudged = unjudged_concern(errors, failed_pairs)
+    if unjudged is not None:
+        out.append(unjudged)
     tied = [str(c) for c in details.get("tied_best") or []]
     if tied:
         scores = {c.id: c.score for c in candidates if c.id in tied}

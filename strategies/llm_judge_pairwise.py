@@ -17,6 +17,7 @@ from oracle.provenance import ProbabilitySource
 from oracle.providers.types import ChatReply
 from oracle.task import Task, Trajectory
 
+from oracle.strategies.judge_faults import contain, error_info, raise_if_nothing_judged
 from oracle.strategies.llm_judge_calls import ChatCompleter, CallLedger, ask, chat_request
 from oracle.strategies.llm_judge_parse import parse_pairwise, seat_readout
 from oracle.strategies.llm_judge_prompts import PAIRWISE_SCHEMA, pairwise_messages, rubric
@@ -32,6 +33,8 @@ class PairwiseRun:
     verdicts: list[PairVerdict]
     orders: list[tuple[OrderJudgement, OrderJudgement]] = field(default_factory=list)
     readouts_used: int = 0
+    errors: list[BaseException] = field(default_factory=list)
+    """The candidate-caused failures of pairs recorded as ``failed`` (strategies/judge_faults.py)."""
 
 
 def _seat_source(reply: ChatReply) -> ProbabilitySource:
@@ -58,13 +61,17 @@ async def judge_order(client: ChatCompleter, ledger: CallLedger, task: Task, fir
 
 
 async def run_pairwise(client: ChatCompleter, ledger: CallLedger, task: Task, trajectories: list[Trajectory],
-                       cfg: LLMJudgeConfig) -> PairwiseRun:
-    """Tournament over the candidates (all pairs up to ``all_pairs_max``, merge sort beyond)."""
+                       cfg: LLMJudgeConfig, *, raise_if_all_failed: bool = True) -> PairwiseRun:
+    """Tournament over the candidates (all pairs up to ``all_pairs_max``, merge sort beyond). When
+    every pair failed on its input, the first error is raised (``raise_if_all_failed``), or the run
+    is returned with every pair ``failed`` (a cascade then keeps its pointwise order)."""
     by_id = {t.id: t for t in trajectories}
     orders: list[tuple[OrderJudgement, OrderJudgement]] = []
     readouts = 0
 
-    async def compare(a: str, b: str) -> PairVerdict:
+    errors: list[BaseException] = []
+
+    async def both_orders(a: str, b: str) -> PairVerdict:
         nonlocal readouts
         (ab, ev_ab), (ba, ev_ba) = await gather_or_cancel(
             judge_order(client, ledger, task, by_id[a], by_id[b], cfg),
@@ -73,5 +80,13 @@ async def run_pairwise(client: ChatCompleter, ledger: CallLedger, task: Task, tr
         readouts += sum(1 for j in (ab, ba) if j.p_first is not None)
         return combine_orders(a, b, ab, ba, evidence={"orders": [ev_ab, ev_ba]})
 
+    async def compare(a: str, b: str) -> PairVerdict:
+        """Both orders; a call that fails on the pair's input leaves this pair out (recorded as
+        ``failed`` with the error), and the tournament goes on with the other pairs."""
+        return await contain(lambda: both_orders(a, b), lambda exc: PairVerdict(
+            a=a, b=b, winner=None, p_a=0.5, failed=True, evidence={"error": error_info(exc)}), errors)
+
     ranking, verdicts = await tournament([t.id for t in trajectories], compare, all_pairs_max=cfg.all_pairs_max)
-    return PairwiseRun(ranking, verdicts, orders, readouts)
+    if raise_if_all_failed:
+        raise_if_nothing_judged(sum(1 for v in verdicts if not v.failed), errors)
+    return PairwiseRun(ranking, verdicts, orders, readouts, errors)

@@ -46,6 +46,9 @@ class PairVerdict:
     """The two orders named different winners; the pair counts as a tie."""
     unparsed: bool = False
     """At least one order gave no readable verdict; the pair is left out of the graph."""
+    failed: bool = False
+    """A call of this pair failed on the candidates' input (strategies/judge_faults.py); the pair
+    is left out of the graph like an unparsed one, and the candidates' other pairs still count."""
     evidence: dict = field(default_factory=dict, compare=False)
     """Per-order judgements, raw texts, parse status (filled by the judge)."""
 
@@ -54,6 +57,11 @@ class PairVerdict:
             raise ValueError(f"winner: {self.winner!r} is neither {self.a!r} nor {self.b!r}")
         if not 0.0 <= self.p_a <= 1.0:
             raise ValueError(f"p_a: {self.p_a} outside 0..1")
+
+    @property
+    def counted(self) -> bool:
+        """Whether the verdict enters the graph: it was read, and its calls did not fail."""
+        return not (self.unparsed or self.failed)
 
     @property
     def loser(self) -> str | None:
@@ -239,7 +247,7 @@ def preference_graph(ids: Sequence[str], verdicts: Sequence[PairVerdict]) -> nx.
         for node in (v.a, v.b):
             if node not in g:
                 raise ValueError(f"verdicts: unknown candidate id {node!r}")
-        if v.unparsed:
+        if not v.counted:
             continue
         if v.winner is None:
             ties.append((v.a, v.b, v.order_inconsistent))
@@ -296,7 +304,7 @@ def bradley_terry(ids: Sequence[str], verdicts: Sequence[PairVerdict], *, prior:
     wins = np.full((n, n), prior, dtype=float)
     np.fill_diagonal(wins, 0.0)
     for v in verdicts:
-        if v.unparsed:
+        if not v.counted:
             continue
         i, j = index[v.a], index[v.b]
         wins[i, j] += v.p_a

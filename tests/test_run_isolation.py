@@ -443,9 +443,15 @@ def test_when_even_the_rerun_meets_a_changed_worker_the_candidate_is_unscored_no
     monkeypatch.setattr(Worker, "start", start_then_tamper)
     strategy = VerifierStrategy()
     try:
-        result = _run(strategy, BACKENDS[0], _task(ADD_TESTS[:1]), [Trajectory(id="honest", code=HONEST)])
+        result = _run(strategy, BACKENDS[0], _task(ADD_TESTS[:1]), [Trajectory(id="honest", code=HONEST),
+                                                                    Trajectory(id="no_code", answer="I don't know")])
+        alone = _run(strategy, BACKENDS[0], _task(ADD_TESTS[:1]), [Trajectory(id="honest", code=HONEST)])
     finally:
         strategy.close()
+    # When our fault hits every candidate that ran, the evaluation itself fails, naming it.
+    assert alone.status is Status.failed and "worker_tampered" in alone.error.message
+    assert result.status is Status.ok, result.error
+    assert result.candidate("no_code").score == 0.0  # its own fault: scored
     c = result.candidate("honest")
     test = c.details["tests"][0]
     assert test["outcome"] == "error" and test["our_fault"] and test["message"].startswith("worker_tampered")
@@ -522,10 +528,11 @@ def test_a_run_starved_every_time_is_our_fault_not_a_timeout():
     try:
         result = _run(strategy, BACKENDS[0], _task([{"kind": "call", "name": "call", "call": "add(2, 3)",
                                                       "expected": 5, "timeout_s": 1.0}]),
-                      [Trajectory(id="honest", code=WORK)])
+                      [Trajectory(id="honest", code=WORK), Trajectory(id="no_code", answer="I don't know")])
     finally:
         _stop(procs)
         strategy.close()
+    assert result.status is Status.ok, result.error
     c = result.candidate("honest")
     test = c.details["tests"][0]
     assert test["outcome"] == "error" and test["our_fault"] and test["message"].startswith("starved"), test

@@ -1,9 +1,13 @@
 """The verifier: run each candidate's code against the task's tests in the sandbox, or check a
 non-code answer against the task's reference.
 
-Faults on our side (no usable sandbox, an unsupported language, the harness never starting, every
-test of every candidate erroring identically) give a ``failed`` result with the reason; a candidate
-is never scored 0 for them. Runs go in parallel, bounded by ``verifier.workers`` (default: cores).
+Faults on our side that hit every candidate (no usable sandbox, the task's language unsupported,
+the harness never starting, every test of every candidate erroring identically) give a ``failed``
+result with the reason; a candidate is never scored 0 for them. A fault while judging one candidate
+stays that candidate's (containment.py): its test is ``error`` with the reason, and when the fault
+was ours (a sandbox failure on one of its runs) the candidate is left unscored with a
+``sandbox_failure`` concern while the others are judged. Runs go in parallel, bounded by
+``verifier.workers`` (default: cores).
 """
 
 from __future__ import annotations
@@ -27,9 +31,9 @@ from oracle.provenance import ISOLATION_ORDER, EvaluationProvenance, Execution, 
 from oracle.result import CandidateResult, EvaluationResult, Status
 from oracle.strategy import EvaluationContext
 from oracle.testspec import TRAJECTORY_KINDS, CheckTest, ReferenceCheck
-from oracle.strategies.verifier import harness, reference, scoring
+from oracle.strategies.verifier import containment, harness, reference, scoring
 from oracle.strategies.verifier import trajectory_checks as trajectory_tests
-from oracle.strategies.verifier.extract import SUPPORTED_LANGUAGES, ExtractedCode, extract_code
+from oracle.strategies.verifier.extract import SUPPORTED_LANGUAGES, ExtractedCode, extract_code, normalize_language
 from oracle.strategies.verifier.sandbox import Sandbox, SandboxLimits
 from oracle.strategies.verifier.sandbox.limits import check_timeouts
 from oracle.strategies.verifier.sandbox.layers import _world_readable_chain
@@ -143,7 +147,13 @@ class VerifierStrategy:
             return EvaluationResult.failure("verifier", problem, error_type="TaskValidationError")
         candidates = []
         for t in ctx.trajectories:
-            v = reference.check_answer(t.answer, ref, check)
+            try:
+                v = reference.check_answer(t.answer, ref, check)
+            except Exception as exc:  # noqa: BLE001 - this answer broke the check: its error, not the task's
+                candidates.append(CandidateResult(id=t.id, score=0.0, passed=False, details={
+                    "reference_check": check.mode, "outcome": "error",
+                    "message": f"the answer could not be checked: {containment.describe(exc)}"}))
+                continue
             candidates.append(CandidateResult(id=t.id, score=1.0 if v.passed else 0.0, passed=v.passed,
                                               details={"reference_check": check.mode, "message": v.message}))
         best, ranking, ties = scoring.rank(candidates)
@@ -167,29 +177,56 @@ class VerifierStrategy:
                                             error_type="TaskValidationError")
         # Trajectory checks read the steps, not the code: a candidate needs code only for code tests.
         code_tests = {i for i, t in enumerate(task.tests) if t.kind not in TRAJECTORY_KINDS}
-        extracted = {t.id: extract_code(t, task) if code_tests else _NO_CODE for t in ctx.trajectories}
+        # Per candidate, why its code tests cannot run (extraction failed, a language this machine
+        # cannot run); ours=True when that is our limit, not the candidate's choice. The task fails
+        # for it only when it holds for every candidate that has code.
+        unrunnable: dict[str, tuple[str, bool]] = {}
+        extracted: dict[str, ExtractedCode] = {}
+        for t in ctx.trajectories:
+            if not code_tests:
+                extracted[t.id] = _NO_CODE
+                continue
+            try:
+                extracted[t.id] = extract_code(t, task)
+            except Exception as exc:  # noqa: BLE001 - odd input broke extraction: this candidate's error
+                extracted[t.id] = ExtractedCode(None, None, task.language or "python")
+                unrunnable[t.id] = (f"its code could not be extracted: {containment.describe(exc)}", False)
         languages = sorted({e.language for e in extracted.values() if e.code is not None})
         interpreters: dict[str, str] = {}
         supported_here = [lang for lang in SUPPORTED_LANGUAGES if find_interpreter(lang, cfg)]
+        missing: dict[str, str] = {}
         for lang in languages:
             exe = find_interpreter(lang, cfg)
             if exe is None:
-                return EvaluationResult.failure(
-                    "verifier", f"language {lang!r} is not supported on this machine; supported here: "
-                                f"{supported_here} (of {list(SUPPORTED_LANGUAGES)})",
-                    error_type="UnsupportedLanguage",
-                    provenance=EvaluationProvenance(
-                        mode="tests", execution=Execution(code_run=False, languages_supported=supported_here)))
-            interpreters[lang] = exe
+                missing[lang] = (f"language {lang!r} is not supported on this machine; supported here: "
+                                 f"{supported_here} (of {list(SUPPORTED_LANGUAGES)})")
+            else:
+                interpreters[lang] = exe
+        task_language = normalize_language(task.language)
+        if task_language in missing:
+            # The task's own language cannot run here: that hits every candidate.
+            return EvaluationResult.failure(
+                "verifier", missing[task_language], error_type="UnsupportedLanguage",
+                provenance=EvaluationProvenance(
+                    mode="tests", execution=Execution(code_run=False, languages_supported=supported_here)))
         in_process = task.execution == "in_process" and bool(code_tests)
         if in_process and not cfg.allow_in_process:
             return EvaluationResult.failure(
                 "verifier", "task.execution: 'in_process' runs the tests inside the candidate's own process, "
                             "where a candidate can forge its verdict; it also needs verifier.allow_in_process: true",
                 error_type="TaskValidationError")
-        if in_process and languages and languages != ["python"]:
+        if in_process and languages and "python" not in interpreters:
             return EvaluationResult.failure("verifier", "task.execution: 'in_process' is available for Python only",
                                             error_type="TaskValidationError")
+        for tid, code in extracted.items():
+            if code.code is None or tid in unrunnable:
+                continue
+            if code.language in missing:
+                # Ours when the machine lacks a language the verifier supports; the candidate's when
+                # it answered in one the verifier does not run at all.
+                unrunnable[tid] = (missing[code.language], code.language in SUPPORTED_LANGUAGES)
+            elif in_process and code.language != "python":
+                unrunnable[tid] = ("task.execution: 'in_process' is available for Python only", False)
         integrity: Integrity = "in_process" if in_process else "isolated"
         if not code_tests and not any(t.kind == "final_state" for t in task.tests):
             pool = None  # data checks only: nothing runs, no sandbox needed
@@ -206,7 +243,7 @@ class VerifierStrategy:
 
         by_id = {t.id: t for t in ctx.trajectories}
 
-        async def run_one(tid: str, index: int) -> harness.TestOutcome:
+        async def judge(tid: str, index: int) -> harness.TestOutcome:
             test, code = task.tests[index], extracted[tid]
             if not isinstance(test, harness.CODE_TESTS):
                 return await trajectory_tests.run(test, index, by_id[tid], pool, cfg)
@@ -219,24 +256,35 @@ class VerifierStrategy:
             return harness.interpret(test, index, run, tolerance=cfg.float_tolerance, memory_mb=cfg.memory_mb,
                                      integrity=integrity)
 
+        faults = containment.Faults()
+
+        async def run_one(tid: str, index: int) -> harness.TestOutcome:
+            return await containment.judge_safely(tid, index, task.tests[index], lambda: judge(tid, index), faults)
+
         jobs = [(t.id, i) for t in ctx.trajectories for i in range(len(task.tests))
-                if i not in code_tests or extracted[t.id].code is not None]
+                if i not in code_tests or (extracted[t.id].code is not None and t.id not in unrunnable)]
         results = await asyncio.gather(*(run_one(tid, i) for tid, i in jobs), return_exceptions=True)
-        errors = [r for r in results if isinstance(r, BaseException)]
-        if errors:
-            first = next((e for e in errors if isinstance(e, SandboxError)), errors[0])
-            if not isinstance(first, Exception):
-                raise first
-            res = EvaluationResult.failure("verifier", first if isinstance(first, OracleError) else
-                                           SandboxError(f"{type(first).__name__}: {first}"),
-                                           provenance=provenance, calls=len(jobs))
-            return res
+        for r in results:
+            if isinstance(r, BaseException):  # cancellation, KeyboardInterrupt: never contained
+                raise r
+        if jobs and sum(len(v) for v in faults.sandbox.values()) == len(jobs):
+            # Every run's sandbox failed: ours, and it hit every candidate.
+            assert faults.first_sandbox_error is not None
+            return EvaluationResult.failure("verifier", faults.first_sandbox_error, provenance=provenance,
+                                            calls=len(jobs))
         by_candidate: dict[str, dict[int, harness.TestOutcome]] = {}
         for (tid, i), outcome in zip(jobs, results):
             by_candidate.setdefault(tid, {})[i] = outcome  # type: ignore[assignment]
-        candidates = [self._candidate(t.id, extracted[t.id], by_candidate.get(t.id), task.tests)
+        for tid, outs in by_candidate.items():  # no verdict through our fault, even after the reruns
+            for outcome in outs.values():
+                if outcome.our_fault:
+                    faults.sandbox.setdefault(tid, []).append(f"{outcome.name}: {outcome.message}")
+        candidates = [self._candidate(t.id, extracted[t.id], by_candidate.get(t.id), task.tests,
+                                      unrunnable.get(t.id), faults.sandbox.get(t.id))
                       for t in ctx.trajectories]
-        infra = _identical_errors({tid: list(outs.values()) for tid, outs in by_candidate.items()})
+        ran = {tid: [o for i, o in outs.items() if (tid, i) not in faults.judged]
+               for tid, outs in by_candidate.items()}
+        infra = _identical_errors({tid: outs for tid, outs in ran.items() if outs})
         if infra:
             return EvaluationResult.failure(
                 "verifier", f"every test errored identically for every candidate, which points at the "
@@ -246,25 +294,46 @@ class VerifierStrategy:
         if provenance.execution is not None:
             for outs in by_candidate.values():
                 for o in outs.values():
-                    for r in o.reruns:
-                        reason = str(r.get("reason"))
+                    for rerun in o.reruns:
+                        reason = str(rerun.get("reason"))
                         provenance.execution.reruns[reason] = provenance.execution.reruns.get(reason, 0) + 1
+        ours = {tid for tid, (_, is_ours) in unrunnable.items() if is_ours} | set(faults.sandbox)
+        if ours and all(c.id in ours for c in candidates):
+            first = faults.first_sandbox_error
+            hit = next((faults.sandbox[c.id][0] for c in candidates if faults.sandbox.get(c.id)), None)
+            message = (f"the sandbox failed for every candidate: {containment.describe(first)}" if first else
+                       f"the sandbox could give no candidate a verdict: {hit}" if hit else
+                       f"no candidate could be run here: {unrunnable[min(ours)][0]}")
+            return EvaluationResult.failure(
+                "verifier", message, error_type="SandboxError" if first or hit else "UnsupportedLanguage",
+                provenance=provenance, calls=len(jobs),
+                details={"candidates_unscored": [c.model_dump() for c in candidates]})
         best, ranking, ties = scoring.rank(candidates)
         best = scoring.passing_best(best, candidates)
+        details: dict[str, Any] = {"mode": "tests", "tests": len(task.tests), "ties": ties, "tie_break": "input order",
+                                   "none_passed": not any(c.passed for c in candidates)}
+        if faults.sandbox:
+            details["sandbox_failures"] = faults.sandbox
+        unsupported = {tid: why for tid, (why, is_ours) in unrunnable.items() if is_ours}
+        if unsupported:
+            details["unrunnable_here"] = unsupported
         return EvaluationResult(
             evaluator="verifier", status=Status.ok, best=best, ranking=ranking, candidates=candidates,
-            calls=len(jobs), cost_usd=0.0, provenance=provenance,
-            details={"mode": "tests", "tests": len(task.tests), "ties": ties, "tie_break": "input order",
-                     "none_passed": not any(c.passed for c in candidates)},
+            calls=len(jobs), cost_usd=0.0, provenance=provenance, details=details,
             explanation=_explain(candidates, best, ties))
 
     def _candidate(self, cid: str, code: ExtractedCode, ran: dict[int, harness.TestOutcome] | None,
-                   tests: list) -> CandidateResult:
+                   tests: list, unrunnable: tuple[str, bool] | None = None,
+                   sandbox_failures: list[str] | None = None) -> CandidateResult:
+        """Score one candidate. Its code tests that did not run are ``error`` with why (no code,
+        extraction failed, a language this machine cannot run). When a fault of ours kept some of
+        its tests from a verdict (a sandbox failure, an interpreter this machine lacks), it is left
+        unscored (``status=failed``): never a 0 presented as its fault."""
         ran = ran or {}
-        outcomes = [ran[i] if i in ran else
-                    harness.TestOutcome(harness.test_name(t, i), t.kind, "error",
-                                        "no code found (no code field, no fenced block, the answer "
-                                        "does not parse as code)", 0.0, t.weight)
+        why = unrunnable[0] if unrunnable else ("no code found (no code field, no fenced block, the answer "
+                                                "does not parse as code)")
+        outcomes = [ran[i] if i in ran else harness.TestOutcome(harness.test_name(t, i), t.kind, "error", why, 0.0,
+                                                                 t.weight)
                     for i, t in enumerate(tests)]
         score, passed = scoring.score_tests(outcomes)
         failing = [o for o in outcomes if o.outcome != "pass"]
@@ -275,8 +344,11 @@ class VerifierStrategy:
         if failing:
             details["summary"] = "; ".join(f"{o.name}: {o.outcome}: {o.message}" for o in failing[:3])
             details["first_failure"] = f"{failing[0].name}: {failing[0].outcome}: {failing[0].message}"
-        return CandidateResult(id=cid, score=score, passed=passed, details=details,
-                               status=Status.failed if score is None else Status.ok)
+        ours = list(sandbox_failures or []) + ([unrunnable[0]] if unrunnable and unrunnable[1] else [])
+        if ours:
+            details["unscored_because"] = ours
+            return CandidateResult(id=cid, score=None, passed=None, status=Status.failed, details=details)
+        return CandidateResult(id=cid, score=score, passed=passed, details=details)
 
 
 def _concerns(result: EvaluationResult, ids: list[str]) -> list[Concern]:
@@ -300,22 +372,33 @@ def _concerns(result: EvaluationResult, ids: list[str]) -> list[Concern]:
         out.append(Tampering(candidates=list(tampered), evidence=TamperingEvidence(changes=tampered),
                              message="a candidate's run changed the sandbox worker it ran in: "
                                      + "; ".join(f"{cid}: {changes[0]}" for cid, changes in tampered.items())))
-    ours = {c.id: next(t["message"] for t in c.details.get("tests", []) if t.get("our_fault"))
-            for c in result.candidates if any(t.get("our_fault") for t in c.details.get("tests", []))}
-    if ours:
-        out.append(SandboxFailure(
-            candidates=list(ours), evidence=ErrorEvidence(type="SandboxError", message="; ".join(
-                f"{cid}: {m}" for cid, m in ours.items())[:2000]),
-            message="the sandbox could not give these candidates a verdict (left unscored): "
-                    + "; ".join(f"{cid}: {m}" for cid, m in ours.items())))
-    if result.candidates and not any(c.passed for c in result.candidates):
+    out.extend(_unscored_concerns(result))
+    scored = [c for c in result.candidates if c.status != Status.failed]
+    if scored and not any(c.passed for c in scored):
         firsts = {c.id: str(c.details.get("first_failure") or c.details.get("message") or "failed")
-                  for c in result.candidates}
+                  for c in scored}
         mode: Literal["tests", "reference"] = "reference" if run is not None and run.integrity == "reference" \
             else "tests"
         out.append(NoCandidatePassed(
-            candidates=[c.id for c in result.candidates], evidence=NonePassedEvidence(mode=mode, first_failures=firsts),
+            candidates=[c.id for c in scored], evidence=NonePassedEvidence(mode=mode, first_failures=firsts),
             message="no candidate passed: " + "; ".join(f"{cid}: {m}" for cid, m in firsts.items())))
+    return out
+
+
+def _unscored_concerns(result: EvaluationResult) -> list[Concern]:
+    """The candidates a fault of ours left unscored while the others were judged: a sandbox failure
+    on some of their runs (``sandbox_failure``), or a language this machine lacks (``task_unrunnable``)."""
+    out: list[Concern] = []
+    sandbox: dict[str, list[str]] = result.details.get("sandbox_failures") or {}
+    if sandbox:
+        first = next(iter(sandbox.values()))[0]
+        out.append(SandboxFailure(
+            candidates=list(sandbox), evidence=ErrorEvidence(type="SandboxError", message=first),
+            message=f"the sandbox failed on runs of {', '.join(sandbox)} (left unscored; the others were "
+                    f"judged): {first}"))
+    unrunnable: dict[str, str] = result.details.get("unrunnable_here") or {}
+    if unrunnable:
+        out.append(verifier_failure("UnsupportedLanguage", next(iter(unrunnable.values())), list(unrunnable)))
     return out
 
 

@@ -16,6 +16,7 @@ from collections import deque
 from typing import Any, Callable, Sequence
 
 from oracle.strategies.verifier import reference
+from oracle.strategies.verifier.containment import describe, fault_outcome
 from oracle.strategies.verifier.harness import TestOutcome, interpret, test_name, values_equal
 from oracle.strategies.verifier.trajectory import (CallRecord, IgnoredResult, ResultRecord, final_state_plan, tool_calls,
                                                    tool_results)
@@ -87,10 +88,20 @@ def args_mismatch(expected: dict[str, Any] | None, got: CallRecord, rules: ArgsM
             return f"unexpected argument {extra[0]!r}"
     per_arg = rules if isinstance(rules, dict) else {}
     for name, value in expected.items():
-        problem = compare_value(args[name], value, per_arg.get(name, "exact"), explain)
+        problem = _compared(lambda: compare_value(args[name], value, per_arg.get(name, "exact"), explain))
         if problem:
             return f"argument {name}: {problem}"
     return None
+
+
+def _compared(compare: Callable[[], str | None]) -> str | None:
+    """A comparison whose exception (a value the comparator did not expect: an overflowing
+    integer, a lone surrogate RE2 cannot encode, nesting past the recursion limit) is a mismatch
+    naming it, never a match and never a crash of the task: the pair simply does not match."""
+    try:
+        return compare()
+    except Exception as exc:  # noqa: BLE001 - see the docstring
+        return f"cannot be compared ({describe(exc)})"
 
 
 def call_rules(expected: ExpectedCall, test_rules: ArgsMatch) -> ArgsMatch:
@@ -334,17 +345,22 @@ def check_tool_result(test: ToolResultTest, index: int, trajectory: Trajectory) 
     found, label = select_result(test, counted, ignored)
     if found is None:
         return _outcome(test, index, label, "")
-    problem = compare_result(found.content, test)
+    problem = _compared(lambda: compare_result(found.content, test))
     return _outcome(test, index, f"{label} (step {found.step + 1}): {problem}" if problem else None,
                     f"{label} matches ({test.match})")
 
 
 async def run(test: Any, index: int, trajectory: Trajectory, pool: Any, cfg: Any) -> TestOutcome:
-    """One trajectory test on one candidate: data checks here, ``final_state`` in the sandbox."""
-    if isinstance(test, ToolCallsTest):
-        return check_tool_calls(test, index, trajectory)
-    if isinstance(test, ToolResultTest):
-        return check_tool_result(test, index, trajectory)
+    """One trajectory test on one candidate: data checks here, ``final_state`` in the sandbox. A data
+    check that raises on the trajectory's values is that test's ``error`` (containment.py); a
+    sandbox failure propagates, for the strategy to tell from the candidate's faults."""
+    if isinstance(test, (ToolCallsTest, ToolResultTest)):
+        try:
+            if isinstance(test, ToolCallsTest):
+                return check_tool_calls(test, index, trajectory)
+            return check_tool_result(test, index, trajectory)
+        except Exception as exc:  # noqa: BLE001 - the candidate's data broke the check: its test's error
+            return fault_outcome(test, index, exc, integrity=INTEGRITY)
     return await run_final_state(test, index, trajectory, pool, cfg)
 
 
