@@ -378,7 +378,7 @@ class Peer:
 
         def from_handle(handle: wire.Handle):
             if (handle.owner, handle.id) not in allowed:
-                raise self._violation(f"the {self._other()} put a {handle.kind} (a handle) into an argument; "
+                raise self._violation(f"the {self._other()} put a handle ({handle.kind}) into an argument; "
                                       "an argument written back carries plain data only")
             return self.from_handle(handle)
 
