@@ -456,3 +456,53 @@ def test_sandboxed_name_sets_never_leak(batch):
     for i in range(len(batch)):  # every candidate against every name set
         for name, (outcome, message) in _outcomes(result, f"c{i}").items():
             assert outcome == "pass", (i, name, message)
+
+
+JS_CANDIDATE = r'''
+var EXPECTED = null;
+var want = null;
+function reference() { return 'mine'; }
+function helper() { return 'mine'; }
+function probe() {
+  const found = [];
+  for (const name of ['EXPECTED', 'want', 'reference', 'helper', 'check', 'SECRET']) {
+    let v;
+    try { v = globalThis[name]; } catch (e) { continue; }
+    for (const attempt of [() => v, () => v(), () => v(1)]) {
+      try { if (String(attempt()).includes('tok-')) { found.push(name); break; } } catch (e) { /* nothing */ }
+    }
+  }
+  return found;
+}
+function fails() { const e = new Error('pass'); e.code = 'ERR_ASSERTION'; e.name = 'AssertionError'; throw e; }
+function typeFails() { throw new TypeError('bad type'); }
+function swallow(fn) { try { fn(-1); } catch (e) { /* swallowed */ } return 'ok'; }
+function check(candidate) { return undefined; }
+'''
+JS_TESTS = [
+    {"kind": "assert", "name": "no_leak",
+     "code": "var EXPECTED = 'tok-js'; var want = ['tok-js']; var SECRET = 'tok-js';\n"
+             "function reference() { return SECRET; }\nfunction helper() { return SECRET; }\n"
+             "assert.deepStrictEqual(probe(), []);\nassert.strictEqual(EXPECTED, 'tok-js');"},
+    {"kind": "assert", "name": "type_kept", "code": "assert.throws(() => typeFails(), TypeError);"},
+    {"kind": "assert", "name": "assertion_is_error", "code": "fails();"},
+    {"kind": "assert", "name": "assertion_not_own",
+     "code": "let own = false;\ntry { fails(); } catch (e) { own = e instanceof assert.AssertionError; }\nassert.ok(own);"},
+    {"kind": "assert", "name": "callback_assert",
+     "code": "assert.strictEqual(swallow((x) => assert.ok(x > 0, 'negative')), 'ok');"},
+    {"kind": "check", "name": "no_check_of_ours", "code": "const unrelated = 1;"},
+]
+JS_WANT = {"no_leak": "pass", "type_kept": "pass", "assertion_is_error": "error", "assertion_not_own": "fail",
+           "callback_assert": "fail", "no_check_of_ours": "error"}
+
+
+@pytest.mark.sandbox
+@pytest.mark.skipif(__import__("shutil").which("node") is None, reason="node not installed")
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_javascript_keeps_test_values_and_exception_meaning(backend):
+    task = Task(id="js-channel", prompt="", language="javascript", entry_point="probe", tests=JS_TESTS)
+    result = _evaluate(backend, task, [Trajectory(id="c", code=JS_CANDIDATE)])
+    got = _outcomes(result, "c")
+    assert {n: got[n][0] for n in JS_WANT} == JS_WANT, got
+    assert "CandidateRaisedAssertionError" in got["assertion_is_error"][1]
+    assert "negative" in got["callback_assert"][1]
