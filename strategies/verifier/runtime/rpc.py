@@ -34,6 +34,7 @@ from __future__ import annotations
 
 import itertools
 import json
+import operator
 import types
 
 import wire
@@ -486,11 +487,11 @@ class Peer:
         out = []
         sent = dict(enumerate(message.get("args") or []))
         sent.update((pair[0], pair[1]) for pair in message.get("kwargs") or [])
-        for slot, value in called.items():
-            if type(value) not in MUTABLE + (tuple,) or slot not in sent:
-                continue
+        for slot, (value, snapshot) in called.items():
             before = sent[slot]
             if isinstance(value, tuple) and not _holds_container(before):
+                continue
+            if snapshot is not None and _unchanged(value, snapshot):
                 continue
             try:
                 now = self.encode(value)
@@ -533,7 +534,11 @@ class Peer:
             args = [slots[i] for i in range(len(args))]
             kwargs = {k: slots[k] for k in kwargs}
             if called is not None:
-                called.update(slots)
+                sent = dict(enumerate(message.get("args") or []))
+                sent.update((pair[0], pair[1]) for pair in message.get("kwargs") or [])
+                for slot, value in slots.items():
+                    if type(value) in MUTABLE + (tuple,) and slot in sent:
+                        called[slot] = (value, _snapshot(value, sent[slot]))
             return obj(*args, **kwargs)
         name = message.get("name")
         if op == "getattr":
@@ -603,6 +608,38 @@ def _mergeable(obj, data) -> bool:
     if base is tuple:
         return _tag(data) == "t" and len(data["t"]) == len(obj)
     return (base, _tag(data)) in ((dict, "d"), (set, "s"), (bytearray, "ba"))
+
+
+def _flat(items) -> bool:
+    kinds = set(map(type, items))
+    return list not in kinds and dict not in kinds
+
+
+def _snapshot(value, data):
+    """A shallow copy of a container argument whose encoding ``data`` holds no nested container or
+    handle (so identity of its items tells whether it changed), else None (compare encodings)."""
+    if type(value) is bytearray:
+        return bytes(value)
+    if type(value) is list and isinstance(data, list) and _flat(data):
+        return list.copy(value)
+    if type(value) is set and _tag(data) == "s" and _flat(data["s"]):
+        return set.copy(value)
+    if type(value) is dict and _tag(data) == "d" and _flat(itertools.chain.from_iterable(data["d"])):
+        return list(dict.keys(value)), list(dict.values(value))
+    return None
+
+
+def _unchanged(value, snapshot) -> bool:
+    if type(value) is bytearray:
+        return bytes(value) == snapshot
+    if type(value) is dict:
+        keys, values = snapshot
+        return len(value) == len(keys) and all(map(operator.is_, dict.keys(value), keys)) and \
+            all(map(operator.is_, dict.values(value), values))
+    if type(value) is set:
+        ids = {id(x) for x in snapshot}  # the snapshot keeps its items alive: ids stay theirs
+        return len(value) == len(snapshot) and all(id(x) in ids for x in value)
+    return len(value) == len(snapshot) and all(map(operator.is_, value, snapshot))
 
 
 def _holds_container(data) -> bool:
