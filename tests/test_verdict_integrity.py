@@ -426,7 +426,8 @@ def test_the_test_cannot_hand_the_candidate_its_own_process():
     """A module or a real connection bound into the candidate would let it run code on the test
     side: refused with a message that says how to wrap it; a test-defined wrapper crosses."""
     code = "HOOK = None\ndef use():\n    return HOOK.getcwd() if hasattr(HOOK, 'getcwd') else HOOK.value()\n"
-    task = Task(id="hooks", prompt="", language="python", entry_point="use", tests=[
+    # The prompt declares HOOK, so the test's assignment is handed over (see test_side.handed_over).
+    task = Task(id="hooks", prompt="HOOK = None\n", language="python", entry_point="use", tests=[
         {"kind": "assert", "name": "module", "code": "import os\nHOOK = os\nassert use() is not None\n"},
         {"kind": "assert", "name": "builtin_open", "code": "HOOK = open\nassert use() is not None\n"},
         {"kind": "assert", "name": "wrapper", "code": "class Box:\n    def value(self):\n        return 42\n"

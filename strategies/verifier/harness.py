@@ -16,6 +16,7 @@ import ast
 import dataclasses
 import json
 import math
+import re
 from dataclasses import dataclass
 from typing import Any
 
@@ -68,16 +69,42 @@ def test_name(test: Test, index: int) -> str:
     return test.name or f"{test.kind}[{index}]"
 
 
+_FENCE = re.compile(r"^```[ \t]*(?:python|py|python3)[ \t]*\n(.*?)^```", re.MULTILINE | re.DOTALL)
+
+
+def _declared_in_blocks(prompt: str) -> str | None:
+    """The module-level variables a prose prompt's ```python blocks assign a literal value
+    (``CONN = None``), as source: the globals the task declares for the test to set."""
+    parts = []
+    for block in _FENCE.findall(prompt):
+        try:
+            tree = ast.parse(block)
+        except (SyntaxError, ValueError):
+            continue
+        for node in tree.body:
+            target = node.targets[0] if isinstance(node, ast.Assign) and len(node.targets) == 1 else \
+                node.target if isinstance(node, ast.AnnAssign) and node.value is not None else None
+            if not isinstance(target, ast.Name) or node.value is None:
+                continue
+            try:
+                ast.literal_eval(node.value)
+            except (ValueError, TypeError, SyntaxError, MemoryError, RecursionError):
+                continue
+            parts.append(f"{target.id} = {ast.unparse(node.value)}")
+    return "\n".join(parts) + "\n" if parts else None
+
+
 def prompt_definitions(prompt: str | None) -> str | None:
     """The definitions a Python task prompt makes (imports, functions, classes, assignments), as
-    source, so the test side can define helpers such as HumanEval's ``poly`` from the prompt itself;
-    None when the prompt is not Python."""
+    source, so the test side can define helpers such as HumanEval's ``poly`` from the prompt itself.
+    A prose prompt gives only the literal module-level assignments of its ```python blocks (the
+    globals it declares, e.g. ``CONN = None``); None when there is nothing."""
     if not prompt:
         return None
     try:
         tree = ast.parse(prompt)
     except (SyntaxError, ValueError):
-        return None
+        return _declared_in_blocks(prompt)
     lines = prompt.splitlines()
     parts = []
     for node in tree.body:

@@ -18,6 +18,9 @@ class Peer {
     this.objects = new Map(); this.ids = new Map(); this.counter = 1; this.requests = 1;
     this.remotes = new Map(); this.remoteHandles = new WeakMap();
     this.broken = null; this.violations = [];
+    // The test's own failed assertions inside a callback the candidate called: the verdict fails
+    // even if the candidate swallowed the error.
+    this.testFailures = [];
     const self = this;
     this.toHandle = function (obj) { return self._toHandle(obj); };
     this.toHandle.isRemote = (v) => (typeof v === 'object' || typeof v === 'function') && v !== null && self.remoteHandles.has(v);
@@ -111,10 +114,15 @@ class Peer {
     const type = String(reply.type || 'Error');
     const msg = String(reply.msg || '').slice(0, 2000);
     if (type === '__boundary__' || type === '__exit__') { this.violations.push(msg); throw new BoundaryError(msg); }
+    if (type === 'AssertionError') {
+      // Never the receiver's own assertion: a candidate's AssertionError would read as the test failing
+      // (or, caught by the test, as its own expected failure). It arrives named after the original.
+      const err = new Error('AssertionError: ' + msg);
+      err.name = (this.side === 't' ? 'Candidate' : 'Test') + 'RaisedAssertionError';
+      throw err;
+    }
     const Ctor = wire.BUILTIN_ERRORS.includes(type) ? globalThis[type] : Error;
-    const err = new Ctor(msg);
-    if (type === 'AssertionError') err.name = 'AssertionError';
-    throw err;
+    throw new Ctor(msg);
   }
 
   serve() {
@@ -139,7 +147,9 @@ class Peer {
         const name = e && typeof e.name === 'string' ? e.name : 'Error';
         let msg;
         try { msg = e && e.message !== undefined ? String(e.message) : String(e); } catch (_) { msg = '<unreadable message>'; }
-        reply = { op: 'err', id, type: name === 'AssertionError' || wire.BUILTIN_ERRORS.includes(name) ? name : 'Error', msg: msg.slice(0, 2000) };
+        const failed = name === 'AssertionError' || (e && e.code === 'ERR_ASSERTION');
+        if (failed && this.side === 't') this.testFailures.push(msg.slice(0, 2000) + ' (in a test callback the candidate called)');
+        reply = { op: 'err', id, type: failed || wire.BUILTIN_ERRORS.includes(name) ? (failed ? 'AssertionError' : name) : 'Error', msg: msg.slice(0, 2000) };
       }
     }
     this.channel.send(reply);

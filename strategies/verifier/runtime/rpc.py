@@ -10,14 +10,31 @@ Rules that keep the verdict on the test side:
   identity, truth is True, so a candidate object can never compare equal to an expected value;
 - the candidate may touch test-side objects only through public attributes (no leading underscore),
   calls, iteration, ``len``, indexing and ``in``; it can never set an attribute on them;
-- a candidate's exception is re-raised on the test side as the same built-in type; an exit
-  (SystemExit and friends), a dead or garbled channel, or a value that may not cross raise
-  ``BoundaryError``, a BaseException that a test's ``except Exception`` cannot swallow.
+- an exception raised on the other side is re-raised as a fresh object of its nearest built-in
+  type, built from plain data only (its ``args`` when they are plain, else its message), so
+  ``pytest.raises(ValueError)`` and ``except KeyError`` keep working and no live candidate object
+  (a custom ``__eq__`` or ``__str__``) crosses;
+- an exception that has control-flow meaning in the receiver's own code arrives instead as a
+  ``CrossedRaise`` (a RuntimeError) named after the original, e.g. ``CandidateRaisedStopIteration``:
+  ``StopIteration``/``StopAsyncIteration`` (would end a test's ``map``/``for`` early), every
+  non-``Exception`` BaseException (exits, test-framework outcomes such as pytest's Skipped/Failed)
+  and ``AssertionError`` (would look like the test's own assertion). Exits are also recorded as
+  violations, so the verdict is an error even if the test caught them;
+- a test-side ``assert`` (or a test-framework outcome) that fails inside a callback the candidate
+  called is recorded on the test's peer: the candidate cannot swallow the test's failure;
+- arguments cross by value, so after a call the callee sends back the new state of every list,
+  dict, set, bytearray (or tuple holding those) argument it changed, and the caller updates its own
+  objects in place; the written-back data may hold only plain values and the handles that argument
+  already held (never a new handle); top-level aliasing (``f(xs, xs)``) is kept;
+- a dead or garbled channel, or a value that may not cross raise ``BoundaryError``, a
+  BaseException that a test's ``except Exception`` cannot swallow.
 """
 
 from __future__ import annotations
 
 import itertools
+import json
+import operator
 import types
 
 import wire
@@ -41,6 +58,40 @@ class NeedsInProcess(BoundaryError):
     internals): it needs the labelled ``execution: in_process`` mode, never a silent fallback."""
 
 
+class CrossedRaise(RuntimeError):
+    """An exception from the other side whose own type would mean control flow here (ending a loop,
+    an exit, a skip, a failed assertion). ``original`` names the type that was raised."""
+
+    original = "Exception"
+
+
+_CROSSED: dict[str, type[CrossedRaise]] = {}
+# Built-in Exception subclasses that still steer the receiver's own code (a map/for loop ends on
+# StopIteration; an AssertionError reads as the test's own failed assert).
+CONTROL_FLOW = frozenset({"StopIteration", "StopAsyncIteration", "AssertionError"})
+MUTABLE = (list, dict, set, bytearray)
+_CONTAINER_TAGS = ("d", "s", "t", "ba")
+MAX_ARGS_JSON = 8192
+
+
+def crossed(prefix: str, name: str) -> type[CrossedRaise]:
+    """The ``CrossedRaise`` subclass for ``name`` raised by the other side, e.g.
+    ``CandidateRaisedStopIteration``. An exit's class is a ``BoundaryError`` too: the protocol code
+    treats it as the candidate leaving (the verdict is an error even if the test caught it)."""
+    key = prefix + name
+    cls = _CROSSED.get(key)
+    if cls is None:
+        bases = (CrossedRaise, BoundaryError) if name in wire.EXIT_EXCEPTIONS else (CrossedRaise,)
+        cls = _CROSSED[key] = type(key, bases, {"original": name, "__module__": __name__})
+    return cls
+
+
+def has_control_flow(name: str) -> bool:
+    """Whether an exception of built-in type ``name`` must not reach the receiver as itself."""
+    cls = wire.BUILTIN_EXCEPTIONS.get(name)
+    return cls is None or name in CONTROL_FLOW or not issubclass(cls, Exception)
+
+
 class _Refused(Exception):
     """A request the serving side's rules do not allow (sent back as an AttributeError/TypeError)."""
 
@@ -55,8 +106,19 @@ class Remote:
         object.__setattr__(self, "_handle", handle)
 
     def __call__(self, *args, **kwargs):
-        return self._peer.request({"op": "call", "target": self._handle.id, "args": self._peer.enc_args(args),
-                                   "kwargs": self._peer.enc_kwargs(kwargs)})
+        peer = self._peer
+        message = {"op": "call", "target": self._handle.id, "args": peer.enc_args(args),
+                   "kwargs": peer.enc_kwargs(kwargs)}
+        slots = list(enumerate(args)) + list(kwargs.items())
+        alias, first = [], {}
+        for slot, value in slots:
+            if isinstance(value, MUTABLE):
+                seen = first.setdefault(id(value), slot)
+                if seen != slot:
+                    alias.append([slot, seen])
+        if alias:
+            message["alias"] = alias
+        return peer.request(message, slots=dict(slots))
 
     def __getattr__(self, name: str):
         if name.startswith("__") and name.endswith("__"):
@@ -154,6 +216,9 @@ class Peer:
         self.broken: str | None = None
         self.violations: list[str] = []
         """Exits and values that could not cross: the verdict is an error even if a test caught them."""
+        self.test_failures: list[str] = []
+        """The test's own assertions (or test-framework outcomes) that failed inside a callback the
+        peer called: the verdict is a failure even if the peer swallowed the exception."""
 
     # -- encoding ----------------------------------------------------------------------------
     def to_handle(self, obj) -> wire.Handle:
@@ -208,8 +273,9 @@ class Peer:
         self.broken = self.broken or why
         return BoundaryError(self.broken)
 
-    def request(self, message: dict):
-        """Send a request and wait for its reply, serving the peer's requests meanwhile."""
+    def request(self, message: dict, slots: dict | None = None):
+        """Send a request and wait for its reply, serving the peer's requests meanwhile. ``slots``:
+        a call's arguments (position or keyword -> our object), updated from the reply's write-back."""
         if self.broken:
             raise BoundaryError(self.broken)
         if self.before_request is not None:
@@ -234,6 +300,8 @@ class Peer:
             if op in ("ret", "err") and reply.get("id") == rid:
                 break
             raise self._fail(f"an unexpected message {op!r} on the channel")
+        if slots and (reply.get("out") or reply.get("out_refused")):
+            self._write_back(message, slots, reply)
         if op == "ret":
             try:
                 return self.decode(reply.get("value"))
@@ -242,14 +310,27 @@ class Peer:
         raise self._reraise(reply)
 
     def _reraise(self, reply: dict) -> BaseException:
-        name, msg = str(reply.get("type", "Exception")), str(reply.get("msg", ""))[:2000]
+        """The peer's exception as a fresh object of ours (see the module docstring for the rules)."""
+        name, msg = str(reply.get("type", "Exception"))[:100], str(reply.get("msg", ""))[:2000]
         if name == "__boundary__":
             self.violations.append(msg)
             return BoundaryError(msg)
+        other = "candidate" if self.side == "t" else "test"
         if name in wire.EXIT_EXCEPTIONS:
-            self.violations.append(f"the candidate raised {name}({msg}) during a call (an exit is not an answer)")
-            return BoundaryError(self.violations[-1])
-        cls = wire.BUILTIN_EXCEPTIONS.get(name, RuntimeError)
+            self.violations.append(f"the {other} raised {name}({msg}) during a call (an exit is not an answer)")
+        if has_control_flow(name):
+            label = name if name in wire.BUILTIN_EXCEPTIONS else "an exception"
+            return crossed(other.capitalize() + "Raised", name if name in wire.BUILTIN_EXCEPTIONS else "Exception")(
+                f"{label}: {msg}" if msg else label)
+        cls = wire.BUILTIN_EXCEPTIONS[name]
+        args = _plain_args(reply.get("args"))
+        if args is not None:
+            try:
+                exc = cls(*args)
+                if isinstance(exc, Exception) and _message(exc) == msg:
+                    return exc
+            except Exception:  # noqa: BLE001 - args that this type does not take: use the message
+                pass
         for klass in cls.__mro__:
             try:
                 exc = klass(msg)
@@ -258,6 +339,106 @@ class Peer:
             if isinstance(exc, Exception):
                 return exc
         return RuntimeError(f"{name}: {msg}")
+
+    # -- write-back of mutated arguments -------------------------------------------------------
+    def _write_back(self, message: dict, slots: dict, reply: dict) -> None:
+        """Update our call arguments in place from the callee's ``out`` (see module docstring)."""
+        if reply.get("out_refused"):
+            raise self._violation(f"the {self._other()} changed an argument into something that may not "
+                                  f"cross back: {str(reply['out_refused'])[:500]}")
+        out = reply.get("out")
+        if not isinstance(out, list):
+            raise self._fail("a malformed argument write-back")
+        current = {}
+        for pair in out:
+            if not (isinstance(pair, list) and len(pair) == 2 and isinstance(pair[0], (int, str))
+                    and not isinstance(pair[0], bool) and pair[0] in slots):
+                raise self._fail("a malformed argument write-back")
+            target = slots[pair[0]]
+            if isinstance(target, MUTABLE + (tuple,)) and pair[0] not in current:
+                current[pair[0]] = self.encode(target)
+        allowed: set[tuple[str, int]] = set()
+        for enc in current.values():
+            _collect_handles(enc, allowed)
+        for slot, new in out:
+            if slot in current:
+                try:
+                    self._merge(slots[slot], self.encode(slots[slot]), new, allowed, 0)
+                except wire.ChannelError as exc:
+                    raise self._fail(f"the channel broke: {exc}") from None
+
+    def _other(self) -> str:
+        return "candidate" if self.side == "t" else "test"
+
+    def _violation(self, why: str) -> BoundaryError:
+        self.violations.append(why)
+        return BoundaryError(why)
+
+    def _plain(self, data, allowed: set):
+        """Decode written-back data: plain values, and only handles the argument already held."""
+
+        def from_handle(handle: wire.Handle):
+            if (handle.owner, handle.id) not in allowed:
+                raise self._violation(f"the {self._other()} put a handle ({handle.kind}) into an argument; "
+                                      "an argument written back carries plain data only")
+            return self.from_handle(handle)
+
+        return wire.decode(data, from_handle)
+
+    def _merge(self, target, cur, new, allowed: set, depth: int) -> None:
+        """Make ``target`` (our object, encoded now as ``cur``) hold ``new``, in place where it is
+        mutable; nested containers of the same type are updated in place too."""
+        if cur == new or depth > wire.MAX_DEPTH:
+            return
+        base = wire.plain_base(target)
+        if base is list and isinstance(new, list) and isinstance(cur, list):
+            keep = min(len(cur), len(new))
+            for i in range(keep):
+                if cur[i] != new[i]:
+                    item = list.__getitem__(target, i)
+                    if _mergeable(item, new[i]):
+                        self._merge(item, cur[i], new[i], allowed, depth + 1)
+                    else:
+                        list.__setitem__(target, i, self._plain(new[i], allowed))
+            if len(new) < len(cur):
+                list.__delitem__(target, slice(len(new), None))
+            else:
+                list.extend(target, [self._plain(x, allowed) for x in new[keep:]])
+        elif base is dict and _tag(new) == "d" and _tag(cur) == "d":
+            known = {}
+            for key, pair in zip(dict.keys(target), cur["d"]):
+                known[_key(pair[0])] = (key, pair[1])
+            items = []
+            for pair in new["d"]:
+                if not (isinstance(pair, list) and len(pair) == 2):
+                    raise wire.ChannelError("dict tag must hold [key, value] pairs")
+                old = known.get(_key(pair[0]))
+                if old is None:
+                    items.append((self._plain(pair[0], allowed), self._plain(pair[1], allowed)))
+                    continue
+                value = dict.__getitem__(target, old[0])
+                if old[1] != pair[1]:
+                    if _mergeable(value, pair[1]):
+                        self._merge(value, old[1], pair[1], allowed, depth + 1)
+                    else:
+                        value = self._plain(pair[1], allowed)
+                items.append((old[0], value))
+            dict.clear(target)
+            dict.update(target, items)
+        elif base is set and _tag(new) == "s" and _tag(cur) == "s":
+            known = {_key(enc): item for item, enc in zip(set.__iter__(target), cur["s"])}
+            fresh = [known[k] if k in known else self._plain(enc, allowed) for k, enc in
+                     ((_key(e), e) for e in new["s"])]
+            set.clear(target)
+            set.update(target, fresh)
+        elif base is bytearray and _tag(new) == "ba":
+            value = self._plain(new, allowed)
+            if isinstance(value, bytearray):
+                bytearray.__setitem__(target, slice(None), value)
+        elif base is tuple and _tag(new) == "t" and _tag(cur) == "t" and len(new["t"]) == len(cur["t"]):
+            for item, old, now in zip(tuple.__iter__(target), cur["t"], new["t"]):
+                if old != now and _mergeable(item, now):  # a tuple's own items cannot change
+                    self._merge(item, old, now, allowed, depth + 1)
 
     # -- serving -----------------------------------------------------------------------------
     def serve(self) -> None:
@@ -275,19 +456,53 @@ class Peer:
 
     def dispatch(self, message: dict) -> None:
         rid = message.get("id")
+        called: dict = {}
         try:
-            value = self._perform(message)
+            value = self._perform(message, called)
             reply = {"op": "ret", "id": rid, "value": self.encode(value)}
         except wire.NotPlain as exc:
             reply = {"op": "err", "id": rid, "type": "__boundary__", "msg": str(exc)}
         except BoundaryError as exc:
             reply = {"op": "err", "id": rid, "type": "__boundary__", "msg": str(exc)}
         except BaseException as exc:  # noqa: BLE001 - any exception is an answer, sent back by type
-            reply = {"op": "err", "id": rid, "type": wire.builtin_exception_name(exc), "msg": _message(exc)}
+            name = wire.builtin_exception_name(exc)
+            reply = {"op": "err", "id": rid, "type": name, "msg": _message(exc)}
+            args = _args_of(exc)
+            if args is not None:
+                reply["args"] = args
+            if self.side == "t" and (isinstance(exc, AssertionError) or not isinstance(exc, Exception)):
+                self.test_failures.append(f"{_message(exc) or type(exc).__name__} (in a test callback "
+                                          "the candidate called)" if isinstance(exc, AssertionError) else
+                                          f"{type(exc).__name__} in a test callback the candidate called: "
+                                          f"{_message(exc)}")
+        if called:
+            self._add_write_back(message, called, reply)
         try:
             self.channel.send(reply)
         except wire.NotPlain as exc:
             self.channel.send({"op": "err", "id": rid, "type": "__boundary__", "msg": str(exc)})
+
+    def _add_write_back(self, message: dict, called: dict, reply: dict) -> None:
+        """Tell the caller the new state of each container argument the call changed."""
+        out = []
+        sent = dict(enumerate(message.get("args") or []))
+        sent.update((pair[0], pair[1]) for pair in message.get("kwargs") or [])
+        for slot, (value, snapshot) in called.items():
+            before = sent[slot]
+            if isinstance(value, tuple) and not _holds_container(before):
+                continue
+            if snapshot is not None and _unchanged(value, snapshot):
+                continue
+            try:
+                now = self.encode(value)
+            except (wire.NotPlain, RecursionError, ValueError) as exc:
+                reply["out_refused"] = f"argument {slot!r}: {exc}"[:1000]
+                reply.pop("out", None)
+                return
+            if now != before:
+                out.append([slot, now])
+        if out:
+            reply["out"] = out
 
     def _target(self, message: dict):
         hid = message.get("target")
@@ -295,7 +510,7 @@ class Peer:
             raise _Refused(f"unknown handle {hid!r}")
         return self.objects[hid]
 
-    def _perform(self, message: dict):
+    def _perform(self, message: dict, called: dict | None = None):
         op = message["op"]
         candidate_side = self.side == "c"
         if op == "setglobal":
@@ -311,6 +526,19 @@ class Peer:
                 if not (isinstance(pair, list) and len(pair) == 2 and isinstance(pair[0], str)):
                     raise wire.ChannelError("malformed keyword arguments")
                 kwargs[pair[0]] = self.decode(pair[1])
+            slots: dict = dict(enumerate(args))
+            slots.update(kwargs)
+            for pair in message.get("alias") or []:
+                if isinstance(pair, list) and len(pair) == 2 and pair[0] in slots and pair[1] in slots:
+                    slots[pair[0]] = slots[pair[1]]
+            args = [slots[i] for i in range(len(args))]
+            kwargs = {k: slots[k] for k in kwargs}
+            if called is not None:
+                sent = dict(enumerate(message.get("args") or []))
+                sent.update((pair[0], pair[1]) for pair in message.get("kwargs") or [])
+                for slot, value in slots.items():
+                    if type(value) in MUTABLE + (tuple,) and slot in sent:
+                        called[slot] = (value, _snapshot(value, sent[slot]))
             return obj(*args, **kwargs)
         name = message.get("name")
         if op == "getattr":
@@ -362,6 +590,100 @@ class _IterBox:
 
     def __init__(self, it) -> None:
         self.it = it
+
+
+def _tag(data) -> str | None:
+    return next(iter(data)) if isinstance(data, dict) and len(data) == 1 else None
+
+
+def _key(data) -> str:
+    """A hashable stand-in for an encoded value (to match dict keys and set items)."""
+    return json.dumps(data, sort_keys=True, separators=(",", ":"))
+
+
+def _mergeable(obj, data) -> bool:
+    base = wire.plain_base(obj)
+    if base is list:
+        return isinstance(data, list)
+    if base is tuple:
+        return _tag(data) == "t" and len(data["t"]) == len(obj)
+    return (base, _tag(data)) in ((dict, "d"), (set, "s"), (bytearray, "ba"))
+
+
+def _flat(items) -> bool:
+    kinds = set(map(type, items))
+    return list not in kinds and dict not in kinds
+
+
+def _snapshot(value, data):
+    """A shallow copy of a container argument whose encoding ``data`` holds no nested container or
+    handle (so identity of its items tells whether it changed), else None (compare encodings)."""
+    if type(value) is bytearray:
+        return bytes(value)
+    if type(value) is list and isinstance(data, list) and _flat(data):
+        return list.copy(value)
+    if type(value) is set and _tag(data) == "s" and _flat(data["s"]):
+        return set.copy(value)
+    if type(value) is dict and _tag(data) == "d" and _flat(itertools.chain.from_iterable(data["d"])):
+        return list(dict.keys(value)), list(dict.values(value))
+    return None
+
+
+def _unchanged(value, snapshot) -> bool:
+    if type(value) is bytearray:
+        return bytes(value) == snapshot
+    if type(value) is dict:
+        keys, values = snapshot
+        return len(value) == len(keys) and all(map(operator.is_, dict.keys(value), keys)) and \
+            all(map(operator.is_, dict.values(value), values))
+    if type(value) is set:
+        ids = {id(x) for x in snapshot}  # the snapshot keeps its items alive: ids stay theirs
+        return len(value) == len(snapshot) and all(id(x) in ids for x in value)
+    return len(value) == len(snapshot) and all(map(operator.is_, value, snapshot))
+
+
+def _holds_container(data) -> bool:
+    """Whether an encoded value holds a list, dict, set or bytearray somewhere (may change in place)."""
+    if isinstance(data, list):
+        return True
+    tag = _tag(data)
+    if tag in ("d", "s", "ba"):
+        return True
+    return tag == "t" and any(_holds_container(x) for x in data["t"])
+
+
+def _collect_handles(data, into: set) -> None:
+    if isinstance(data, list):
+        for x in data:
+            _collect_handles(x, into)
+    elif isinstance(data, dict):
+        if "h" in data:
+            into.add((data.get("o"), data.get("h")))
+            return
+        for body in data.values():
+            if isinstance(body, list):
+                _collect_handles(body, into)
+
+
+def _args_of(exc: BaseException) -> object | None:
+    """An exception's ``args`` as plain data, when they are plain and small (else None)."""
+    try:
+        args = wire.encode(tuple(BaseException.args.__get__(exc)))  # type: ignore[attr-defined]
+        if len(json.dumps(args)) <= MAX_ARGS_JSON:
+            return args
+    except Exception:  # noqa: BLE001 - args that cannot cross: the message alone goes back
+        pass
+    return None
+
+
+def _plain_args(data) -> tuple | None:
+    if data is None:
+        return None
+    try:
+        value = wire.decode(data)
+    except (wire.ChannelError, RecursionError):
+        return None
+    return value if isinstance(value, tuple) else None
 
 
 def _message(exc: BaseException) -> str:

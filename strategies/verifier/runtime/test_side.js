@@ -55,7 +55,7 @@ function runIsolated() {
       if (spec.kind === 'check') {
         const check = vm.runInThisContext("typeof check === 'function' ? check : undefined");
         if (!exported.has(entry)) result = verdict('fail', 'entry point ' + entry + ' is not defined');
-        else if (check === undefined) result = verdict('error', 'the test defines no check function');
+        else if (check === undefined || peer.toHandle.isRemote(check)) result = verdict('error', 'the test defines no check function');
         else { check(exported.get(entry)); result = verdict('pass', 'all assertions held'); }
       } else result = verdict('pass', 'all assertions held');
     }
@@ -66,6 +66,8 @@ function runIsolated() {
   }
   if (peer.broken || peer.violations.length) {
     result = verdict('error', (peer.broken || peer.violations[0]) + ' while running the test');
+  } else if (peer.testFailures.length && (result.outcome === 'pass' || result.outcome === 'value')) {
+    result = verdict('fail', peer.testFailures[0]);
   }
   try { channel.send({ op: 'close' }); } catch (_) { /* the candidate is gone */ }
   return result;

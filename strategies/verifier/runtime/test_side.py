@@ -3,9 +3,16 @@
 This process holds no candidate code. Its namespace has the real builtins, the names the task
 prompt defines (run here, from the prompt, never from the candidate), and proxies for the
 candidate's own top-level names (the entry point always; other names unless they shadow a builtin
-or a prompt name). When the test rebinds a candidate's global (``CONN = build_db(50)``, also inside
-a function with ``global CONN``), the new value is sent to the candidate before the next call:
-plain data by value, anything else as a handle the candidate can call back.
+or a prompt name).
+
+Nothing of the test's namespace reaches the candidate unless the test hands it over, in one of two
+ways (plain data by value, the test's own objects as handles the candidate can call back):
+- ``bind_global(name, value)``, called by the test, sets that global of the candidate's module now;
+- a global the task declares: a name the prompt's code assigns at module level (``CONN = None``),
+  that the test assigns (``CONN = AppConnection(db)``, also inside a function with ``global
+  CONN``) and never reads. Its new value is sent before the candidate's next call.
+A name the candidate defines is never a reason to send it anything: defining ``expected`` or
+``check`` does not make the test's own ``expected`` or ``check`` readable.
 
 The verdict goes to the host on its own file descriptor: ``pass``, ``fail`` (an assertion of the
 test), ``error`` (the candidate raised, could not load, exited, broke the channel, or returned a
@@ -14,7 +21,9 @@ value that may not cross) or, for ``call`` tests, ``value`` (the host compares i
 
 from __future__ import annotations
 
+import ast
 import builtins
+import keyword
 import sys
 import types
 
@@ -54,6 +63,48 @@ def _test_line(exc: BaseException) -> int | None:
     return line
 
 
+def declared_names(prompt_code: str | None) -> set[str]:
+    """The module-level variables the task prompt's code assigns (``CONN = None``)."""
+    try:
+        tree = ast.parse(prompt_code or "")
+    except (SyntaxError, ValueError):
+        return set()
+    names: set[str] = set()
+    for node in tree.body:
+        targets = node.targets if isinstance(node, ast.Assign) else [node.target] \
+            if isinstance(node, ast.AnnAssign) and node.value is not None else []
+        for target in targets:
+            for sub in ast.walk(target):
+                if isinstance(sub, ast.Name):
+                    names.add(sub.id)
+    return names
+
+
+def read_names(source: str | None, mode: str = "exec") -> set[str] | None:
+    """Every name ``source`` reads anywhere (nested functions included; ``x += 1`` reads x), or
+    None when it does not parse (then nothing is handed over implicitly)."""
+    try:
+        tree = ast.parse(source or "", mode=mode)
+    except (SyntaxError, ValueError):
+        return None
+    names = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Name) and not isinstance(node.ctx, ast.Store):
+            names.add(node.id)
+        elif isinstance(node, ast.AugAssign) and isinstance(node.target, ast.Name):
+            names.add(node.target.id)
+    return names
+
+
+def handed_over(spec: dict) -> set[str]:
+    """The globals whose rebinding by the test is sent to the candidate (see module docstring)."""
+    source, mode = (spec.get("call"), "eval") if spec.get("kind") == "call" else (spec.get("code"), "exec")
+    reads = read_names(source, mode)
+    if reads is None:
+        return set()
+    return declared_names(spec.get("prompt_code")) - reads - {spec.get("entry_point") or ""}
+
+
 def _verdict(outcome: str, message: str = "", **extra) -> dict:
     return {"op": "verdict", "outcome": outcome, "message": str(message)[:2000], **extra}
 
@@ -83,7 +134,10 @@ def _exercise(spec: dict, ns: dict, entry) -> dict:
         if kind == "check":
             if entry is _MISSING:
                 return _verdict("fail", f"entry point {spec.get('entry_point')!r} is not defined")
-            ns["check"](entry)
+            check = ns.get("check")
+            if not callable(check) or isinstance(check, rpc.Remote):
+                return _verdict("error", "the test defines no check function")
+            check(entry)
     except AssertionError as exc:
         where = _test_line(exc)
         detail = rpc._message(exc) or "assertion failed"
@@ -133,9 +187,10 @@ def run_isolated(spec: dict) -> dict:
         return _verdict("error", f"the candidate sent garbage while loading: {exc}")
     entry_point = spec.get("entry_point")
     for name, value in exported.items():
-        if name == entry_point or not (name in prompt_names or name in _BUILTIN_NAMES or name.startswith("__")):
+        if name == entry_point or not (name in prompt_names or name in _BUILTIN_NAMES or name.startswith("__")
+                                       or name == "bind_global"):
             ns[name] = value
-    synced = {name: ns.get(name, _MISSING) for name in exported}
+    synced = {name: ns.get(name, _MISSING) for name in handed_over(spec)}
 
     def push_rebound_globals() -> None:
         for name, last in synced.items():
@@ -143,13 +198,32 @@ def run_isolated(spec: dict) -> dict:
             if current is not last:
                 synced[name] = current
                 if current is not _MISSING:
-                    peer.request({"op": "setglobal", "name": name, "value": peer.encode(current)})
+                    send_global(name, current)
 
+    def send_global(name: str, value) -> None:
+        peer.before_request = None  # one push at a time: the setglobal request itself must not recurse
+        try:
+            peer.request({"op": "setglobal", "name": name, "value": peer.encode(value)})
+        finally:
+            peer.before_request = push_rebound_globals
+
+    def bind_global(name: str, value) -> None:
+        """Set the global ``name`` of the candidate's module to ``value`` (plain data by value, the
+        test's own objects as handles): the one explicit way a test hands something over."""
+        if not isinstance(name, str) or not name.isidentifier() or keyword.iskeyword(name) \
+                or name.startswith("__"):
+            raise ValueError(f"bind_global: {name!r} is not a global name the candidate can be given")
+        push_rebound_globals()
+        send_global(name, value)
+
+    ns["bind_global"] = bind_global
     peer.before_request = push_rebound_globals
     entry = exported.get(entry_point, _MISSING) if entry_point else _MISSING
     verdict = _exercise(spec, ns, entry)
     if peer.broken or peer.violations:  # even when the test caught the BoundaryError
         verdict = _verdict("error", f"{peer.broken or peer.violations[0]} while running the test")
+    elif peer.test_failures and verdict["outcome"] in ("pass", "value"):  # the candidate swallowed it
+        verdict = _verdict("fail", peer.test_failures[0])
     try:
         channel.send({"op": "close"})
     except (wire.ChannelError, wire.NotPlain):
@@ -167,6 +241,7 @@ def run_in_process(spec: dict) -> dict:
     except BaseException as exc:  # noqa: BLE001
         return _verdict("error", candidate_side.describe_load_error(exc)["msg"])
     ns = module.__dict__
+    ns.setdefault("bind_global", lambda name, value: ns.__setitem__(name, value))
     entry = ns.get(spec.get("entry_point") or "", _MISSING)
     return _exercise({**spec, "code": spec.get("test_code")}, ns, entry)
 

@@ -2,14 +2,14 @@
 
 Why a codec of our own: the verdict is decided in the test process, so nothing that crosses from
 the candidate may carry behaviour. Only plain data crosses, by value, with its type preserved:
-None, bool, int (any size), float (nan and inf included), complex, str, bytes, and tuples, lists,
+None, bool, int (any size), float (nan and inf included), complex, str, bytes, bytearray, and tuples, lists,
 dicts, sets and frozensets of these. Everything else crosses as a handle (an id the owner resolves)
 or not at all. Never pickle: unpickling runs code chosen by the sender.
 
 Encoding: JSON where JSON is exact (null, booleans, strings, integers, finite floats written with a
 '.' or an exponent, lists); every JSON object is a tag, so a tag can never be confused with data:
 ``{"t": [...]}`` tuple, ``{"d": [[k, v], ...]}`` dict, ``{"s": [...]}`` set, ``{"fs": [...]}``
-frozenset, ``{"b": "<base64>"}`` bytes, ``{"c": [re, im]}`` complex, ``{"f": "nan"|"inf"|"-inf"}``
+frozenset, ``{"b": "<base64>"}`` bytes, ``{"ba": "<base64>"}`` bytearray, ``{"c": [re, im]}`` complex, ``{"f": "nan"|"inf"|"-inf"}``
 a non-finite float, ``{"h": id, "o": owner, "k": kind}`` a handle, ``{"u": 1}`` JavaScript's
 undefined, ``{"bi": "123"}`` a JavaScript BigInt.
 
@@ -62,7 +62,7 @@ class Handle:
 
 
 _PLAIN_SCALARS = (type(None), bool, int, float, complex, str, bytes)
-_BASES = (bool, int, float, complex, str, bytes, tuple, list, dict, frozenset, set)
+_BASES = (bool, int, float, complex, str, bytes, bytearray, tuple, list, dict, frozenset, set)
 
 
 def plain_base(value: object) -> type | None:
@@ -97,6 +97,8 @@ def encode(value: Any, to_handle=None, _depth: int = 0) -> object:
         return str.__str__(value)
     if base is bytes:
         return {"b": base64.b64encode(bytes(value)).decode("ascii")}
+    if base is bytearray:
+        return {"ba": base64.b64encode(bytes(value)).decode("ascii")}
     if base is complex:
         c = complex(value)
         return {"c": [encode(c.real), encode(c.imag)]}
@@ -161,13 +163,14 @@ def decode(data: object, from_handle=None, _depth: int = 0) -> object:
     (tag, body), = data.items()
     if tag == "f":
         return _float_tag(body)
-    if tag == "b":
+    if tag == "b" or tag == "ba":
         if not isinstance(body, str):
             raise ChannelError("bytes tag must hold base64 text")
         try:
-            return base64.b64decode(body.encode("ascii"), validate=True)
+            raw = base64.b64decode(body.encode("ascii"), validate=True)
         except (ValueError, UnicodeEncodeError):
             raise ChannelError("bytes tag is not valid base64") from None
+        return raw if tag == "b" else bytearray(raw)
     if tag == "u":
         return None
     if tag == "bi":
