@@ -6,8 +6,6 @@ pair of values makes the comparison raise."""
 from __future__ import annotations
 
 import math
-import sys
-from pathlib import Path
 
 import pytest
 from hypothesis import HealthCheck, given, settings
@@ -15,9 +13,7 @@ from hypothesis import strategies as st
 
 from oracle.strategies.verifier.comparison import show, value_mismatch, values_equal
 from oracle.strategies.verifier.runtime import wire
-
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-from test_codec_properties import plain, roundtrip  # noqa: E402
+from tests.test_codec_properties import plain, roundtrip
 
 NAN, INF = math.nan, math.inf
 TOL = 1e-6  # verifier.float_tolerance's default
