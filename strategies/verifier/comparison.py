@@ -213,7 +213,8 @@ def _dict_pairs(got: dict, expected: dict) -> tuple[list[tuple[Any, Any, Any]], 
         slot = taken.setdefault(c, [])
         if len(slot) >= len(by_canon.get(c, ())):
             if slot:
-                return [], f"keys {show(slot[0])} and {show(key)} both stand for the expected key {show(by_canon[c][0])}"
+                return [], (f"keys {show(slot[0])} and {show(key)} both stand for the expected key "
+                            f"{show(by_canon[c][0])}")
             return [], f"unexpected key {show(key)}"
         want = by_canon[c][len(slot)]
         slot.append(key)

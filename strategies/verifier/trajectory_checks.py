@@ -6,8 +6,8 @@ counts as a call or a result); nothing of the candidate is executed, so the comp
 in the host, like a reference check. Values are compared with the reference comparators
 (``reference.check_answer``: normalized text, numeric tolerance, RE2 regex) and exact JSON
 equality: the rules of ``comparison.py`` in ``json`` mode (an int and a float are one JSON number
-type, 34 == 34.0; a bool is never a number; NaN matches NaN; no tolerance). Every failure names the first mismatch: "call 3: expected tool 'search' with
-query='x', got 'browse'".
+type, 34 == 34.0; a bool is never a number; NaN matches NaN; no tolerance). Every failure names
+the first mismatch: "call 3: expected tool 'search' with query='x', got 'browse'".
 """
 
 from __future__ import annotations
