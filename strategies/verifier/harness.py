@@ -21,6 +21,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from oracle.testspec import AssertTest, CallTest, CheckTest, FinalStateTest, IoTest
+from oracle.strategies.verifier.comparison import show, value_mismatch, values_equal  # noqa: F401 (re-exported)
 from oracle.strategies.verifier.runs import RunPlan, RunResult
 from oracle.strategies.verifier.runtime import wire
 
@@ -132,29 +133,6 @@ def build_plan(test: CodeTest, code: str, *, language: str, entry_point: str | N
                    test_spec=spec, timeout_s=timeout_s, output_limit=output_limit, node=node)
 
 
-def _plain(value: Any) -> Any:
-    if isinstance(value, (list, tuple)):
-        return [_plain(v) for v in value]
-    if isinstance(value, dict):
-        return {str(k): _plain(v) for k, v in value.items()}
-    return value
-
-
-def values_equal(got: Any, expected: Any, tolerance: float) -> bool:
-    """Structural equality; floats (and int vs float) within an absolute ``tolerance``."""
-    if isinstance(got, bool) or isinstance(expected, bool):
-        return got is expected or (type(got) is bool and type(expected) is bool and got == expected)
-    if isinstance(got, (int, float)) and isinstance(expected, (int, float)):
-        if isinstance(got, int) and isinstance(expected, int):
-            return got == expected
-        return math.isclose(float(got), float(expected), rel_tol=0.0, abs_tol=tolerance) or got == expected
-    if isinstance(got, list) and isinstance(expected, list):
-        return len(got) == len(expected) and all(values_equal(g, e, tolerance) for g, e in zip(got, expected))
-    if isinstance(got, dict) and isinstance(expected, dict):
-        return got.keys() == expected.keys() and all(values_equal(got[k], expected[k], tolerance) for k in got)
-    return got == expected
-
-
 def compare_stdout(got: str, expected: str, rule: str) -> bool:
     """The whitespace rules of an io test (see oracle.testspec.IoTest.whitespace)."""
     if rule == "exact":
@@ -173,10 +151,6 @@ def _short(text: str, limit: int = 200) -> str:
 def _last_line(data: bytes) -> str:
     lines = data.decode(errors="replace").strip().splitlines()
     return lines[-1] if lines else ""
-
-
-def _json(value: Any) -> str:
-    return json.dumps(value, default=repr)
 
 
 def interpret(test: Test, index: int, run: RunResult, *, tolerance: float, memory_mb: int,
@@ -234,11 +208,12 @@ def _interpret(test: Test, index: int, run: RunResult, *, tolerance: float, memo
         return out(vkind, message or vkind)
     if vkind == "value" and isinstance(test, CallTest):
         try:
-            got = _plain(wire.decode(verdict.get("value")))
-        except wire.ChannelError as exc:
+            value: Any = wire.decode(verdict.get("value"))
+        except (wire.ChannelError, ValueError, RecursionError) as exc:
             return out("error", f"the call's value is unreadable: {exc}")
         tol = test.tolerance if test.tolerance is not None else tolerance
-        if values_equal(got, _plain(test.expected), tol):
-            return out("pass", f"{test.call} == {_json(test.expected)[:80]}")
-        return out("fail", f"{test.call}: expected {_json(test.expected)[:90]}, got {_json(got)[:90]}")
+        problem = value_mismatch(value, test.expected, tol)
+        if problem is None:
+            return out("pass", f"{test.call} == {show(test.expected)}")
+        return out("fail", f"{test.call}: {problem}")
     return out("error", f"the test process reported {vkind!r} for a {kind} test")

@@ -5,8 +5,9 @@ These checks read plain data the candidate's trajectory holds (see ``trajectory.
 counts as a call or a result); nothing of the candidate is executed, so the comparison runs here,
 in the host, like a reference check. Values are compared with the reference comparators
 (``reference.check_answer``: normalized text, numeric tolerance, RE2 regex) and exact JSON
-equality. Every failure names the first mismatch: "call 3: expected tool 'search' with
-query='x', got 'browse'".
+equality: the rules of ``comparison.py`` in ``json`` mode (an int and a float are one JSON number
+type, 34 == 34.0; a bool is never a number; NaN matches NaN; no tolerance). Every failure names
+the first mismatch: "call 3: expected tool 'search' with query='x', got 'browse'".
 """
 
 from __future__ import annotations
@@ -16,8 +17,9 @@ from collections import deque
 from typing import Any, Callable, Sequence
 
 from oracle.strategies.verifier import reference
+from oracle.strategies.verifier.comparison import show, value_mismatch
 from oracle.strategies.verifier.containment import describe, fault_outcome
-from oracle.strategies.verifier.harness import TestOutcome, interpret, test_name, values_equal
+from oracle.strategies.verifier.harness import TestOutcome, interpret, test_name
 from oracle.strategies.verifier.trajectory import (CallRecord, IgnoredResult, ResultRecord, final_state_plan, tool_calls,
                                                    tool_results)
 from oracle.task import Trajectory
@@ -30,16 +32,29 @@ SHOW = 60
 
 
 def _text(value: Any) -> str:
-    return value if isinstance(value, str) else json.dumps(value, ensure_ascii=False, sort_keys=True)
+    if isinstance(value, str):
+        return value
+    try:
+        return json.dumps(value, ensure_ascii=False, sort_keys=True)
+    except (TypeError, ValueError, RecursionError) as exc:  # keys of mixed types, huge ints, deep nesting
+        raise ValueError(f"the value cannot be written as JSON text ({type(exc).__name__})") from None
 
 
 def _show(value: Any) -> str:
-    text = repr(value) if isinstance(value, str) else _text(value)
+    try:
+        text = repr(value) if isinstance(value, str) else _text(value)
+    except ValueError:
+        return show(value)
     return text if len(text) <= SHOW else text[:SHOW] + "..."
 
 
 _DIFFERS = "differs"
 """What the predicates return when no explanation is asked for (matching tries many pairs)."""
+
+
+def _exact(got: Any, expected: Any) -> bool:
+    """Exact JSON equality (see the module docstring)."""
+    return value_mismatch(got, expected, 0.0, numbers="json") is None
 
 
 def compare_value(got: Any, expected: Any, rule: ArgRule, explain: bool = True) -> str | None:
@@ -48,12 +63,16 @@ def compare_value(got: Any, expected: Any, rule: ArgRule, explain: bool = True) 
     if mode == "ignore":
         return None
     if mode == "exact":
-        if values_equal(got, expected, 0.0):
+        if _exact(got, expected):
             return None
         return f"expected {_show(expected)}, got {_show(got)}" if explain else _DIFFERS
     comparator = rule if isinstance(rule, ArgComparator) else ArgComparator(mode=rule)
     check = ReferenceCheck(mode=mode, rel_tol=comparator.rel_tol, abs_tol=comparator.abs_tol)
-    verdict = reference.check_answer(_text(got), _text(expected), check)
+    try:
+        got_text, expected_text = _text(got), _text(expected)
+    except ValueError as exc:
+        return f"{exc} ({mode})"
+    verdict = reference.check_answer(got_text, expected_text, check)
     return None if verdict.passed else f"{verdict.message} ({mode})"
 
 
@@ -294,7 +313,7 @@ def _subset(expected: Any, got: Any) -> str | None:
             if problem:
                 return f"{key}: {problem}"
         return None
-    return None if values_equal(got, expected, 0.0) else f"expected {_show(expected)}, got {_show(got)}"
+    return None if _exact(got, expected) else f"expected {_show(expected)}, got {_show(got)}"
 
 
 def compare_result(content: str, test: ToolResultTest) -> str | None:
@@ -309,7 +328,7 @@ def compare_result(content: str, test: ToolResultTest) -> str | None:
             return f"the result is not valid JSON ({str(exc)[:80]}), expected {_show(test.expected)}"
         if test.match == "subset":
             return _subset(test.expected, value)
-        return None if values_equal(value, test.expected, 0.0) else \
+        return None if _exact(value, test.expected) else \
             f"expected {_show(test.expected)}, got {_show(value)}"
     mode: ArgComparatorMode = "normalized" if test.match == "normalized" else \
         "numeric" if test.match == "numeric" else "regex"

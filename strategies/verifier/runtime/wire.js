@@ -1,6 +1,10 @@
 'use strict';
-// The channel codec and framing for JavaScript (same wire format as wire.py: see its docstring).
-// Only plain data crosses by value; other values cross as handles or not at all.
+// The channel codec and framing for JavaScript (same wire format as wire.py: see its docstring and
+// its table of how each value travels). Only plain data crosses by value; other values cross as
+// handles or not at all. Exact both ways: -0, NaN, the infinities, BigInts (never narrowed to a
+// Number), undefined (never null), Maps (a Map stays a Map). Refused with the reason: a Symbol, a
+// function where only plain data may cross, a sparse array's hole, a Symbol-keyed object, a complex
+// number from Python. A Uint8Array arrives as a Buffer; a Python tuple as an array.
 const fs = require('fs');
 
 const MAX_FRAME = 32 * 1024 * 1024;
@@ -18,6 +22,23 @@ function isPlainObject(v) {
   return proto === Object.prototype || proto === null;
 }
 
+const FLOAT_LITERAL = /^-?(?:0|[1-9][0-9]*)(?:\.[0-9]+)?(?:[eE][+-]?[0-9]+)?$/;
+const DIGITS = /^-?[0-9]+$/;
+const BASE64 = /^(?:[A-Za-z0-9+/]{4})*(?:[A-Za-z0-9+/]{2}==|[A-Za-z0-9+/]{3}=)?$/;
+const MAX_INT_DIGITS = 100000;
+
+// A Number crosses as a JSON number only where JSON (and Python) read it back exactly: a safe
+// integer, or a non-integral finite value. -0, NaN, the infinities and integral values past 2**53
+// are float tags, so they stay Numbers; a BigInt is always a BigInt tag, never narrowed.
+function encodeNumber(value) {
+  if (Number.isNaN(value)) return { f: 'nan' };
+  if (value === Infinity) return { f: 'inf' };
+  if (value === -Infinity) return { f: '-inf' };
+  if (Object.is(value, -0)) return { f: '-0' };
+  if (Number.isSafeInteger(value) || !Number.isInteger(value)) return value;
+  return { f: String(value) };
+}
+
 function encode(value, toHandle, depth) {
   depth = depth || 0;
   if (depth > MAX_DEPTH) throw new NotPlain('nesting deeper than ' + MAX_DEPTH);
@@ -25,15 +46,13 @@ function encode(value, toHandle, depth) {
   if (value === undefined) return { u: 1 };
   const t = typeof value;
   if (t === 'boolean' || t === 'string') return value;
-  if (t === 'number') {
-    if (Number.isNaN(value)) return { f: 'nan' };
-    if (value === Infinity) return { f: 'inf' };
-    if (value === -Infinity) return { f: '-inf' };
-    if (Number.isInteger(value) && Math.abs(value) <= Number.MAX_SAFE_INTEGER) return value;
-    if (Number.isInteger(value)) return { bi: BigInt(value).toString() };
-    return value;
+  if (t === 'number') return encodeNumber(value);
+  if (t === 'bigint') {
+    const text = value.toString();
+    if (text.length > MAX_INT_DIGITS + 1) throw new NotPlain('a BigInt of more than ' + MAX_INT_DIGITS + ' digits cannot cross the boundary');
+    return { bi: text };
   }
-  if (t === 'bigint') return { bi: value.toString() };
+  if (t === 'symbol') throw new NotPlain('a Symbol cannot cross the boundary (it has no counterpart in Python)');
   const d = depth + 1;
   if (value instanceof Handle) return { h: value.id, o: value.owner, k: value.kind };
   if (toHandle && toHandle.isRemote && toHandle.isRemote(value)) {
@@ -43,13 +62,18 @@ function encode(value, toHandle, depth) {
   if (t === 'object') {
     if (Array.isArray(value)) {
       const out = new Array(value.length);
-      for (let i = 0; i < value.length; i++) out[i] = encode(value[i], toHandle, d);
+      for (let i = 0; i < value.length; i++) {
+        if (!(i in value)) throw new NotPlain('a sparse array (a hole at index ' + i + ') cannot cross the boundary; fill it (e.g. with undefined)');
+        out[i] = encode(value[i], toHandle, d);
+      }
       return out;
     }
-    if (value instanceof Uint8Array) return { b: Buffer.from(value).toString('base64') };
+    if (value instanceof Uint8Array) return { b: Buffer.from(value.buffer, value.byteOffset, value.byteLength).toString('base64') };
     if (value instanceof Set) return { s: Array.from(value, (v) => encode(v, toHandle, d)) };
-    if (value instanceof Map) return { d: Array.from(value, ([k, v]) => [encode(k, toHandle, d), encode(v, toHandle, d)]) };
+    if (value instanceof Map) return { m: Array.from(value, ([k, v]) => [encode(k, toHandle, d), encode(v, toHandle, d)]) };
     if (isPlainObject(value)) {
+      const symbols = Object.getOwnPropertySymbols(value).filter((s) => Object.prototype.propertyIsEnumerable.call(value, s));
+      if (symbols.length) throw new NotPlain('an object with a Symbol key (' + String(symbols[0]) + ') cannot cross the boundary');
       return { d: Object.keys(value).map((k) => [k, encode(value[k], toHandle, d)]) };
     }
   }
@@ -57,7 +81,8 @@ function encode(value, toHandle, depth) {
     const h = toHandle(value);
     return { h: h.id, o: h.owner, k: h.kind };
   }
-  throw new NotPlain('a value of type ' + describe(value) + ' cannot cross the boundary (plain data only)');
+  const what = t === 'function' ? 'a function' : 'a value of type ' + describe(value);
+  throw new NotPlain(what + ' cannot cross the boundary (plain data only)');
 }
 
 function describe(value) {
@@ -88,22 +113,35 @@ function decode(data, fromHandle, depth) {
     if (body === 'nan') return NaN;
     if (body === 'inf') return Infinity;
     if (body === '-inf') return -Infinity;
+    if (body === '-0') return -0;
+    if (typeof body === 'string' && body.length <= 400 && FLOAT_LITERAL.test(body)) {
+      const n = Number(body);
+      if (Number.isFinite(n)) return n;
+    }
     throw new ChannelError('bad float tag');
   }
-  if (tag === 'u') return undefined;
+  if (tag === 'u') {
+    if (body !== 1) throw new ChannelError('bad undefined tag');
+    return undefined;
+  }
   if (tag === 'bi') {
-    if (typeof body !== 'string' || !/^-?\d{1,100000}$/.test(body)) throw new ChannelError('bad bigint tag');
-    const big = BigInt(body);
-    return (big >= BigInt(Number.MIN_SAFE_INTEGER) && big <= BigInt(Number.MAX_SAFE_INTEGER)) ? Number(big) : big;
+    if (typeof body !== 'string' || body.length > MAX_INT_DIGITS + 1 || !DIGITS.test(body)) throw new ChannelError('bad bigint tag');
+    return BigInt(body);
   }
   if (tag === 'b') {
-    if (typeof body !== 'string') throw new ChannelError('bytes tag must hold base64 text');
+    if (typeof body !== 'string' || !BASE64.test(body)) throw new ChannelError('bytes tag is not valid base64');
     return Buffer.from(body, 'base64');
   }
   if (!Array.isArray(body)) throw new ChannelError('tag must hold a list');
   if (tag === 't') return body.map((v) => decode(v, fromHandle, d));
   if (tag === 's' || tag === 'fs') return new Set(body.map((v) => decode(v, fromHandle, d)));
-  if (tag === 'c') throw new ChannelError('complex numbers do not exist in JavaScript');
+  if (tag === 'c') throw new ChannelError('a complex number cannot cross into JavaScript (it has no counterpart there)');
+  if (tag === 'm') {
+    return new Map(body.map((p) => {
+      if (!Array.isArray(p) || p.length !== 2) throw new ChannelError('map tag must hold [key, value] pairs');
+      return [decode(p[0], fromHandle, d), decode(p[1], fromHandle, d)];
+    }));
+  }
   if (tag === 'd') {
     const pairs = body.map((p) => {
       if (!Array.isArray(p) || p.length !== 2) throw new ChannelError('dict tag must hold [key, value] pairs');

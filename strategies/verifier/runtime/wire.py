@@ -2,16 +2,41 @@
 
 Why a codec of our own: the verdict is decided in the test process, so nothing that crosses from
 the candidate may carry behaviour. Only plain data crosses, by value, with its type preserved:
-None, bool, int (any size), float (nan and inf included), complex, str, bytes, bytearray, and tuples, lists,
-dicts, sets and frozensets of these. Everything else crosses as a handle (an id the owner resolves)
-or not at all. Never pickle: unpickling runs code chosen by the sender.
+None, bool, int (any size), float (nan, inf and -0.0 included), complex, str, bytes, bytearray, and tuples,
+lists, dicts, sets and frozensets of these, plus JavaScript's ``undefined`` (``UNDEFINED``) and a
+small JavaScript BigInt (``BigInt``, an int). Everything else crosses as a handle (an id the owner
+resolves) or not at all. Never pickle: unpickling runs code chosen by the sender.
 
-Encoding: JSON where JSON is exact (null, booleans, strings, integers, finite floats written with a
-'.' or an exponent, lists); every JSON object is a tag, so a tag can never be confused with data:
-``{"t": [...]}`` tuple, ``{"d": [[k, v], ...]}`` dict, ``{"s": [...]}`` set, ``{"fs": [...]}``
-frozenset, ``{"b": "<base64>"}`` bytes, ``{"ba": "<base64>"}`` bytearray, ``{"c": [re, im]}`` complex, ``{"f": "nan"|"inf"|"-inf"}``
-a non-finite float, ``{"h": id, "o": owner, "k": kind}`` a handle, ``{"u": 1}`` JavaScript's
-undefined, ``{"bi": "123"}`` a JavaScript BigInt.
+Encoding: JSON where JSON is exact (null, booleans, strings, integers of at most 2**53 - 1, finite
+nonzero-signed floats written with a '.' or an exponent, lists); every JSON object is a tag, so a
+tag can never be confused with data: ``{"t": [...]}`` tuple, ``{"d": [[k, v], ...]}`` dict (a
+JavaScript plain object, or a Map when a key is not a string), ``{"m": [[k, v], ...]}`` a
+JavaScript Map (a dict here), ``{"s": [...]}`` set, ``{"fs": [...]}`` frozenset, ``{"b":
+"<base64>"}`` bytes, ``{"ba": "<base64>"}`` bytearray, ``{"c": [re, im]}`` complex, ``{"f": "nan"|"inf"|"-inf"|"-0"|"<literal>"}`` a
+float JSON cannot spell (the literal form: a JavaScript Number with an integral value past 2**53,
+which must stay a float), ``{"h": id, "o": owner, "k": kind}`` a handle, ``{"u": 1}``
+JavaScript's undefined, ``{"bi": "123"}`` an integer past 2**53 - 1, or a JavaScript BigInt.
+
+The two languages (wire.js is the other end), one representation each:
+
+======================  =========================  ==========================================
+value                   on the wire                 arrives as
+======================  =========================  ==========================================
+Python int, |x|<2**53   ``5``                       JS Number; Python int
+Python int, larger      ``{"bi": "…"}``             JS BigInt (never a rounded Number); int
+JS BigInt               ``{"bi": "…"}``             JS BigInt; Python int (``BigInt`` when
+                                                    small, so it goes back as a BigInt)
+JS Number past 2**53    ``{"f": "1e+21"}``          JS Number; Python float
+-0.0 / -0               ``{"f": "-0"}``             the negative zero on both sides
+NaN, ±inf               ``{"f": "nan"}`` …          the same on both sides
+undefined               ``{"u": 1}``                JS undefined; Python ``UNDEFINED``
+complex                 ``{"c": [re, im]}``         Python complex; refused by JavaScript
+======================  =========================  ==========================================
+
+A Python float with an integral value (3.0) reaches JavaScript as the Number 3, which comes back
+as the int 3: JavaScript has one number type. A str holding a UTF-16 surrogate pair as two code
+points ("\\ud83d\\ude00") is refused: JSON would merge it into one character. Lone surrogates
+cross as they are.
 
 Framing: a 4-byte big-endian length, then that many bytes of UTF-8 JSON. Frames above
 ``MAX_FRAME`` bytes, invalid UTF-8, invalid JSON, unknown tags and nesting deeper than
@@ -25,6 +50,7 @@ import builtins
 import json
 import math
 import os
+import re
 import struct
 import sys
 
@@ -35,7 +61,12 @@ if TYPE_CHECKING:
 MAX_FRAME = 32 * 1024 * 1024
 MAX_DEPTH = 200
 MAX_INT_DIGITS = 100_000
+MAX_SAFE_INT = 2**53 - 1
+"""The largest integer a JavaScript Number holds exactly; larger ones travel as ``{"bi"}``."""
 _HEADER = struct.Struct(">I")
+_SURROGATE_PAIR = re.compile("[\ud800-\udbff][\udc00-\udfff]")
+_DIGITS = re.compile(r"-?[0-9]+", re.ASCII)
+_FLOAT_LITERAL = re.compile(r"-?(?:0|[1-9][0-9]*)(?:\.[0-9]+)?(?:[eE][+-]?[0-9]+)?", re.ASCII)
 
 if hasattr(sys, "set_int_max_str_digits"):
     sys.set_int_max_str_digits(MAX_INT_DIGITS + 10)
@@ -61,6 +92,42 @@ class Handle:
         return f"Handle({self.id}, {self.owner!r}, {self.kind!r})"
 
 
+class BigInt(int):
+    """A JavaScript BigInt small enough to pass for a Number (|x| <= 2**53 - 1): an int here,
+    which goes back to JavaScript as a BigInt. Larger integers need no marker (JavaScript can only
+    hold them as BigInts)."""
+
+    __slots__ = ()
+
+    def __repr__(self) -> str:
+        return f"{int(self)}n"
+
+
+class Undefined:
+    """JavaScript's ``undefined`` (``UNDEFINED``, the only instance): not None, equal only to
+    itself, falsy, so that a JavaScript function that forgets to return never matches ``null``."""
+
+    __slots__ = ()
+    _instance: "Undefined | None" = None
+
+    def __new__(cls) -> "Undefined":
+        if cls._instance is None:
+            cls._instance = super().__new__(cls)
+        return cls._instance
+
+    def __bool__(self) -> bool:
+        return False
+
+    def __repr__(self) -> str:
+        return "undefined"
+
+    def __reduce__(self) -> str:
+        return "UNDEFINED"
+
+
+UNDEFINED = Undefined()
+
+
 _PLAIN_SCALARS = (type(None), bool, int, float, complex, str, bytes)
 _BASES = (bool, int, float, complex, str, bytes, bytearray, tuple, list, dict, frozenset, set)
 
@@ -83,18 +150,30 @@ def encode(value: Any, to_handle=None, _depth: int = 0) -> object:
         raise NotPlain(f"nesting deeper than {MAX_DEPTH}")
     if value is None or value is True or value is False:
         return value
+    if value is UNDEFINED:
+        return {"u": 1}
     base = plain_base(value)
     if base is bool:
         return bool(value)
     if base is int:
-        return int.__index__(value)
+        n = int.__index__(value)
+        if -MAX_SAFE_INT <= n <= MAX_SAFE_INT and type(value) is not BigInt:
+            return n
+        return {"bi": _int_text(n)}
     if base is float:
         f = float.__float__(value)
         if math.isfinite(f):
-            return f
+            return f if f != 0.0 or math.copysign(1.0, f) > 0 else {"f": "-0"}
         return {"f": "nan" if math.isnan(f) else ("inf" if f > 0 else "-inf")}
     if base is str:
-        return str.__str__(value)
+        text = str.__str__(value)
+        if not text.isascii():
+            pair = _SURROGATE_PAIR.search(text)
+            if pair is not None:
+                raise NotPlain(f"a str holding a UTF-16 surrogate pair as two code points (U+{ord(pair[0][0]):04X} "
+                               f"U+{ord(pair[0][1]):04X} at index {pair.start()}) cannot cross: JSON would merge "
+                               "them into one character")
+        return text
     if base is bytes:
         return {"b": base64.b64encode(bytes(value)).decode("ascii")}
     if base is bytearray:
@@ -122,6 +201,16 @@ def encode(value: Any, to_handle=None, _depth: int = 0) -> object:
                    "the boundary (plain data only)")
 
 
+def _int_text(n: int) -> str:
+    try:
+        text = str(n)
+    except ValueError:
+        text = ""
+    if not text or len(text) > MAX_INT_DIGITS + 1:
+        raise NotPlain(f"an integer of more than {MAX_INT_DIGITS} digits cannot cross the boundary")
+    return text
+
+
 def _float_tag(text: object) -> float:
     if text == "nan":
         return float("nan")  # a fresh object each time: two NaNs in a set stay two, as sent
@@ -129,7 +218,13 @@ def _float_tag(text: object) -> float:
         return math.inf
     if text == "-inf":
         return -math.inf
-    raise ChannelError(f"bad float tag {text!r}")
+    if text == "-0":
+        return -0.0
+    if isinstance(text, str) and len(text) <= 400 and _FLOAT_LITERAL.fullmatch(text):
+        value = float(text)
+        if math.isfinite(value):
+            return value
+    raise ChannelError(f"bad float tag {str(text)[:40]!r}")
 
 
 def _hashable(value: object, what: str) -> object:
@@ -172,11 +267,14 @@ def decode(data: object, from_handle=None, _depth: int = 0) -> object:
             raise ChannelError("bytes tag is not valid base64") from None
         return raw if tag == "b" else bytearray(raw)
     if tag == "u":
-        return None
+        if body != 1 or isinstance(body, bool):
+            raise ChannelError("bad undefined tag")
+        return UNDEFINED
     if tag == "bi":
-        if not isinstance(body, str) or not body.lstrip("-").isdigit() or len(body) > MAX_INT_DIGITS:
+        if not isinstance(body, str) or len(body) > MAX_INT_DIGITS + 1 or not _DIGITS.fullmatch(body):
             raise ChannelError("bad bigint tag")
-        return int(body)
+        n = int(body)
+        return BigInt(n) if -MAX_SAFE_INT <= n <= MAX_SAFE_INT else n
     if not isinstance(body, list):
         raise ChannelError(f"tag {tag!r} must hold a list")
     if tag == "t":
@@ -193,7 +291,7 @@ def decode(data: object, from_handle=None, _depth: int = 0) -> object:
     if tag == "s" or tag == "fs":
         items = [_hashable(decode(v, from_handle, d), "set item") for v in body]
         return set(items) if tag == "s" else frozenset(items)
-    if tag == "d":
+    if tag == "d" or tag == "m":
         out = {}
         for pair in body:
             if not isinstance(pair, list) or len(pair) != 2:
