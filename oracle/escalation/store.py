@@ -185,7 +185,7 @@ class EscalationStore:
                               (answer.model_dump_json(), answer.choice, time.time(), entry.id))
         if changed != 1:
             current = self.get(entry.id)
-            raise AlreadyAnswered(f"escalation {entry.id} is already {current.state}: "
+            raise AlreadyAnswered(f"escalation {entry.id} in {self.path} is already {current.state}: "
                                   f"{_describe_answer(current)}; pass --replace (replace=True) to change it",
                                   existing=current.answer)
         return self.get(entry.id)
@@ -267,6 +267,11 @@ class EscalationStore:
                                   ("answer", HumanAnswer), ("final_result", OracleResult)):
                 values[column] = _decoded(row[column], model, required=column in ("request", "task_input",
                                                                                   "first_result"))
+            column = "state"
+            if row["state"] in ("answered", "resolved") and values["answer"] is None:
+                raise ValueError(f"{row['state']} but no answer is stored")
+            if row["state"] == "resolved" and values["final_result"] is None:
+                raise ValueError("resolved but no final result is stored")
             column = "(row)"
             return StoredEscalation(
                 id=row["id"], task_id=row["task_id"], state=row["state"], created_at=row["created_at"],

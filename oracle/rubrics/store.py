@@ -241,11 +241,12 @@ class RubricStore:
         index = self._index(name)
         if version is None:
             if index["current"] is None:
-                raise RubricError(f"rubric {name!r} has no current release (release and promote one first)")
+                raise RubricError(f"rubric {name!r} has no current release in {self._index_path(name)} "
+                                  "(release and promote one first)")
             version = int(index["current"])
         entry = index["versions"].get(str(version))
         if entry is None:
-            raise RubricError(f"rubric {name!r} has no version {version}")
+            raise RubricError(f"rubric {name!r} has no version {version} in {self._index_path(name)}")
         path = self._release_path(name, version)
         try:
             raw = _read_release(path)
@@ -286,7 +287,7 @@ class RubricStore:
         history = [h for h in index["pointer_history"] if h["action"] == "promote"]
         undone = sum(1 for h in index["pointer_history"] if h["action"] == "rollback")
         if len(history) - undone <= 0:
-            raise RubricError(f"rubric {name!r}: nothing to roll back")
+            raise RubricError(f"rubric {name!r}: nothing to roll back ({self._index_path(name)})")
         previous = history[len(history) - undone - 1]["from"]
         if previous is not None:
             self.load(name, int(previous))
