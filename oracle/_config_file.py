@@ -19,7 +19,7 @@ def read_config_file(path: Path) -> dict[str, Any]:
     if path.is_dir():
         raise ConfigError(f"{path}: is a directory, not a config file")
     try:
-        return _parse_config_file(path)
+        data = _parse_config_file(path)
     except UnicodeDecodeError as exc:
         raise ConfigError(f"{path}: not UTF-8 text (byte {exc.start})") from None
     except RecursionError:
@@ -28,6 +28,12 @@ def read_config_file(path: Path) -> dict[str, Any]:
         if isinstance(exc, ConfigError):
             raise
         raise ConfigError(f"{path}: cannot parse: {exc}") from None
+    from oracle._limits import DEFAULT_LIMITS, input_problem
+
+    problem = input_problem(data, DEFAULT_LIMITS.max_depth)  # a huge integer could not be hashed
+    if problem is not None:
+        raise ConfigError(f"{path}: {problem[0]}: {problem[1]}")
+    return data
 
 
 def _parse_config_file(path: Path) -> dict[str, Any]:
@@ -36,10 +42,13 @@ def _parse_config_file(path: Path) -> dict[str, Any]:
     if suffix in (".yaml", ".yml"):
         import yaml
 
+        from oracle._limits import DEFAULT_LIMITS
         from oracle._safe_yaml import load_yaml
 
         try:
-            data = load_yaml(path.read_text(encoding="utf-8"), max_aliases=100, max_depth=64) or {}
+            data = load_yaml(path.read_text(encoding="utf-8"), max_aliases=DEFAULT_LIMITS.max_yaml_aliases,
+                             max_depth=DEFAULT_LIMITS.max_depth,
+                             max_expanded_bytes=DEFAULT_LIMITS.max_expanded_bytes) or {}
         except yaml.YAMLError as exc:
             raise ConfigError(f"{path}: cannot parse: {exc}") from None
     elif suffix == ".toml":

@@ -3,8 +3,9 @@
 Why not plain ``yaml.safe_load``: it is safe from ``!!python/...`` tags (the safe constructor has
 no constructor for them, so they fail to load and nothing runs), but not from a "billion laughs"
 document: nine lines of nested aliases compose into a few nodes that, once copied by pydantic or
-dumped to JSON, become billions. Composing keeps aliases as shared nodes, so the expansion can be
-counted cheaply before anything is built from the document.
+dumped to JSON, become billions. Aliases are counted in nodes (``limits.max_yaml_aliases``) and
+in bytes (``limits.max_expanded_bytes``: a few aliases of one large string are as bad as many of
+a small one), both while the document is composed, before anything is built from it.
 
 Why duplicate keys are an error: YAML says a mapping's keys are unique, but PyYAML keeps the last
 value without a word, so ``options: {a: x, a: y}`` would silently become one option. The loader's
@@ -89,74 +90,147 @@ def _path_to(root: yaml.Node, target: yaml.Node) -> str:
     return ""
 
 
-def alias_expansions(root: yaml.Node | None, limit: int) -> int:
-    """How many times a walk of the expanded document re-enters a node it has already seen.
+NODE_BYTES = 8
+"""What one node adds to a document's expanded size besides its text (so that a million empty
+lists are not free)."""
 
-    Each re-entry is one alias expansion (including expansions nested inside an expanded alias,
-    which is what makes billion-laughs documents grow geometrically). The walk stops as soon as
-    ``limit`` is passed, so its cost is bounded by ``(limit + 1) x distinct nodes`` whatever the
-    document; a recursive alias (``&a [*a]``) is counted the same way and stops too.
+
+class _Frame:
+    """A collection being composed: its node, the key waiting for its value, and the size and
+    node count of what it holds so far (aliases expanded)."""
+
+    __slots__ = ("node", "anchor", "key", "size", "nodes")
+
+    def __init__(self, node: yaml.Node, anchor: str | None) -> None:
+        self.node, self.anchor, self.key = node, anchor, None
+        self.size, self.nodes = NODE_BYTES, 1
+
+
+class _BoundedComposer(_UniqueKeyLoader):
+    """Composes the node tree itself (over the C parser's events when libyaml is there) so that
+    depth, alias expansions and the expanded size are checked as each event arrives.
+
+    Why not count afterwards: composing keeps an alias as a shared node, so the tree is as small
+    as the file and a count over it is cheap, but only if the tree is finished; counting while
+    composing stops a hostile document at the first event past a limit, whatever follows it.
     """
-    if root is None:
-        return 0
-    seen: set[int] = set()
-    count = 0
-    stack: list[yaml.Node] = [root]
-    while stack:
-        node = stack.pop()
-        if id(node) in seen:
-            count += 1
-            if count > limit:
-                return count
-        seen.add(id(node))
-        if isinstance(node, yaml.SequenceNode):
-            stack.extend(reversed(node.value))
-        elif isinstance(node, yaml.MappingNode):
-            for key, value in reversed(node.value):
-                stack.append(value)
-                stack.append(key)
-    return count
 
+    def bounded_node(self, *, max_aliases: int, max_depth: int, max_expanded_bytes: int) -> yaml.Node | None:
+        self.get_event()  # StreamStart
+        if self.check_event(yaml.StreamEndEvent):
+            self.get_event()
+            return None
+        self.get_event()  # DocumentStart
+        root = self._compose(max_aliases, max_depth, max_expanded_bytes)
+        self.get_event()  # DocumentEnd
+        if not self.check_event(yaml.StreamEndEvent):
+            event = self.get_event()
+            raise yaml.composer.ComposerError("expected a single document in the stream", None,
+                                              "but found another document", event.start_mark)
+        self.get_event()
+        return root
 
-def _check_depth(text: str, max_depth: int) -> None:
-    """Stream the parser's events (no tree) and stop at the first collection past ``max_depth``.
-
-    Why a separate pass: composing a 20,000-deep flow sequence takes seconds in libyaml and
-    a deeper one longer still, while the event stream reaches level ``max_depth`` after a few
-    dozen events and stops there.
-    """
-    loader = _Loader(text)
-    depth = 0
-    try:
-        while loader.check_event():
-            event = loader.get_event()
-            if isinstance(event, (yaml.SequenceStartEvent, yaml.MappingStartEvent)):
-                depth += 1
-                if depth > max_depth:
+    def _compose(self, max_aliases: int, max_depth: int, max_bytes: int) -> yaml.Node:
+        anchors: dict[str, yaml.Node] = {}
+        done: dict[str, tuple[int, int]] = {}  # anchor -> (expanded size, expanded node count)
+        open_anchors: set[str] = set()
+        stack: list[_Frame] = []
+        total = expansions = 0
+        while True:
+            event = self.get_event()
+            finished: yaml.Node | None = None
+            size = nodes = 0
+            if isinstance(event, yaml.AliasEvent):
+                name = event.anchor
+                if name not in anchors:
+                    raise yaml.composer.ComposerError(None, None, f"found undefined alias {name!r}", event.start_mark)
+                if name in open_anchors:
+                    raise YamlLimitError(f"the alias *{name} refers to a node that contains it: it expands "
+                                         f"without end (limits.max_yaml_aliases)")
+                size, nodes = done[name]
+                expansions += nodes
+                if expansions > max_aliases:
+                    raise YamlLimitError(f"more than {max_aliases} YAML alias expansions (limits.max_yaml_aliases)")
+                total += size
+                finished = anchors[name]
+            elif isinstance(event, yaml.ScalarEvent):
+                tag = event.tag
+                if tag is None or tag == "!":
+                    tag = self.resolve(yaml.ScalarNode, event.value, event.implicit)
+                finished = yaml.ScalarNode(tag, event.value, event.start_mark, event.end_mark, style=event.style)
+                size, nodes = len(event.value) + NODE_BYTES, 1
+                total += size
+                self._anchor(anchors, event, finished)
+                if event.anchor is not None:
+                    done[event.anchor] = (size, nodes)
+            elif isinstance(event, (yaml.SequenceStartEvent, yaml.MappingStartEvent)):
+                is_seq = isinstance(event, yaml.SequenceStartEvent)
+                kind: Any = yaml.SequenceNode if is_seq else yaml.MappingNode
+                tag = event.tag
+                if tag is None or tag == "!":
+                    tag = self.resolve(kind, None, event.implicit)
+                node = kind(tag, [], event.start_mark, None, flow_style=event.flow_style)
+                self._anchor(anchors, event, node)
+                if event.anchor is not None:
+                    open_anchors.add(event.anchor)
+                stack.append(_Frame(node, event.anchor))
+                total += NODE_BYTES
+                if len(stack) > max_depth:
                     raise YamlLimitError(f"nested deeper than {max_depth} levels (limits.max_depth)")
             elif isinstance(event, (yaml.SequenceEndEvent, yaml.MappingEndEvent)):
-                depth -= 1
-    finally:
-        loader.dispose()
+                frame = stack.pop()
+                frame.node.end_mark = event.end_mark
+                finished, size, nodes = frame.node, frame.size, frame.nodes
+                if frame.anchor is not None:
+                    open_anchors.discard(frame.anchor)
+                    done[frame.anchor] = (size, nodes)
+            else:  # pragma: no cover - the parser emits nothing else inside a document
+                raise yaml.composer.ComposerError(None, None, f"unexpected {type(event).__name__}",
+                                                  event.start_mark)
+            if total > max_bytes:
+                raise YamlLimitError(f"expands to more than {max_bytes} bytes once its aliases are "
+                                     f"expanded (limits.max_expanded_bytes)")
+            if finished is None:
+                continue
+            if not stack:
+                return finished
+            parent = stack[-1]
+            parent.size += size
+            parent.nodes += nodes
+            if isinstance(parent.node, yaml.SequenceNode):
+                parent.node.value.append(finished)
+            elif parent.key is None:
+                parent.key = finished
+            else:
+                parent.node.value.append((parent.key, finished))
+                parent.key = None
+
+    @staticmethod
+    def _anchor(anchors: dict[str, yaml.Node], event: Any, node: yaml.Node) -> None:
+        if event.anchor is None:
+            return
+        if event.anchor in anchors:
+            raise yaml.composer.ComposerError(f"found duplicate anchor {event.anchor!r}; first occurrence",
+                                              anchors[event.anchor].start_mark, "second occurrence",
+                                              event.start_mark)
+        anchors[event.anchor] = node
 
 
-def load_yaml(text: str, *, max_aliases: int, max_depth: int = 64) -> Any:
-    """Parse one YAML document with the safe constructor after bounding its alias expansion.
+def load_yaml(text: str, *, max_aliases: int, max_depth: int = 64,
+              max_expanded_bytes: int = 64 * 1024 * 1024) -> Any:
+    """Parse one YAML document with the safe constructor, its expansion bounded while composing.
 
     Raises ``yaml.YAMLError`` for malformed YAML and for tags the safe loader does not know
-    (``!!python/object/apply:...`` among them), ``YamlLimitError`` past ``max_aliases`` or
-    ``max_depth`` (collections; the task object itself is level 1), ``DuplicateKeyError`` for a
-    key given twice in one mapping, and ``RecursionError`` for nesting deeper than the parser's
-    stack (the caller reports all of them as bad input).
+    (``!!python/object/apply:...`` among them), ``YamlLimitError`` past ``max_aliases`` (nodes
+    re-entered through aliases), ``max_depth`` (collections; the task object itself is level 1)
+    or ``max_expanded_bytes`` (the document's size with every alias expanded), and
+    ``DuplicateKeyError`` for a key given twice in one mapping (the caller reports all of them
+    as bad input). Nothing is constructed until the whole tree is known to be within bounds.
     """
-    _check_depth(text, max_depth)
-    loader = _UniqueKeyLoader(text)
+    loader = _BoundedComposer(text)
     try:
-        root = loader.get_single_node()
-        found = alias_expansions(root, max_aliases)
-        if found > max_aliases:
-            raise YamlLimitError(f"more than {max_aliases} YAML alias expansions "
-                                 f"(limits.max_yaml_aliases)")
+        root = loader.bounded_node(max_aliases=max_aliases, max_depth=max_depth,
+                                   max_expanded_bytes=max_expanded_bytes)
         if root is None:
             return None
         try:

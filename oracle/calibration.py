@@ -102,12 +102,17 @@ def load_calibration(path: str | Path) -> LoadedCalibration:
         raw = p.read_bytes()
     except OSError as exc:
         raise ConfigError(f"decision_judge.calibration_file: cannot read {p}: {exc.strerror}") from None
+    from oracle._safe_json import JsonInputError, loads_checked
+
     try:
-        data = json.loads(raw)
-    except ValueError as exc:
-        raise ConfigError(f"decision_judge.calibration_file: {p} is not JSON: {exc}") from None
+        data = loads_checked(raw)
+    except JsonInputError as exc:
+        raise ConfigError(f"decision_judge.calibration_file: {p}: {exc}") from None
     try:
         version = data.get("version", 1) if isinstance(data, dict) else 1
+        if isinstance(version, bool) or version not in (1, 2):
+            raise ConfigError(f"decision_judge.calibration_file: {p}: version: 1 or 2, "
+                              f"not {ascii(version)[:40]}")
         parsed: CalibrationFile | CalibrationFileV2 = (
             CalibrationFileV2.model_validate(data) if version == 2 else CalibrationFile.model_validate(data))
     except ValidationError as exc:

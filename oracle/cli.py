@@ -95,10 +95,23 @@ def build_parser(argv: Sequence[str] | None = None) -> argparse.ArgumentParser:
     return parser
 
 
+def _tolerant_streams() -> None:
+    """stdout and stderr write what they cannot encode as ``\\uXXXX`` escapes instead of raising:
+    printing a name or a message must never turn bad input into an internal error."""
+    for stream in (sys.stdout, sys.stderr):
+        reconfigure = getattr(stream, "reconfigure", None)
+        if callable(reconfigure):
+            try:
+                reconfigure(errors="backslashreplace")
+            except (ValueError, OSError):  # a closed or detached stream: leave it as it is
+                pass
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     from oracle.errors import ConfigError, EscalationStoreError, OutputLocked, TaskValidationError
 
     argv = list(sys.argv[1:] if argv is None else argv)
+    _tolerant_streams()
     try:
         parser = build_parser(argv)
     except ConfigError as exc:  # a third-party command that fails to load (PluginError)
@@ -119,6 +132,11 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 130
     except BrokenPipeError:
         return EXIT_OK
+    except UnicodeError as exc:  # text no encoder can write: it came from an input (argv, a file)
+        print(f"error: input text is not valid Unicode ({type(exc).__name__}: {ascii(str(exc))[:200]}); "
+              "a lone surrogate (a '\\ud800' escape, or bytes that are not UTF-8) cannot be used",
+              file=sys.stderr)
+        return EXIT_BAD_INPUT
     except Exception as exc:  # noqa: BLE001 - the CLI's last line of defence
         print(f"internal error: {type(exc).__name__}: {exc}", file=sys.stderr)
         return EXIT_INTERNAL

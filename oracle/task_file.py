@@ -148,7 +148,8 @@ def _decode_yaml(text: str, *, source: str, limits: InputLimits) -> Any:
     from oracle._safe_yaml import DuplicateKeyError, YamlLimitError, load_yaml
 
     try:
-        return load_yaml(text, max_aliases=limits.max_yaml_aliases, max_depth=limits.max_depth)
+        return load_yaml(text, max_aliases=limits.max_yaml_aliases, max_depth=limits.max_depth,
+                         max_expanded_bytes=limits.max_expanded_bytes)
     except DuplicateKeyError as exc:
         field = exc.path or "(root)"
         raise TaskValidationError(f"{field}: duplicate key {exc.key!r}: each key may appear once",

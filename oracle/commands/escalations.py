@@ -130,10 +130,17 @@ def cmd_answer(args: argparse.Namespace) -> int:
     from oracle.errors import AlreadyAnswered, EscalationNotFound
     from oracle.escalation.human import HumanAnswer
 
+    from pydantic import ValidationError
+
+    try:
+        given = HumanAnswer(text=args.text, choice=args.choice, answered_by=args.answered_by)
+    except ValidationError as exc:
+        err = exc.errors()[0]
+        print(f"error: answer {'.'.join(str(p) for p in err['loc'])}: {err['msg']}", file=sys.stderr)
+        return 2
     with _open(args) as store:
         try:
-            e = store.answer(args.id, HumanAnswer(text=args.text, choice=args.choice,
-                                                  answered_by=args.answered_by), replace=args.replace)
+            e = store.answer(args.id, given, replace=args.replace)
         except (EscalationNotFound, AlreadyAnswered, ValueError) as exc:
             return _bad_input(exc)
     print(f"{e.id}: answered; apply it with `oracle resume {e.id}`")

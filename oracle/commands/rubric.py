@@ -51,7 +51,7 @@ def register(sub: argparse._SubParsersAction) -> None:
 
     q = add("promote", "point `current` at a released version")
     q.add_argument("name")
-    q.add_argument("version", type=int)
+    q.add_argument("version", type=_version)
     q.set_defaults(func=cmd_promote)
 
     q = add("rollback", "move `current` back to where it was before the last promote")
@@ -70,6 +70,16 @@ def register(sub: argparse._SubParsersAction) -> None:
     q.add_argument("a")
     q.add_argument("b")
     q.set_defaults(func=cmd_diff)
+
+
+def _version(text: str) -> int:
+    """argparse type: a release number in ASCII digits (``int`` would take ``١`` or ``+1``)."""
+    from oracle.rubrics.model import parse_version
+
+    try:
+        return parse_version(text)
+    except ValueError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None
 
 
 def _guard(fn):  # noqa: ANN001, ANN202 - maps rubric errors to exit codes
@@ -156,14 +166,16 @@ def cmd_list(args: argparse.Namespace) -> int:
 
 @_guard
 def cmd_show(args: argparse.Namespace) -> int:
+    from oracle.rubrics.store import split_spec
+
     store = _store(args)
-    name, _, version = args.spec.partition("@")
+    name, version = split_spec(args.spec)
     if version == "draft":
         content, ref = store.resolve(args.spec)
         print(json.dumps({"ref": ref.model_dump(mode="json"), "content": content.model_dump(mode="json")},
                          indent=2, sort_keys=True))
         return 0
-    rel = store.load(name, int(version) if version.isdigit() else None)
+    rel = store.load(name, version)
     print(json.dumps(rel.model_dump(mode="json"), indent=2, sort_keys=True))
     return 0
 

@@ -21,6 +21,12 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--max-body-mib", type=float, default=16.0, help="largest request body, MiB (default 16)")
     p.add_argument("--request-timeout", type=float, default=300.0, help="seconds per request (default 300)")
     p.add_argument("--concurrency", type=int, default=8, help="requests in flight (default 8); more get 503")
+    p.add_argument("--max-connections", type=int, default=256,
+                   help="open connections at once (default 256); one more is closed on arrival")
+    p.add_argument("--body-timeout", type=float, default=30.0,
+                   help="seconds to receive a request body (default 30); then 408")
+    p.add_argument("--header-timeout", type=float, default=10.0,
+                   help="seconds to receive a request head after its first byte (default 10); then closed")
     p.add_argument("--max-jobs", type=int, default=8, help="evaluations running at once (default 8)")
     p.add_argument("--max-batches", type=int, default=2, help="batch runs at once (default 2)")
     p.add_argument("--allow-in-process", action="store_true",
@@ -40,13 +46,16 @@ def _settings(args: argparse.Namespace):  # type: ignore[no-untyped-def]
         settings = ServeSettings(host=args.host, port=args.port, token=read_token(args.token_file),
                                  max_body_bytes=int(args.max_body_mib * 1024 * 1024),
                                  request_timeout_s=args.request_timeout, max_concurrency=args.concurrency,
+                                 max_connections=args.max_connections, body_timeout_s=args.body_timeout,
+                                 header_timeout_s=args.header_timeout,
                                  max_jobs=args.max_jobs, max_batches=args.max_batches,
                                  allow_in_process=args.allow_in_process, store_path=args.store,
                                  work_dir=args.work_dir)
     except ValidationError as exc:
         err = exc.errors()[0]
         option = {"max_body_bytes": "--max-body-mib", "request_timeout_s": "--request-timeout",
-                  "max_concurrency": "--concurrency"}.get(str(err["loc"][0]), "--" + str(err["loc"][0]).replace("_", "-"))
+                  "max_concurrency": "--concurrency", "body_timeout_s": "--body-timeout",
+                  "header_timeout_s": "--header-timeout"}.get(str(err["loc"][0]), "--" + str(err["loc"][0]).replace("_", "-"))
         raise ServeConfigError(f"{option}: {err['msg']}") from None
     settings.check()
     return settings
@@ -98,8 +107,12 @@ def cmd_serve(args: argparse.Namespace) -> int:
         auth = "bearer token required" if settings.token else "no token: loopback only"
         print(f"oracle serve: listening on http://{shown}:{port} ({auth})", file=sys.stderr, flush=True)
 
+    from oracle.serve.connections import MAX_HEAD_BYTES, protocol_class
+
     app = create_app(config, settings, on_ready=ready)
+    http = protocol_class(max_connections=settings.max_connections, header_timeout_s=settings.header_timeout_s)
     server = uvicorn.Server(uvicorn.Config(app, lifespan="on", log_level=args.log_level, access_log=False,
-                                           timeout_graceful_shutdown=10))
+                                           timeout_graceful_shutdown=10, http=http,
+                                           h11_max_incomplete_event_size=MAX_HEAD_BYTES))
     server.run(sockets=[sock])
     return 0 if server.started else 1

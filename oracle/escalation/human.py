@@ -12,7 +12,7 @@ import asyncio
 import sys
 from typing import Any, Callable, Protocol, TextIO, runtime_checkable
 
-from pydantic import BaseModel, ConfigDict
+from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from oracle.result import Escalation
 
@@ -22,9 +22,21 @@ class HumanAnswer(BaseModel):
 
     model_config = ConfigDict(extra="forbid", frozen=True)
 
-    text: str = ""
-    choice: str | None = None
-    answered_by: str | None = None
+    text: str = Field(default="", max_length=100_000)
+    choice: str | None = Field(default=None, max_length=10_000)
+    answered_by: str | None = Field(default=None, max_length=1_000)
+
+    @field_validator("text", "choice", "answered_by")
+    @classmethod
+    def _encodable(cls, value: str | None) -> str | None:
+        """Text that could not be stored or printed (a lone surrogate, as a command line holding
+        bytes that are not UTF-8 gives) is refused here, naming the field."""
+        from oracle._limits import scalar_problem
+
+        problem = scalar_problem(value) if value is not None else None
+        if problem is not None:
+            raise ValueError(problem)
+        return value
 
 
 @runtime_checkable

@@ -15,7 +15,6 @@ hash (``oracle.routing.history`` reads it as prior hardness). Rows are only appe
 
 from __future__ import annotations
 
-import json
 import sqlite3
 import threading
 import time
@@ -23,7 +22,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any, Iterator, Literal
 
-from pydantic import BaseModel, ConfigDict
+from pydantic import BaseModel, ConfigDict, Field
 
 from oracle.errors import AlreadyAnswered, EscalationNotFound, EscalationStoreError
 from oracle.escalation.human import HumanAnswer
@@ -66,17 +65,21 @@ _COLUMNS = {"id", "task_id", "reason", "blocking", "state", "created_at", "answe
             "request", "task_input", "first_result", "answer", "choice", "final_result"}
 
 
+MAX_TIMESTAMP = 1e11
+"""Seconds since 1970 past year 5000: a stored time beyond it is a tampered row, not a date."""
+
+
 class StoredEscalation(BaseModel):
     """One row of the store."""
 
     model_config = ConfigDict(extra="forbid")
 
-    id: str
-    task_id: str
+    id: str = Field(min_length=1, max_length=200)
+    task_id: str = Field(max_length=10_000)
     state: EntryState
-    created_at: float
-    answered_at: float | None = None
-    resolved_at: float | None = None
+    created_at: float = Field(ge=0, le=MAX_TIMESTAMP, allow_inf_nan=False)
+    answered_at: float | None = Field(default=None, ge=0, le=MAX_TIMESTAMP, allow_inf_nan=False)
+    resolved_at: float | None = Field(default=None, ge=0, le=MAX_TIMESTAMP, allow_inf_nan=False)
     request: Escalation
     item: TaskInput
     first_result: OracleResult
@@ -109,6 +112,11 @@ class EscalationStore:
         self.path = Path(path)
         if self.path.is_dir():
             raise EscalationStoreError(f"escalation store {self.path}: is a directory")
+        if self.path.is_symlink():  # SQLite cannot be told O_NOFOLLOW: refuse the link by name
+            raise EscalationStoreError(f"escalation store {self.path}: is a symbolic link; refusing to "
+                                       "follow it (give the real path)")
+        if str(self.path) != ":memory:":
+            _check_encodable(str(self.path))
         self._lock = threading.Lock()
         with _database_errors(self.path):
             self.path.parent.mkdir(parents=True, exist_ok=True)
@@ -177,7 +185,7 @@ class EscalationStore:
                               (answer.model_dump_json(), answer.choice, time.time(), entry.id))
         if changed != 1:
             current = self.get(entry.id)
-            raise AlreadyAnswered(f"escalation {entry.id} is already {current.state}: "
+            raise AlreadyAnswered(f"escalation {entry.id} in {self.path} is already {current.state}: "
                                   f"{_describe_answer(current)}; pass --replace (replace=True) to change it",
                                   existing=current.answer)
         return self.get(entry.id)
@@ -236,29 +244,90 @@ class EscalationStore:
         """task content hash -> (evaluations, hard ones), over outcomes with ``seq <= through_seq``."""
         rows = self._rows("SELECT task_hash, COUNT(*) AS n, SUM(hard) AS hard FROM outcomes WHERE seq <= ? "
                           "GROUP BY task_hash", (through_seq,))
-        return {r["task_hash"]: (int(r["n"]), int(r["hard"] or 0)) for r in rows}
+        out: dict[str, tuple[int, int]] = {}
+        for r in rows:
+            task_hash, n, hard = r["task_hash"], r["n"], r["hard"] or 0
+            if not (isinstance(task_hash, str) and len(task_hash) <= 200 and isinstance(n, int)
+                    and isinstance(hard, (int, float)) and 0 <= hard <= n):
+                raise EscalationStoreError(f"escalation store {self.path}: outcomes: a row for task hash "
+                                           f"{ascii(task_hash)[:80]} is corrupt (task_hash text, hard 0 or 1)")
+            out[task_hash] = (int(n), int(hard))
+        return out
 
     def _entry(self, row: dict[str, Any]) -> StoredEscalation:
         """A row as a typed entry; a row that does not decode is a corrupt store, named."""
+        column = "id"
         try:
+            for column in ("id", "task_id", "state"):
+                if not isinstance(row[column], str):
+                    raise ValueError(f"not text ({type(row[column]).__name__})")
+                _check_text(row[column])
+            values: dict[str, Any] = {}
+            for column, model in (("request", Escalation), ("task_input", TaskInput), ("first_result", OracleResult),
+                                  ("answer", HumanAnswer), ("final_result", OracleResult)):
+                values[column] = _decoded(row[column], model, required=column in ("request", "task_input",
+                                                                                  "first_result"))
+            column = "state"
+            if row["state"] in ("answered", "resolved") and values["answer"] is None:
+                raise ValueError(f"{row['state']} but no answer is stored")
+            if row["state"] == "resolved" and values["final_result"] is None:
+                raise ValueError("resolved but no final result is stored")
+            column = "(row)"
             return StoredEscalation(
                 id=row["id"], task_id=row["task_id"], state=row["state"], created_at=row["created_at"],
-                answered_at=row["answered_at"], resolved_at=row["resolved_at"],
-                request=Escalation.model_validate_json(row["request"]),
-                item=TaskInput.model_validate_json(row["task_input"]),
-                first_result=OracleResult.model_validate_json(row["first_result"]),
-                answer=HumanAnswer.model_validate(json.loads(row["answer"])) if row["answer"] else None,
-                final_result=(OracleResult.model_validate_json(row["final_result"])
-                              if row["final_result"] else None))
-        except (ValueError, TypeError) as exc:  # pydantic's ValidationError and our own are ValueErrors
-            first = str(exc).splitlines()[0][:200]
-            raise EscalationStoreError(f"escalation store {self.path}: row {row.get('id')!r} is corrupt: "
-                                       f"{first}") from None
+                answered_at=row["answered_at"], resolved_at=row["resolved_at"], request=values["request"],
+                item=values["task_input"], first_result=values["first_result"], answer=values["answer"],
+                final_result=values["final_result"])
+        except (ValueError, TypeError, RecursionError) as exc:  # pydantic's ValidationError is a ValueError
+            first = (str(exc).splitlines() or [type(exc).__name__])[0][:200]
+            if len(str(exc).splitlines()) > 1:  # pydantic: "1 validation error for X" / "loc" / "msg"
+                first = " ".join(line.strip() for line in str(exc).splitlines()[1:3])[:200]
+            raise EscalationStoreError(f"escalation store {self.path}: row {ascii(row.get('id'))[:80]} is corrupt: "
+                                       f"{column}: {first}") from None
+
+
+MAX_ROW_JSON_BYTES = 256 * 1024 * 1024
+"""A stored JSON column past this is not one the store wrote (a task is at most limits.max_file_bytes)."""
+
+
+def _check_text(value: str) -> None:
+    """``ValueError`` for text no UTF-8 encoder can write (a lone surrogate)."""
+    from oracle._limits import scalar_problem
+
+    problem = scalar_problem(value)
+    if problem is not None:
+        raise ValueError(problem)
+
+
+def _check_encodable(path: str) -> None:
+    try:
+        path.encode("utf-8")
+    except UnicodeEncodeError:
+        raise EscalationStoreError(f"escalation store {ascii(path)}: the path is not valid text") from None
+
+
+def _decoded(raw: Any, model: Any, *, required: bool) -> Any:
+    """A stored JSON column as its model: pydantic's JSON parser refuses lone surrogates, numbers
+    past its range and nesting past its limit; anything not text (an integer, a blob) is refused."""
+    if raw is None or raw == "":
+        if required:
+            raise ValueError("missing")
+        return None
+    if isinstance(raw, bytes):
+        raise ValueError("stored as a blob, not JSON text")
+    if not isinstance(raw, str):
+        raise ValueError(f"stored as {type(raw).__name__}, not JSON text")
+    if len(raw) > MAX_ROW_JSON_BYTES:
+        raise ValueError(f"larger than {MAX_ROW_JSON_BYTES} bytes")
+    return model.model_validate_json(raw)
 
 
 def _describe_answer(entry: StoredEscalation) -> str:
     if entry.answer is None:
         return "no answer recorded"
-    when = time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(entry.answered_at)) if entry.answered_at else "?"
+    try:
+        when = time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(entry.answered_at)) if entry.answered_at else "?"
+    except (OverflowError, OSError, ValueError):
+        when = "?"
     who = f" by {entry.answer.answered_by}" if entry.answer.answered_by else ""
     return f"answered{who} at {when} with choice={entry.answer.choice!r} text={entry.answer.text[:80]!r}"

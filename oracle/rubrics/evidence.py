@@ -8,7 +8,7 @@ name (``{"value": 0.8, "ci": [...]}`` becomes ``0.8``) so gates can name them pl
 from __future__ import annotations
 
 import hashlib
-import json
+import math
 from pathlib import Path
 from typing import Any
 
@@ -16,7 +16,21 @@ from oracle.rubrics.errors import RubricError
 from oracle.rubrics.model import Evidence
 
 
-def _flatten(metrics: dict[str, Any]) -> dict[str, float | None]:
+def _number(value: Any, where: str) -> float:
+    """A metric as a finite float; anything else (text, a list, 1e999, a 4,000-digit integer) is
+    a ``RubricError`` naming it: a gate must never compare against a value we could not read."""
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        raise RubricError(f"{where}: not a number ({type(value).__name__})")
+    try:
+        number = float(value)
+    except OverflowError:
+        raise RubricError(f"{where}: number too large") from None
+    if not math.isfinite(number):
+        raise RubricError(f"{where}: not a finite number")
+    return number
+
+
+def _flatten(metrics: dict[str, Any], where: str) -> dict[str, float | None]:
     out: dict[str, float | None] = {}
     for key, value in metrics.items():
         if isinstance(value, dict) and "value" in value:
@@ -24,7 +38,7 @@ def _flatten(metrics: dict[str, Any]) -> dict[str, float | None]:
         if isinstance(value, bool):
             continue
         if isinstance(value, (int, float)) or value is None:
-            out[key] = None if value is None else float(value)
+            out[key] = None if value is None else _number(value, f"{where}.{key}")
     return out
 
 
@@ -49,14 +63,18 @@ def _ece(bins: Any) -> float | None:
         return None
     try:
         total = sum(b["n"] for b in bins)
-        return sum(b["n"] / total * abs(b["mean_confidence"] - b["accuracy"]) for b in bins) if total else None
-    except (KeyError, TypeError):
+        value = sum(b["n"] / total * abs(b["mean_confidence"] - b["accuracy"]) for b in bins) if total else None
+    except (KeyError, TypeError, OverflowError, ZeroDivisionError):
         return None
+    return float(value) if isinstance(value, (int, float)) and math.isfinite(value) else None
 
 
 def _rubric_hash(doc: dict[str, Any], path: Path, rubric: str | None) -> str:
     hashes = doc.get("rubric_hashes")
     if isinstance(hashes, dict) and hashes:
+        for key, value in hashes.items():
+            if not (isinstance(value, str) and 0 < len(value) <= 200):
+                raise RubricError(f"{path}: rubric_hashes.{ascii(key)[:60]}: not a rubric hash (text)")
         if rubric is not None:
             # keys are the rubric as tasks named it: NAME, NAME@N or NAME@draft
             mine = {str(v) for k, v in hashes.items() if str(k).partition("@")[0] == rubric}
@@ -68,23 +86,36 @@ def _rubric_hash(doc: dict[str, Any], path: Path, rubric: str | None) -> str:
             return str(next(iter(hashes.values())))
         raise RubricError(f"{path}: the run used several rubrics ({', '.join(sorted(hashes))}); it is evidence for none")
     value = doc.get("rubric_hash")
-    if isinstance(value, str) and value:
+    if isinstance(value, str) and 0 < len(value) <= 200:
         return value
     raise RubricError(f"{path}: names no rubric hash: evaluate tasks that name the rubric's draft "
                       "(\"rubric\": \"NAME@draft\") so the run records which rubric it measured")
 
 
 def read_evidence(path: str | Path, *, arm: str = "routed", rubric: str | None = None) -> Evidence:
-    """Evidence from ``oracle compare``'s output directory or from an ``oracle calibrate`` file."""
+    """Evidence from ``oracle compare``'s output directory or from an ``oracle calibrate`` file;
+    anything in it we cannot use is a ``RubricError`` naming the file (and the field)."""
+    from pydantic import ValidationError
+
+    try:
+        return _read_evidence(path, arm=arm, rubric=rubric)
+    except ValidationError as exc:
+        err = exc.errors()[0]
+        raise RubricError(f"evidence {path}: {'.'.join(str(p) for p in err['loc'])}: {err['msg']}") from None
+
+
+def _read_evidence(path: str | Path, *, arm: str, rubric: str | None) -> Evidence:
     p = Path(path)
     doc_path = p / "summary.json" if p.is_dir() else p
+    from oracle._safe_json import JsonInputError, loads_checked
+
     try:
         raw = doc_path.read_bytes()
-        doc = json.loads(raw)
+        doc = loads_checked(raw)
     except OSError as exc:
         raise RubricError(f"evidence {doc_path}: cannot read: {exc.strerror}") from None
-    except ValueError as exc:
-        raise RubricError(f"evidence {doc_path}: not JSON: {exc}") from None
+    except JsonInputError as exc:
+        raise RubricError(f"evidence {doc_path}: {exc}") from None
     if not isinstance(doc, dict):
         raise RubricError(f"evidence {doc_path}: not a JSON object")
     digest = hashlib.sha256(raw).hexdigest()
@@ -92,9 +123,9 @@ def read_evidence(path: str | Path, *, arm: str = "routed", rubric: str | None =
         record = _arm_record(doc, arm)
         if record is None:
             raise RubricError(f"evidence {doc_path}: no arm {arm!r} (arms: {', '.join(_arm_names(doc)) or 'none'})")
-        metrics = _flatten(record)
-        if "n" in record and "decided" in record:
-            metrics["n"] = float(record["decided"])  # labelled verdicts behind the agreement
+        metrics = _flatten(record, f"evidence {doc_path}: arm {arm}")
+        if "n" in record and "decided" in record:  # labelled verdicts behind the agreement
+            metrics["n"] = _number(record["decided"], f"evidence {doc_path}: arm {arm}.decided")
         ece = _ece(record.get("calibration"))
         if ece is not None:
             metrics["ece"] = ece
@@ -104,7 +135,10 @@ def read_evidence(path: str | Path, *, arm: str = "routed", rubric: str | None =
         ev = doc.get("evidence") or {}
         if not isinstance(ev, dict):
             raise RubricError(f"evidence {doc_path}: 'evidence' is not an object")
-        metrics = _flatten(ev.get("metrics") or {})
+        raw_metrics = ev.get("metrics") or {}
+        if not isinstance(raw_metrics, dict):
+            raise RubricError(f"evidence {doc_path}: evidence.metrics is not an object")
+        metrics = _flatten(raw_metrics, f"evidence {doc_path}: evidence.metrics")
         return Evidence(kind="calibration", path=str(doc_path), sha256=digest,
                         rubric_hash=_rubric_hash(ev, doc_path, rubric), metrics=metrics)
     raise RubricError(f"evidence {doc_path}: neither a comparison summary (arms) nor a calibration file (models)")

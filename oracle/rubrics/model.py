@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import re
 from string import Template
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
@@ -21,8 +21,13 @@ from oracle.questions import Question
 from oracle.rubrics.gates import GateResult
 from oracle.task import Criterion, check_criteria_and_questions, criteria_from_strings
 
-NAME_RE = re.compile(r"^[a-z0-9][a-z0-9_.-]{0,63}$")
-"""Rubric names are plain file names: lowercase, digits, ``_ . -``, at most 64 characters."""
+NAME_RE = re.compile(r"[a-z0-9][a-z0-9_.-]{0,63}", re.ASCII)
+"""Rubric names are plain file names: lowercase, digits, ``_ . -``, at most 64 characters
+(matched in full: ``$`` would also match before a trailing newline)."""
+VERSION_RE = re.compile(r"[1-9][0-9]{0,8}", re.ASCII)
+"""A release number as text: ASCII digits, no sign, no leading zero, at most nine digits (so no
+look-alike digit such as ``١`` or ``²``, and no million-digit number, is ever converted)."""
+MAX_VERSION = 999_999_999
 
 JUDGE_TEMPLATE_VARIABLES = frozenset({"scale_min", "scale_max", "task_block", "reference_section",
                                       "criteria_list", "response_block", "reply_example"})
@@ -32,9 +37,18 @@ JUDGE_TEMPLATE_REQUIRED = frozenset({"response_block", "criteria_list", "reply_e
 
 
 def check_name(name: str) -> str:
-    if not NAME_RE.match(name):
-        raise ValueError(f"rubric name {name!r}: use 1-64 characters of a-z 0-9 _ . - (starting with a letter or digit)")
+    if not isinstance(name, str) or not NAME_RE.fullmatch(name):
+        shown = ascii(name)[:80]
+        raise ValueError(f"rubric name {shown}: use 1-64 characters of a-z 0-9 _ . - (starting with a letter or digit)")
     return name
+
+
+def parse_version(text: str, *, what: str = "version") -> int:
+    """A release number from text; ``ValueError`` naming ``what`` for anything but 1-999999999."""
+    if not isinstance(text, str) or not VERSION_RE.fullmatch(text):
+        shown = ascii(text)[:40] + ("..." if len(ascii(text)) > 40 else "")
+        raise ValueError(f"{what} {shown}: a release number is 1 to {MAX_VERSION} in ASCII digits")
+    return int(text)
 
 
 def check_judge_template(text: str) -> None:
@@ -108,10 +122,10 @@ class Evidence(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
     kind: Literal["compare", "calibration"]
     path: str
-    sha256: str
+    sha256: str = Field(pattern=r"^[0-9a-f]{64}$")
     """sha256 of the evidence document's bytes (summary.json or the calibration file)."""
-    rubric_hash: str
-    metrics: dict[str, float | None]
+    rubric_hash: str = Field(min_length=1, max_length=200)
+    metrics: dict[str, Annotated[float, Field(allow_inf_nan=False)] | None]
     gates: list[GateResult] = Field(default_factory=list)
     status: Literal["pass", "fail"] = "pass"
 
@@ -122,7 +136,7 @@ class Release(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
     schema_version: Literal[1] = 1
     name: str
-    version: int = Field(ge=1)
+    version: int = Field(ge=1, le=MAX_VERSION)
     content_hash: str
     content: RubricContent
     released_at: str
@@ -137,7 +151,7 @@ class RubricRef(BaseModel):
 
     model_config = ConfigDict(extra="forbid", frozen=True)
     name: str
-    version: int | None
+    version: int | None = Field(ge=1, le=MAX_VERSION)
     """None for a draft (only allowed where the caller asked for ``NAME@draft``)."""
     content_hash: str
     evidence_status: Literal["pass", "fail", "forced", "draft"]

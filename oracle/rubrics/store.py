@@ -23,31 +23,56 @@ import hashlib
 import json
 import os
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 from pydantic import ValidationError
 
 from oracle.rubrics.errors import RubricError, RubricGateFailed, RubricTampered
 from oracle.rubrics.gates import Gate, evaluate_gates
-from oracle.rubrics.model import Evidence, Release, RubricContent, RubricRef, check_name
+from oracle.rubrics.index import check_index
+from oracle.rubrics.model import Evidence, Release, RubricContent, RubricRef, MAX_VERSION, check_name, parse_version
 
 DEFAULT_ROOT = Path(".oracle") / "rubrics"
 
 
 def _atomic_write(path: Path, text: str) -> None:
+    """Write through a fresh temporary file (``O_EXCL | O_NOFOLLOW``: a file or symlink planted
+    under the temporary name is never written through) renamed over ``path``; ``os.replace``
+    replaces a symlink at ``path`` itself, never the file it points to."""
+    from oracle._safe_files import create_exclusive
+
     tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-    with open(tmp, "w", encoding="utf-8") as fh:
-        fh.write(text)
-        fh.flush()
-        os.fsync(fh.fileno())
-    os.replace(tmp, path)
+    try:
+        try:
+            fd = create_exclusive(tmp)
+        except FileExistsError:
+            tmp.unlink()  # a leftover of a crashed writer with our pid, or a planted name: remove, retry once
+            fd = create_exclusive(tmp)
+    except OSError as exc:
+        raise RubricError(f"{path}: cannot write: {exc.strerror or exc}") from None
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as fh:
+            fh.write(text)
+            fh.flush()
+            os.fsync(fh.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        tmp.unlink(missing_ok=True)
+        raise
 
 
 def _load(text: str) -> Any:
-    """YAML (a superset of JSON) through the project's bounded loader: no tags, few aliases."""
+    """YAML (a superset of JSON) through the project's bounded loader: no tags, few aliases,
+    bounded expansion; then the checks every input gets (huge integers, lone surrogates)."""
+    from oracle._limits import DEFAULT_LIMITS, input_problem
     from oracle._safe_yaml import load_yaml
 
-    return load_yaml(text, max_aliases=100)
+    data = load_yaml(text, max_aliases=DEFAULT_LIMITS.max_yaml_aliases, max_depth=DEFAULT_LIMITS.max_depth,
+                     max_expanded_bytes=DEFAULT_LIMITS.max_expanded_bytes)
+    problem = input_problem(data, DEFAULT_LIMITS.max_depth)
+    if problem is not None:
+        raise ValueError(f"{problem[0]}: {problem[1]}")
+    return data
 
 
 def _first_error(exc: ValidationError) -> str:
@@ -81,10 +106,20 @@ def parse_content(text: str, source: str) -> RubricContent:
 def content_from_task_file(path: Path) -> RubricContent:
     """The rubric part of a task file (its criteria and questions), or a rubric file, for
     ``rubric new --from``; the file is read and parsed once."""
-    data = _parse(path.read_text(encoding="utf-8"), str(path))
+    data = _parse(_read_text(path), str(path))
     if isinstance(data.get("task"), dict):
         data = {k: data["task"][k] for k in ("criteria", "questions") if k in data["task"]}
     return _validate(data, str(path))
+
+
+def _read_text(path: Path) -> str:
+    """A draft or source file's text; unreadable or not UTF-8 is a ``RubricError`` naming it."""
+    try:
+        return path.read_bytes().decode("utf-8")
+    except OSError as exc:
+        raise RubricError(f"{path}: cannot read: {exc.strerror}") from None
+    except UnicodeDecodeError as exc:
+        raise RubricError(f"{path}: not UTF-8 text (byte {exc.start})") from None
 
 
 def _dump_draft(content: RubricContent) -> str:
@@ -133,29 +168,30 @@ class RubricStore:
         path = self.draft_path(name)
         if not path.exists():
             raise RubricError(f"rubric {name!r} has no draft ({path})")
-        return parse_content(path.read_text(encoding="utf-8"), str(path))
+        return parse_content(_read_text(path), str(path))
 
     # -- index ---------------------------------------------------------------------------
     def _index(self, name: str) -> dict[str, Any]:
         path = self._index_path(name)
         if not path.exists():
             return {"current": None, "versions": {}, "pointer_history": []}
-        try:
-            data = json.loads(path.read_text(encoding="utf-8"))
-        except ValueError as exc:
-            raise RubricTampered(f"{path}: unreadable index: {exc}") from None
-        if not (isinstance(data, dict) and isinstance(data.get("versions"), dict)
-                and isinstance(data.get("pointer_history"), list) and "current" in data):
-            raise RubricTampered(f"{path}: not a rubric index (current, versions, pointer_history)")
-        return data
+        return check_index(path)
 
     def _write_index(self, name: str, index: dict[str, Any]) -> None:
         _atomic_write(self._index_path(name), json.dumps(index, indent=2, sort_keys=True) + "\n")
 
     def names(self) -> list[str]:
+        """The rubrics in the store: directories whose name is a valid rubric name (anything
+        else in the directory, a look-alike or undecodable name among them, is not a rubric)."""
+        from oracle.rubrics.model import NAME_RE
+
         if not self.root.is_dir():
             return []
-        return sorted(p.name for p in self.root.iterdir() if p.is_dir() and not p.name.startswith("."))
+        try:
+            entries = list(self.root.iterdir())
+        except OSError as exc:
+            raise RubricError(f"rubric store {self.root}: cannot list: {exc.strerror}") from None
+        return sorted(p.name for p in entries if NAME_RE.fullmatch(p.name) and p.is_dir() and not p.is_symlink())
 
     def versions(self, name: str) -> list[int]:
         return sorted(int(v) for v in self._index(name)["versions"])
@@ -185,12 +221,14 @@ class RubricStore:
             raise RubricGateFailed(failing)
         index = self._index(name)
         version = max((int(v) for v in index["versions"]), default=0) + 1
+        if version > MAX_VERSION:
+            raise RubricError(f"rubric {name!r}: no release number left after v{version - 1}")
         stamp = (now or _dt.datetime.now(_dt.timezone.utc)).isoformat(timespec="seconds")
         rel = Release(name=name, version=version, content_hash=digest, content=content, released_at=stamp,
                       evidence=evidence, forced=bool(failing and force), tool_version=__version__)
         text = json.dumps(rel.model_dump(mode="json"), indent=2, sort_keys=True) + "\n"
         path = self._release_path(name, version)
-        if path.exists():
+        if path.exists() or path.is_symlink():
             raise RubricTampered(f"{path} exists but is not in the index: refusing to overwrite it")
         _atomic_write(path, text)
         index["versions"][str(version)] = {"sha256": hashlib.sha256(text.encode()).hexdigest(),
@@ -203,16 +241,17 @@ class RubricStore:
         index = self._index(name)
         if version is None:
             if index["current"] is None:
-                raise RubricError(f"rubric {name!r} has no current release (release and promote one first)")
+                raise RubricError(f"rubric {name!r} has no current release in {self._index_path(name)} "
+                                  "(release and promote one first)")
             version = int(index["current"])
         entry = index["versions"].get(str(version))
         if entry is None:
-            raise RubricError(f"rubric {name!r} has no version {version}")
+            raise RubricError(f"rubric {name!r} has no version {version} in {self._index_path(name)}")
         path = self._release_path(name, version)
         try:
-            raw = path.read_bytes()
+            raw = _read_release(path)
         except OSError as exc:
-            raise RubricTampered(f"{path}: released file missing: {exc.strerror}") from None
+            raise RubricTampered(f"{path}: released file missing or unreadable: {exc.strerror}") from None
         if hashlib.sha256(raw).hexdigest() != entry["sha256"]:
             raise RubricTampered(f"{path} was changed after release (sha256 differs from the index); "
                                  "released versions are immutable: make a new draft and release it")
@@ -220,7 +259,13 @@ class RubricStore:
             rel = Release.model_validate_json(raw)
         except ValidationError as exc:
             raise RubricTampered(f"{path}: {_first_error(exc)}") from None
-        if rel.content.content_hash() != entry["content_hash"] or rel.content_hash != entry["content_hash"]:
+        if rel.name != name or rel.version != version:
+            raise RubricTampered(f"{path}: the release names {rel.name!r} v{rel.version}, not {name!r} v{version}")
+        try:
+            actual = rel.content.content_hash()
+        except ValueError as exc:  # text that cannot be encoded; the parser refuses it first
+            raise RubricTampered(f"{path}: content cannot be hashed: {exc}") from None
+        if actual != entry["content_hash"] or rel.content_hash != entry["content_hash"]:
             raise RubricTampered(f"{path}: content hash does not match the index")
         return rel
 
@@ -242,7 +287,7 @@ class RubricStore:
         history = [h for h in index["pointer_history"] if h["action"] == "promote"]
         undone = sum(1 for h in index["pointer_history"] if h["action"] == "rollback")
         if len(history) - undone <= 0:
-            raise RubricError(f"rubric {name!r}: nothing to roll back")
+            raise RubricError(f"rubric {name!r}: nothing to roll back ({self._index_path(name)})")
         previous = history[len(history) - undone - 1]["from"]
         if previous is not None:
             self.load(name, int(previous))
@@ -252,14 +297,12 @@ class RubricStore:
     # -- applying ------------------------------------------------------------------------
     def resolve(self, spec: str) -> tuple[RubricContent, RubricRef]:
         """``NAME`` (current release), ``NAME@N`` (that release) or ``NAME@draft``."""
-        name, _, version = spec.partition("@")
+        name, version = split_spec(spec)
         if version == "draft":
             content = self.draft(name)
             return content, RubricRef(name=name, version=None, content_hash=content.content_hash(),
                                       evidence_status="draft")
-        if version and not version.isdigit():
-            raise RubricError(f"rubric {spec!r}: the version after '@' is a number or 'draft'")
-        rel = self.load(name, int(version) if version else None)
+        rel = self.load(name, version)
         status = "forced" if rel.forced else rel.evidence.status
         return rel.content, RubricRef(name=name, version=rel.version, content_hash=rel.content_hash,
                                       evidence_status=status)
@@ -272,3 +315,27 @@ class RubricStore:
     def diff(self, a: str, b: str) -> str:
         left, right = self.text_of(a), self.text_of(b)
         return "".join(difflib.unified_diff(left.splitlines(True), right.splitlines(True), fromfile=a, tofile=b))
+
+
+def split_spec(spec: str) -> tuple[str, int | Literal["draft"] | None]:
+    """``NAME`` -> (NAME, None: the current release), ``NAME@N`` -> (NAME, N), ``NAME@draft``.
+
+    The name is checked in full and the version is ASCII digits (1-999999999) or ``draft``:
+    ``NAME@`` with anything else is refused, never read as the current release."""
+    name, at, version = spec.partition("@")
+    try:
+        check_name(name)
+        if not at:
+            return name, None
+        if version == "draft":
+            return name, "draft"
+        return name, parse_version(version, what=f"rubric {ascii(name)} version")
+    except ValueError as exc:
+        raise RubricError(str(exc)) from None
+
+
+def _read_release(path: Path) -> bytes:
+    """A release file's bytes, not through a symlink (a release is a file the store wrote)."""
+    fd = os.open(path, os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_CLOEXEC", 0))
+    with os.fdopen(fd, "rb") as fh:
+        return fh.read()

@@ -223,6 +223,7 @@ def create_app(config: OracleConfig, settings: ServeSettings, *,
     app.openapi = lambda: openapi_doc.build(app)  # type: ignore[method-assign]
     guard = Guard(app, token=settings.token.get_secret_value() if settings.token else None,
                   max_body_bytes=settings.max_body_bytes, timeout_s=settings.request_timeout_s,
-                  max_concurrency=settings.max_concurrency)
+                  max_concurrency=settings.max_concurrency, max_open_concurrency=settings.max_open_concurrency,
+                  body_timeout_s=settings.body_timeout_s)
     guard.fastapi = app  # type: ignore[attr-defined]
     return guard

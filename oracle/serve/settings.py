@@ -42,6 +42,14 @@ class ServeSettings(BaseModel):
     """A request still running after this gets 504 (a waiting evaluate says which job to poll)."""
     max_concurrency: int = Field(default=8, ge=1)
     """Requests in flight at once; one more gets 503 with ``Retry-After``."""
+    max_open_concurrency: int = Field(default=4, ge=1)
+    """Requests to the open paths (``/v1/health``) in flight at once, counted apart from the rest."""
+    body_timeout_s: float = Field(default=30.0, gt=0)
+    """A request body not fully received after this gets 408 (a trickled body holds no slot longer)."""
+    header_timeout_s: float = Field(default=10.0, gt=0)
+    """A connection that has not sent a complete request head this long after its first byte is closed."""
+    max_connections: int = Field(default=256, ge=1)
+    """Open connections at once; one more is closed on arrival, so held-open sockets cannot pile up."""
     max_jobs: int = Field(default=8, ge=1)
     """Evaluation jobs (submitted or waited for) running at once; one more gets 503."""
     max_batches: int = Field(default=2, ge=1)
