@@ -27,7 +27,7 @@ from typing import Iterator
 from pathlib import Path
 
 from oracle.errors import SandboxError
-from oracle.strategies.verifier.runtime import wire
+from oracle.strategies.verifier.runtime import wire, worker_state
 from oracle.strategies.verifier.sandbox import Sandbox, seccomp, slots
 from oracle.strategies.verifier.sandbox.cgroups import RunCgroup
 from oracle.strategies.verifier.sandbox.confine import PreparedConfinement, mount_tmpfs, unmount
@@ -168,6 +168,8 @@ class Worker:
             self._cgroup.kill_and_remove()
         if self._slot is not None:
             slots.kill_until_gone(lambda: slots.processes_of_uid(self._slot.uid), timeout_s=2.0)  # type: ignore[union-attr]
+            if self.sandbox.isolation_level != "namespaces":  # the host's IPC space: nothing may outlive it
+                worker_state.remove_sysv(worker_state.sysv_objects(self._slot.uid))
         if self._mounted and self._base is not None:
             unmount(str(self._base / "work"))
             self._mounted = False

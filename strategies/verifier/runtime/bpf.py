@@ -1,9 +1,9 @@
 """Classic BPF for seccomp: the assembler, the syscall numbers, and the per-run filter.
 
 Why here, in the runtime: the host builds the sandbox-wide policy (sandbox/seccomp.py imports this
-module), and the warm worker inside the sandbox builds a second, stricter filter that every run's
-process installs on itself right after fork. That per-run filter closes the reach from a run to the
-worker it was forked from (and to anything else outside the run):
+module), and the warm worker inside the sandbox builds a second, stricter filter that it installs on
+itself before its first fork, so that every run's process inherits it. That per-run filter closes
+the reach from a run to the worker it was forked from (and to anything else outside the run):
 
 - resource limits may be changed for the caller only (``prlimit64`` with pid 0); scheduling is not
   changed at all, not even the caller's own (``setpriority``, ``sched_setaffinity``,

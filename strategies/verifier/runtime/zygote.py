@@ -12,9 +12,10 @@ No run can read another's data, and none can change what later runs start from:
 - this process never holds a run's code, test, inputs or outputs: the host puts the run's spec in a
   sealed memfd (role ``spec``) that only the forked child reads, so what a run inherits in memory
   is this clean interpreter and nothing of an earlier run;
-- the child leaves this process's session and installs the per-run seccomp filter (bpf.py) before
-  anything of the run executes: no limit, priority or scheduling change for any pid but its own, no
-  signal to this process or its ancestors, no System V IPC or POSIX message queue;
+- every run inherits the per-run seccomp filter (bpf.py), which this process installs on itself
+  before its first fork, and leaves this process's session before anything of the run executes: no
+  limit change for any pid but its own, no scheduling change at all, no signal to this process or
+  its ancestors, no System V IPC or POSIX message queue;
 - this process checks its own attributes (worker_state.py) before each fork and after each run, and
   sweeps every System V object of its uid. A difference is reported (``tampered``) and this process
   exits: the host destroys the sandbox and reruns what was affected on a fresh one.
@@ -219,7 +220,6 @@ def _place_fds(fds: list[int], roles: list[str]) -> None:
 class _Worker:
     """What this process fixed at start: the per-run filter and the state every run starts from."""
 
-    run_filter: bpf.Prepared
     baseline: dict
     uid: int
 
@@ -239,7 +239,6 @@ def _child(message: dict, fds: list[int], run_dir: str, zygote_pid: int) -> int:
     if os.getppid() != zygote_pid:
         return 122
     os.setsid()
-    _Worker.run_filter.apply()
     roles = list(message["fd_roles"])
     spec_fd = fds.pop(roles.index("spec"))
     roles.remove("spec")
@@ -269,14 +268,14 @@ def _child(message: dict, fds: list[int], run_dir: str, zygote_pid: int) -> int:
 
 
 def _tampering(pending: list[int] | None = None) -> list[str]:
-    """What differs from the start. After a run (``pending`` None) also every System V object of this
-    uid, removed here; before a fork, ``pending`` are the descriptors just received for the run."""
+    """What differs from the start. After a run (``pending`` None) also any System V object of this
+    uid (none can be made under the filter, so one is tampering; the host removes it with the
+    worker); before a fork, ``pending`` are the descriptors just received for the run."""
     found = worker_state.changes(_Worker.baseline, worker_state.snapshot(frozenset(pending or ())))
     if pending is not None:
         return found
     left = worker_state.sysv_objects(_Worker.uid)
     if left:
-        worker_state.remove_sysv(left)
         found.append(f"System V IPC objects left behind: {sorted(left)}")
     return found
 
@@ -371,7 +370,10 @@ def main() -> int:
         wipe(place)
     _Worker.uid = os.getuid()
     worker_state.remove_sysv(worker_state.sysv_objects(_Worker.uid))
-    _Worker.run_filter = bpf.Prepared(bpf.run_filter(bpf.machine(), worker_state.ancestors()))
+    # The per-run filter goes on this process once, before its first fork: every run inherits it
+    # (attaching a filter costs the kernel a pass over every syscall number; once per worker, not per
+    # run). This process needs none of what it refuses.
+    bpf.Prepared(bpf.run_filter(bpf.machine(), worker_state.ancestors())).apply()
     _Worker.baseline = worker_state.snapshot()
     _send(sock, {"op": "ready", "pid": os.getpid(), "python": sys.version.split()[0]})
     while True:
