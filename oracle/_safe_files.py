@@ -31,3 +31,34 @@ def refuse_symlink(path: str | Path, what: str) -> None:
     where the opener, such as SQLite, cannot be given ``O_NOFOLLOW``)."""
     if Path(path).is_symlink():
         raise ValueError(f"{what} {path}: is a symbolic link; refusing to follow it (give the real path)")
+
+
+def write_atomic(path: str | Path, data: bytes | str, *, fsync: bool = True, mode: int = 0o644) -> None:
+    """Replace ``path`` with ``data`` in one step: written to a fresh temporary file created with
+    ``O_EXCL | O_NOFOLLOW`` beside it (a link planted at a guessable temporary name is never written
+    through), then renamed over ``path`` (a rename replaces a link at ``path`` itself, never its
+    target). Readers see the old file or the new one, never a part."""
+    target = Path(path)
+    raw = data.encode("utf-8") if isinstance(data, str) else data
+    for attempt in range(100):
+        tmp = target.with_name(f".{target.name}.{os.getpid()}.{os.urandom(4).hex()}.tmp")
+        try:
+            fd = create_exclusive(tmp, mode)
+        except FileExistsError:
+            continue
+        break
+    else:  # pragma: no cover - 100 collisions of 32 random bits
+        raise FileExistsError(f"{target}: cannot create a temporary file beside it")
+    try:
+        with os.fdopen(fd, "wb") as fh:
+            fh.write(raw)
+            fh.flush()
+            if fsync:
+                os.fsync(fh.fileno())
+        os.replace(tmp, target)
+    except BaseException:
+        try:
+            os.unlink(tmp)
+        except OSError:
+            pass
+        raise

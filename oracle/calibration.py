@@ -27,6 +27,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
+from oracle._safe_files import write_atomic
 from oracle.errors import ConfigError
 
 
@@ -125,5 +126,5 @@ def load_calibration(path: str | Path) -> LoadedCalibration:
 def write_calibration(path: str | Path, calibration: CalibrationFile | CalibrationFileV2) -> str:
     """Write a calibration file (stable key order); returns its sha256."""
     text = json.dumps(calibration.model_dump(mode="json"), indent=2, sort_keys=True) + "\n"
-    Path(path).write_text(text, encoding="utf-8")
+    write_atomic(path, text)
     return hashlib.sha256(text.encode("utf-8")).hexdigest()

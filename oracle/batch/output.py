@@ -14,6 +14,8 @@ from collections import Counter
 from pathlib import Path
 from typing import Any, Callable, Iterable, Iterator, overload
 
+from oracle._safe_files import create_exclusive
+
 
 class RowWriter:
     """Appends JSON rows; ``write`` returns after the bytes are on disk."""
@@ -98,7 +100,11 @@ def _rewrite_clean(path: Path) -> None:
     """Rewrite keeping only whole rows, the first row of each key; atomic (temp file + replace)."""
     tmp = path.with_suffix(path.suffix + ".tmp")
     seen: set[str] = set()
-    with path.open("rb") as src, tmp.open("wb") as dst:
+    try:
+        os.unlink(tmp)  # a crash's leftover, or a link planted there: removed, never written through
+    except FileNotFoundError:
+        pass
+    with path.open("rb") as src, os.fdopen(create_exclusive(tmp), "wb") as dst:
         for raw in src:
             try:
                 row = json.loads(raw)

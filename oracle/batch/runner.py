@@ -11,6 +11,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Iterator, Literal, TextIO
 
+from oracle._safe_files import write_atomic
 from oracle._log import get_logger
 
 from oracle.batch.lock import OutputLock
@@ -141,7 +142,5 @@ def frozen_history_seq(output_path: str | Path, store_path: str | None, resumed:
             log.warning("history_marker_unreadable", path=str(marker))
     with EscalationStore(store_path) as history_store:
         through = history_store.last_outcome_seq()
-    tmp = marker.with_name(marker.name + ".tmp")
-    tmp.write_text(json.dumps({"through_seq": through, "store": str(store_path)}) + "\n", encoding="utf-8")
-    os.replace(tmp, marker)
+    write_atomic(marker, json.dumps({"through_seq": through, "store": str(store_path)}) + "\n")
     return int(through)

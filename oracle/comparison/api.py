@@ -17,6 +17,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Sequence, TextIO
 
+from oracle._safe_files import write_atomic
 from oracle.comparison.labels import LabelledItem, load_labelled
 from oracle.comparison.plan import ORDERS_BOTH, ORDERS_ONE, limit_items, select_items
 from oracle.comparison.records import ARMS, RunRecord
@@ -67,12 +68,7 @@ def check_settings(arms: Sequence[str], repeats: int, limit: int | None, timeout
 
 
 def _write_json_atomic(path: Path, data: object) -> None:
-    tmp = path.with_name(path.name + ".tmp")
-    with tmp.open("w", encoding="utf-8") as fh:
-        fh.write(json.dumps(data, indent=2, sort_keys=True) + "\n")
-        fh.flush()
-        os.fsync(fh.fileno())
-    tmp.replace(path)
+    write_atomic(path, json.dumps(data, indent=2, sort_keys=True) + "\n")
 
 
 async def acompare(labelled: str | Path | Sequence[LabelledItem], out_dir: str | Path, *,

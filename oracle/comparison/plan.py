@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Sequence
 
+from oracle._safe_files import write_atomic
 from oracle._canonical import sha256_json
 from oracle.comparison.labels import LabelledItem
 from oracle.comparison.records import run_key
@@ -100,6 +101,4 @@ def check_manifest(out_dir: Path, wanted: dict[str, Any]) -> None:
                 f"-o: {out_dir} holds the runs of another comparison (differs in {', '.join(diff) or 'format'}); "
                 "use a new output directory, or the same settings to resume", field="-o")
         return
-    tmp = path.with_suffix(".json.tmp")
-    tmp.write_text(json.dumps(wanted, indent=2, sort_keys=True) + "\n", encoding="utf-8")
-    tmp.replace(path)
+    write_atomic(path, json.dumps(wanted, indent=2, sort_keys=True) + "\n")

@@ -17,6 +17,7 @@ import json
 from pathlib import Path
 from typing import Any, Sequence
 
+from oracle._safe_files import write_atomic
 from oracle.comparison.records import RunRecord
 from oracle.comparison.summary import CompareSummary
 from oracle.comparison.table import COLUMNS, row
@@ -165,7 +166,5 @@ def render_report(summary: CompareSummary, records: Sequence[RunRecord]) -> str:
 def write_report(summary: CompareSummary, records: Sequence[RunRecord], path: Path) -> Path:
     """Render and write atomically; ImportError (with the install hint) without matplotlib."""
     text = render_report(summary, records)
-    tmp = path.with_name(path.name + ".tmp")
-    tmp.write_text(text, encoding="utf-8")
-    tmp.replace(path)
+    write_atomic(path, text)
     return path
