@@ -30,7 +30,7 @@ from .channel_support import RUNTIME, run_cases, run_one
 
 sys.path.insert(0, str(RUNTIME))
 import rpc  # noqa: E402
-import test_side  # noqa: E402
+import handover  # noqa: E402
 
 BACKENDS = [b for b in ("nsjail", "bubblewrap", "landlock") if b in probe().available]
 
@@ -136,11 +136,11 @@ def _case(scenario: dict, token: str, declared: list[str]) -> tuple[str, str, st
 @given(scenarios, tokens, st.lists(st.sampled_from(POOL), max_size=4))
 def test_only_declared_unread_names_are_handed_over(scenario, token, declared):
     _, code, prompt = _case(scenario, token, declared)
-    names = test_side.handed_over({"kind": "assert", "code": code, "prompt_code": prompt, "entry_point": "probe"})
+    names = handover.handed_over({"kind": "assert", "code": code, "prompt_code": prompt, "entry_point": "probe"})
     # every name the test defines it also reads: none of them is sent, declared or not
     assert "SLOT" in names and not names & (set(scenario) | {"TOKEN", "SECRET", "leaks"})
     assert names <= {"SLOT", *declared}
-    assert test_side.handed_over({"kind": "assert", "code": code, "prompt_code": None}) == set()
+    assert handover.handed_over({"kind": "assert", "code": code, "prompt_code": None}) == set()
 
 
 def test_the_rule_on_the_n_plus_one_shapes():
@@ -148,12 +148,12 @@ def test_the_rule_on_the_n_plus_one_shapes():
                                         "LIMIT: int = 3\nrows = CONN.execute('x')\n\ndef f():\n    pass\n```\n")
     assert prompt == "CONN = None\nLIMIT = 3\n"
     spec = {"kind": "assert", "prompt_code": prompt, "entry_point": "f"}
-    assert test_side.handed_over({**spec, "code": "def go():\n    global CONN\n    CONN = 1\ngo()\n"}) == {"CONN", "LIMIT"}
-    assert test_side.handed_over({**spec, "code": "CONN = 1\nassert CONN\n"}) == {"LIMIT"}  # read: its own data
-    assert test_side.handed_over({**spec, "code": "LIMIT += 1\n"}) == {"CONN"}
-    assert test_side.handed_over({**spec, "code": "syntax error here("}) == set()
-    assert test_side.handed_over({"kind": "call", "call": "f(CONN)", "prompt_code": prompt}) == {"LIMIT"}
-    assert test_side.declared_names("def f():\n    x = 1\nclass C:\n    y = 2\na, (b, c) = 1, (2, 3)\n") == {"a", "b", "c"}
+    assert handover.handed_over({**spec, "code": "def go():\n    global CONN\n    CONN = 1\ngo()\n"}) == {"CONN", "LIMIT"}
+    assert handover.handed_over({**spec, "code": "CONN = 1\nassert CONN\n"}) == {"LIMIT"}  # read: its own data
+    assert handover.handed_over({**spec, "code": "LIMIT += 1\n"}) == {"CONN"}
+    assert handover.handed_over({**spec, "code": "syntax error here("}) == set()
+    assert handover.handed_over({"kind": "call", "call": "f(CONN)", "prompt_code": prompt}) == {"LIMIT"}
+    assert handover.declared_names("def f():\n    x = 1\nclass C:\n    y = 2\na, (b, c) = 1, (2, 3)\n") == {"a", "b", "c"}
 
 
 # -- through real processes (no sandbox): many name sets ---------------------------------------

@@ -41,6 +41,6 @@ def test_the_run_with_the_right_reply_and_the_wrong_tool_use_is_caught():
     assert tests["shortcut"][final]["outcome"] == "fail"
     # A refund result pasted into the reply is not a tool result.
     assert "no result 1 of tool 'issue_refund'" in tests["claims"]["refund confirmed"]["message"]
-    assert "got 'a 1024' (normalized)" in tests["wrong_order"]["procedure"]["message"]
+    assert "got 'a-1024' (normalized)" in tests["wrong_order"]["procedure"]["message"]
     assert "arguments are not valid JSON" in tests["malformed"]["procedure"]["message"]
     assert all(t["integrity"] == "isolated" for t in tests["careful"].values() if t["kind"] == "final_state")

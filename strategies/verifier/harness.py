@@ -14,8 +14,7 @@ from __future__ import annotations
 
 import ast
 import dataclasses
-import json
-import math
+import functools
 import re
 from dataclasses import dataclass
 from typing import Any
@@ -23,7 +22,7 @@ from typing import Any
 from oracle.testspec import AssertTest, CallTest, CheckTest, FinalStateTest, IoTest
 from oracle.strategies.verifier.comparison import show, value_mismatch, values_equal  # noqa: F401 (re-exported)
 from oracle.strategies.verifier.runs import RunPlan, RunResult
-from oracle.strategies.verifier.runtime import wire
+from oracle.strategies.verifier.runtime import handover, wire
 
 CodeTest = AssertTest | CallTest | CheckTest | IoTest
 """Tests that run the candidate's code."""
@@ -115,6 +114,14 @@ def prompt_definitions(prompt: str | None) -> str | None:
     return "\n".join(parts) + "\n" if parts else None
 
 
+@functools.lru_cache(maxsize=1024)
+def _handed_over(kind: str, code: str | None, call: str | None, prompt_code: str | None,
+                 entry_point: str | None) -> list[str]:
+    """The hand-over rule (runtime/handover.py) for one test, once per test instead of once per run."""
+    return sorted(handover.handed_over({"kind": kind, "code": code, "call": call, "prompt_code": prompt_code,
+                                        "entry_point": entry_point}))
+
+
 def build_plan(test: CodeTest, code: str, *, language: str, entry_point: str | None, prompt_code: str | None,
                timeout_s: float, output_limit: int, node: str | None, in_process: bool) -> RunPlan:
     """The run for one test (see runs.py for the three modes)."""
@@ -129,6 +136,9 @@ def build_plan(test: CodeTest, code: str, *, language: str, entry_point: str | N
         spec["test_code" if in_process else "code"] = test.code
     else:
         spec["call"] = test.call
+    if not in_process:
+        spec["handed_over"] = _handed_over(test.kind, spec.get("code"), spec.get("call"), spec["prompt_code"],
+                                           entry_point)
     return RunPlan(mode="in_process" if in_process else "isolated", language=language, candidate_spec=candidate,
                    test_spec=spec, timeout_s=timeout_s, output_limit=output_limit, node=node)
 

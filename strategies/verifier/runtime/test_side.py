@@ -21,12 +21,12 @@ value that may not cross) or, for ``call`` tests, ``value`` (the host compares i
 
 from __future__ import annotations
 
-import ast
 import builtins
 import keyword
 import sys
 import types
 
+import handover
 import rpc
 import wire
 
@@ -61,48 +61,6 @@ def _test_line(exc: BaseException) -> int | None:
             line = tb.tb_lineno
         tb = tb.tb_next
     return line
-
-
-def declared_names(prompt_code: str | None) -> set[str]:
-    """The module-level variables the task prompt's code assigns (``CONN = None``)."""
-    try:
-        tree = ast.parse(prompt_code or "")
-    except (SyntaxError, ValueError):
-        return set()
-    names: set[str] = set()
-    for node in tree.body:
-        targets = node.targets if isinstance(node, ast.Assign) else [node.target] \
-            if isinstance(node, ast.AnnAssign) and node.value is not None else []
-        for target in targets:
-            for sub in ast.walk(target):
-                if isinstance(sub, ast.Name):
-                    names.add(sub.id)
-    return names
-
-
-def read_names(source: str | None, mode: str = "exec") -> set[str] | None:
-    """Every name ``source`` reads anywhere (nested functions included; ``x += 1`` reads x), or
-    None when it does not parse (then nothing is handed over implicitly)."""
-    try:
-        tree = ast.parse(source or "", mode=mode)
-    except (SyntaxError, ValueError):
-        return None
-    names = set()
-    for node in ast.walk(tree):
-        if isinstance(node, ast.Name) and not isinstance(node.ctx, ast.Store):
-            names.add(node.id)
-        elif isinstance(node, ast.AugAssign) and isinstance(node.target, ast.Name):
-            names.add(node.target.id)
-    return names
-
-
-def handed_over(spec: dict) -> set[str]:
-    """The globals whose rebinding by the test is sent to the candidate (see module docstring)."""
-    source, mode = (spec.get("call"), "eval") if spec.get("kind") == "call" else (spec.get("code"), "exec")
-    reads = read_names(source, mode)
-    if reads is None:
-        return set()
-    return declared_names(spec.get("prompt_code")) - reads - {spec.get("entry_point") or ""}
 
 
 def _verdict(outcome: str, message: str = "", **extra) -> dict:
@@ -190,7 +148,8 @@ def run_isolated(spec: dict) -> dict:
         if name == entry_point or not (name in prompt_names or name in _BUILTIN_NAMES or name.startswith("__")
                                        or name == "bind_global"):
             ns[name] = value
-    synced = {name: ns.get(name, _MISSING) for name in handed_over(spec)}
+    names = spec["handed_over"] if isinstance(spec.get("handed_over"), list) else handover.handed_over(spec)
+    synced = {name: ns.get(name, _MISSING) for name in names}
 
     def push_rebound_globals() -> None:
         for name, last in synced.items():
