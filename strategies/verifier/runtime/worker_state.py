@@ -51,9 +51,10 @@ def _open_fds(ignore: frozenset[int]) -> list[int]:
     return found
 
 
-def snapshot(ignore_fds: frozenset[int] = frozenset()) -> dict[str, object]:
+def snapshot(ignore_fds: frozenset[int] | None = frozenset()) -> dict[str, object]:
     """Every attribute of this process that a forked run inherits or that a run could change;
-    ``ignore_fds``: descriptors the host just handed over for the next run."""
+    ``ignore_fds``: descriptors the host just handed over for the next run (None: leave the open
+    descriptors out, which no other process can change)."""
     state: dict[str, object] = {name: resource.getrlimit(value) for name, value in _RLIMITS}
     mask = os.umask(0o077)
     os.umask(mask)
@@ -69,8 +70,9 @@ def snapshot(ignore_fds: frozenset[int] = frozenset()) -> dict[str, object]:
         "ids": (os.getresuid(), os.getresgid(), os.getgroups()),
         "process_group": (os.getpgid(0), os.getsid(0)),
         "cwd": os.getcwd(),
-        "open_fds": _open_fds(ignore_fds),
     })
+    if ignore_fds is not None:
+        state["open_fds"] = _open_fds(ignore_fds)
     return state
 
 

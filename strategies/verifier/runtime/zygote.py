@@ -225,12 +225,11 @@ class _Worker:
 
 
 def _read_spec(fd: int) -> dict:
-    chunks = []
-    os.lseek(fd, 0, os.SEEK_SET)
-    while chunk := os.read(fd, 1 << 20):
-        chunks.append(chunk)
+    size = os.fstat(fd).st_size  # a sealed memfd: its size is the spec's
+    data = os.pread(fd, size, 0)
     os.close(fd)
-    data = b"".join(chunks)
+    if len(data) != size:
+        raise OSError("the run's spec was cut short")
     return wire.loads(data[4:])["spec"]
 
 
@@ -267,13 +266,14 @@ def _child(message: dict, fds: list[int], run_dir: str, zygote_pid: int) -> int:
     return 123
 
 
-def _tampering(pending: list[int] | None = None) -> list[str]:
-    """What differs from the start. After a run (``pending`` None) also any System V object of this
-    uid (none can be made under the filter, so one is tampering; the host removes it with the
-    worker); before a fork, ``pending`` are the descriptors just received for the run."""
-    found = worker_state.changes(_Worker.baseline, worker_state.snapshot(frozenset(pending or ())))
-    if pending is not None:
-        return found
+def _tampering(before_fork: bool = False) -> list[str]:
+    """What differs from the start. Before a fork, every attribute but the open descriptors (the host
+    has just handed some over); after a run, those too, and any System V object of this uid (none can
+    be made under the filter, so one is tampering; the host removes it with the worker)."""
+    if before_fork:  # before a fork: what another process could have changed since the last run
+        now = worker_state.snapshot(None)
+        return worker_state.changes({k: v for k, v in _Worker.baseline.items() if k in now}, now)
+    found = worker_state.changes(_Worker.baseline, worker_state.snapshot())
     left = worker_state.sysv_objects(_Worker.uid)
     if left:
         found.append(f"System V IPC objects left behind: {sorted(left)}")
@@ -282,7 +282,7 @@ def _tampering(pending: list[int] | None = None) -> list[str]:
 
 def _run(sock: socket.socket, message: dict, fds: list[int], work: str, scratch: list[str]) -> bool:
     """One run; False when this worker must not be used again (it was found changed)."""
-    before = _tampering(fds)
+    before = _tampering(before_fork=True)
     if before:
         for fd in fds:
             os.close(fd)
