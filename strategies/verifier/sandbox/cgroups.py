@@ -9,9 +9,10 @@ candidate starts is born inside the group. After the run every member is killed 
 on v2, a SIGKILL sweep on v1) and the group removed; the peak memory is read first so a result can
 say "memory limit exceeded" with evidence.
 
-CPU: every group gets the same weight (v1 ``cpu.shares``, v2 ``cpu.weight``) and a quota of
-CPUS_PER_RUN (v1 ``cpu.cfs_quota_us``, v2 ``cpu.max``), so a run that spins in many processes gets
-no more CPU than a run with one thread, and cannot starve a sibling run into a timeout.
+CPU: every group gets the same weight (v1 ``cpu.shares``, v2 ``cpu.weight``), so under contention
+a run that spins in many processes gets no more CPU than a run with one thread, and cannot starve a
+sibling run into a timeout. No quota: bandwidth control costs every context switch, and the weight
+already bounds a run whenever anything else wants the CPU.
 """
 
 from __future__ import annotations
@@ -26,9 +27,6 @@ from oracle.strategies.verifier.sandbox.slots import kill_until_gone
 
 CGROUP_ROOT = Path("/sys/fs/cgroup")
 GROUP_PREFIX = "oracle-sandbox"
-CPUS_PER_RUN = 1
-"""CPU quota of each run's group, in CPUs."""
-CPU_PERIOD_US = 100_000
 
 
 @dataclass(frozen=True)
@@ -163,7 +161,7 @@ class RunCgroup:
                 (d / "pids.max").write_text(str(self.max_pids))
             if s.cpu:
                 (d / "cpu.weight").write_text("100")
-                (d / "cpu.max").write_text(f"{CPUS_PER_RUN * CPU_PERIOD_US} {CPU_PERIOD_US}")
+                (d / "cpu.max").write_text("max")
             self.procs_files.append(str(d / "cgroup.procs"))
             return
         if s.memory_parent is not None:
@@ -190,8 +188,7 @@ class RunCgroup:
             self._mkdir(d)
             self.dirs.append(d)
             (d / "cpu.shares").write_text("1024")
-            (d / "cpu.cfs_period_us").write_text(str(CPU_PERIOD_US))
-            (d / "cpu.cfs_quota_us").write_text(str(CPUS_PER_RUN * CPU_PERIOD_US))
+            (d / "cpu.cfs_quota_us").write_text("-1")  # weight only (module docstring)
             self.procs_files.append(str(d / "cgroup.procs"))
 
     def memory_peak_bytes(self) -> int | None:
