@@ -12,9 +12,13 @@ unjudged. Which faults are the candidate's:
 - any non-``OracleError`` exception raised while building or reading that candidate's call (its
   text does not encode, nests too deeply, ...).
 
+- a 5xx left after the retries: a server error on one candidate's call (an input that crashes the
+  model server) must not sink the others; when the server is down for everyone, every call fails
+  and so does the evaluation (below).
+
 Everything else is ours or the provider's and still fails the evaluation at once, cancelling the
-calls in flight: timeouts, rate limits, 5xx, connection failures, 401/403/404 (the endpoint or key
-is wrong for everyone), unreadable 2xx bodies, configuration errors. When every candidate's calls
+calls in flight: timeouts, rate limits, connection failures, 401/403/404 (the endpoint or key is
+wrong for everyone), unreadable 2xx bodies, configuration errors. When every candidate's calls
 failed, even for candidate faults, the evaluation fails with the first error: nothing was judged.
 """
 
@@ -35,7 +39,7 @@ MESSAGE_LIMIT = 300
 def caused_by_candidate(exc: BaseException) -> bool:
     """Whether a failed call is the candidate's fault (see the module docstring)."""
     if isinstance(exc, ProviderHTTPError):
-        return exc.status in CANDIDATE_STATUSES
+        return exc.status in CANDIDATE_STATUSES or 500 <= (exc.status or 0) <= 599
     if isinstance(exc, OracleError):
         return False
     return isinstance(exc, Exception)

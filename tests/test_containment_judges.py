@@ -66,7 +66,8 @@ def prefer_good(req: RecordedRequest) -> Reply:
     (ProviderHTTPError("HTTP 400: context length", status=400), True),
     (ProviderHTTPError("HTTP 413", status=413), True),
     (ProviderHTTPError("HTTP 422", status=422), True),
-    (ProviderHTTPError("HTTP 500", status=500), False),
+    (ProviderHTTPError("HTTP 500", status=500), True),
+    (ProviderHTTPError("HTTP 503", status=503), True),
     (ProviderHTTPError("HTTP 401", status=401), False),
     (ProviderHTTPError("HTTP 404", status=404), False),
     (RateLimited("429", status=429), False),
@@ -145,10 +146,19 @@ async def test_when_every_candidate_fails_on_its_input_the_evaluation_fails(scri
     assert "400" in result.error.message and result.candidates == []
 
 
-async def test_a_server_error_on_one_candidate_is_still_ours_and_fails_the_evaluation(scripted_server):
+async def test_a_server_error_on_one_candidates_input_fails_that_candidate_alone(scripted_server):
+    """An input that crashes the model server (a 5xx after the retries) must not sink the others."""
     scripted_server.set_handler(lambda req: status_reply(500) if hostile_in(req) else pointwise_by_answer(req))
     cfg = llm_config(scripted_server, mode="pointwise")
     result = await llm(cfg, TASK, {"a": "a good answer", "h": HOSTILE})
+    assert result.status is Status.ok, result.error
+    assert result.candidate("h").status is Status.failed and result.candidate("a").score is not None
+
+
+async def test_a_server_down_for_everyone_still_fails_the_evaluation(scripted_server):
+    scripted_server.set_handler(lambda req: status_reply(503))
+    cfg = llm_config(scripted_server, mode="pointwise")
+    result = await llm(cfg, TASK, {"a": "a good answer", "b": "another"})
     assert result.status is Status.failed and result.error.type == "ProviderHTTPError"
 
 
@@ -218,12 +228,13 @@ async def test_decision_every_candidate_refused_is_a_failed_evaluation(scripted_
     assert result.status is Status.failed and result.error.type == "ProviderHTTPError"
 
 
-async def test_decision_server_error_stays_the_evaluations_failure(scripted_server):
+async def test_decision_server_error_on_one_candidate_fails_that_candidate_alone(scripted_server):
     scripted_server.set_handler(lambda req: status_reply(500) if hostile_in(req) else
                                 decision_handler()(req))
     result = await decide(decision_config(scripted_server), CRITERIA, Trajectory(id="a", answer="x"),
                           Trajectory(id="h", answer=HOSTILE))
-    assert result.status is Status.failed and result.error.type == "ProviderHTTPError"
+    assert result.status is Status.ok, result.error
+    assert result.candidate("h").status is Status.failed and result.candidate("a").score is not None
 
 
 def test_request_bodies_carry_the_hostile_text_only_in_its_own_calls(scripted_server):

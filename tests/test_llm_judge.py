@@ -271,11 +271,22 @@ async def test_provider_failure_is_a_failed_result(scripted_server):
 
 
 async def test_provider_failure_with_many_calls_in_flight_cancels_the_rest(scripted_server):
-    scripted_server.set_handler(lambda req: status_reply(500))
+    """A fault of ours (here: authentication) cancels the calls in flight."""
+    scripted_server.set_handler(lambda req: status_reply(401))
     cfg = config(scripted_server, mode="pairwise")
     result = await evaluate(cfg, ctx(cfg, Task(id="f", prompt="p"), "a", "b", "c", "d"))
     assert result.status == Status.failed and result.error.type == "ProviderHTTPError"
     assert result.details["mode"] == "pairwise" and 1 <= result.calls <= 12
+
+
+async def test_a_server_down_for_every_pair_fails_the_evaluation(scripted_server):
+    """A 5xx is contained to the call that met it (it may be that pair's input), so a server down for
+    everyone fails every pair, and then the evaluation: nothing was judged."""
+    scripted_server.set_handler(lambda req: status_reply(500))
+    cfg = config(scripted_server, mode="pairwise")
+    result = await evaluate(cfg, ctx(cfg, Task(id="f", prompt="p"), "a", "b", "c", "d"))
+    assert result.status == Status.failed and result.error.type == "ProviderHTTPError"
+    assert result.details["mode"] == "pairwise" and result.calls <= 2 * 6 * 2
 
 
 async def test_pairwise_mode_with_one_candidate_is_bad_input_before_any_call(scripted_server):
