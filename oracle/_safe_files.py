@@ -33,7 +33,7 @@ def refuse_symlink(path: str | Path, what: str) -> None:
         raise ValueError(f"{what} {path}: is a symbolic link; refusing to follow it (give the real path)")
 
 
-def write_atomic(path: str | Path, data: bytes | str, *, fsync: bool = True, mode: int = 0o644) -> None:
+def write_atomic(path: str | Path, data: bytes | str) -> None:
     """Replace ``path`` with ``data`` in one step: written to a fresh temporary file created with
     ``O_EXCL | O_NOFOLLOW`` beside it (a link planted at a guessable temporary name is never written
     through), then renamed over ``path`` (a rename replaces a link at ``path`` itself, never its
@@ -43,7 +43,7 @@ def write_atomic(path: str | Path, data: bytes | str, *, fsync: bool = True, mod
     for attempt in range(100):
         tmp = target.with_name(f".{target.name}.{os.getpid()}.{os.urandom(4).hex()}.tmp")
         try:
-            fd = create_exclusive(tmp, mode)
+            fd = create_exclusive(tmp)
         except FileExistsError:
             continue
         break
@@ -53,8 +53,7 @@ def write_atomic(path: str | Path, data: bytes | str, *, fsync: bool = True, mod
         with os.fdopen(fd, "wb") as fh:
             fh.write(raw)
             fh.flush()
-            if fsync:
-                os.fsync(fh.fileno())
+            os.fsync(fh.fileno())
         os.replace(tmp, target)
     except BaseException:
         try:

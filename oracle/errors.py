@@ -119,3 +119,14 @@ class AlreadyAnswered(EscalationStoreError):
 
 class OutputLocked(OracleError):
     """Another process holds the lock on a batch output file; the message names the holder."""
+
+
+def exception_text(exc: BaseException, limit: int = 300) -> str:
+    """An exception's message, cut to ``limit`` characters and printable whatever it holds (a lone
+    surrogate, a ``__str__`` that raises): what a result records about a contained fault."""
+    try:
+        text = str(exc)
+    except Exception:  # noqa: BLE001 - an exception whose __str__ fails still has a type
+        text = ""
+    text = text.encode("utf-8", "backslashreplace").decode("utf-8")
+    return text[:limit] + "..." if len(text) > limit else text

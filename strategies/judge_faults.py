@@ -27,7 +27,7 @@ from __future__ import annotations
 from typing import Any, Awaitable, Callable, TypeVar
 
 from oracle.concerns import CandidateUnjudged, ErrorEvidence, UnjudgedEvidence
-from oracle.errors import OracleError, ProviderHTTPError
+from oracle.errors import OracleError, ProviderHTTPError, exception_text
 
 T = TypeVar("T")
 
@@ -47,13 +47,7 @@ def caused_by_candidate(exc: BaseException) -> bool:
 
 def error_info(exc: BaseException) -> dict[str, Any]:
     """What a result records about a failed call: type, message (cut, printable) and HTTP status."""
-    try:
-        text = str(exc)
-    except Exception:  # noqa: BLE001 - an exception whose __str__ fails still has a type
-        text = ""
-    text = text.encode("utf-8", "backslashreplace").decode("utf-8")
-    if len(text) > MESSAGE_LIMIT:
-        text = text[:MESSAGE_LIMIT] + "..."
+    text = exception_text(exc, MESSAGE_LIMIT)
     return {"type": type(exc).__name__, "message": text or type(exc).__name__,
             "status": getattr(exc, "status", None)}
 

@@ -12,7 +12,6 @@
 
 from __future__ import annotations
 
-import asyncio
 import string
 import sys
 
@@ -20,13 +19,12 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from oracle.config import OracleConfig
-from oracle.strategies.verifier import VerifierStrategy, harness
+from oracle.strategies.verifier import harness
 from oracle.strategies.verifier.sandbox import probe
-from oracle.strategy import EvaluationContext
 from oracle.task import Task, Trajectory
 
 from .channel_support import RUNTIME, run_cases, run_one
+from .test_verdict_integrity import _evaluate
 
 sys.path.insert(0, str(RUNTIME))
 import rpc  # noqa: E402
@@ -403,15 +401,6 @@ def test_nested_mutation_is_seen_by_the_test(values):
 
 
 # -- the same through the real sandbox, on every backend -----------------------------------------
-def _evaluate(backend: str, task: Task, trajectories: list[Trajectory]):
-    config = OracleConfig(verifier={"backend": backend, "timeout_s": 8, "workers": 2})
-    strategy = VerifierStrategy()
-    try:
-        return asyncio.run(strategy.evaluate(EvaluationContext(task=task, trajectories=tuple(trajectories),
-                                                               config=config)))
-    finally:
-        strategy.close()
-
 
 def _outcomes(result, cid: str) -> dict[str, tuple[str, str]]:
     return {t["name"]: (t["outcome"], t["message"]) for t in result.candidate(cid).details["tests"]}

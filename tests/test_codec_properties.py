@@ -22,32 +22,12 @@ RUNTIME = Path(__file__).resolve().parents[1] / "strategies" / "verifier" / "run
 sys.path.insert(0, str(RUNTIME))
 import wire  # noqa: E402
 
+from tests.test_channel_codec import same  # noqa: E402
+
 ECHO = Path(__file__).resolve().parent / "data" / "wire_echo.js"
 NODE = shutil.which("node")
 MAX_SAFE = 2**53 - 1
 _PAIR = re.compile("[\ud800-\udbff][\udc00-\udfff]")
-
-
-def same(a: Any, b: Any, *, ordered_dicts: bool = True) -> bool:
-    """Equal with the same types all the way down; NaN equals NaN; -0.0 is not 0.0."""
-    if type(a) is not type(b):
-        return False
-    if isinstance(a, float):
-        return (math.isnan(a) and math.isnan(b)) or (a == b and math.copysign(1, a) == math.copysign(1, b))
-    if isinstance(a, complex):
-        return same(a.real, b.real) and same(a.imag, b.imag)
-    if isinstance(a, (list, tuple)):
-        return len(a) == len(b) and all(same(x, y, ordered_dicts=ordered_dicts) for x, y in zip(a, b))
-    if isinstance(a, dict):
-        if len(a) != len(b):
-            return False
-        if ordered_dicts:
-            return all(same(ka, kb) and same(va, vb) for (ka, va), (kb, vb) in zip(a.items(), b.items()))
-        return all(any(same(ka, kb) and same(va, vb, ordered_dicts=False) for kb, vb in b.items())
-                   for ka, va in a.items())
-    if isinstance(a, (set, frozenset)):
-        return len(a) == len(b) and all(any(same(x, y) for y in b) for x in a)
-    return a == b
 
 
 def roundtrip(value: Any) -> Any:

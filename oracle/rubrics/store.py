@@ -36,29 +36,13 @@ DEFAULT_ROOT = Path(".oracle") / "rubrics"
 
 
 def _atomic_write(path: Path, text: str) -> None:
-    """Write through a fresh temporary file (``O_EXCL | O_NOFOLLOW``: a file or symlink planted
-    under the temporary name is never written through) renamed over ``path``; ``os.replace``
-    replaces a symlink at ``path`` itself, never the file it points to."""
-    from oracle._safe_files import create_exclusive
+    """``write_atomic`` (a planted link is never written through), a failure as a RubricError."""
+    from oracle._safe_files import write_atomic
 
-    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
     try:
-        try:
-            fd = create_exclusive(tmp)
-        except FileExistsError:
-            tmp.unlink()  # a leftover of a crashed writer with our pid, or a planted name: remove, retry once
-            fd = create_exclusive(tmp)
+        write_atomic(path, text)
     except OSError as exc:
         raise RubricError(f"{path}: cannot write: {exc.strerror or exc}") from None
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as fh:
-            fh.write(text)
-            fh.flush()
-            os.fsync(fh.fileno())
-        os.replace(tmp, path)
-    except BaseException:
-        tmp.unlink(missing_ok=True)
-        raise
 
 
 def _load(text: str) -> Any:

@@ -25,7 +25,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Awaitable, Callable
 
-from oracle.errors import SandboxError
+from oracle.errors import SandboxError, exception_text
 from oracle.strategies.verifier.harness import TestOutcome, test_name
 
 MESSAGE_LIMIT = 300
@@ -34,13 +34,7 @@ MESSAGE_LIMIT = 300
 
 def describe(exc: BaseException) -> str:
     """``Type: message``, cut to ``MESSAGE_LIMIT`` characters, printable whatever the message holds."""
-    try:
-        text = str(exc)
-    except Exception:  # noqa: BLE001 - an exception whose __str__ fails still has a type
-        text = ""
-    text = text.encode("utf-8", "backslashreplace").decode("utf-8")
-    if len(text) > MESSAGE_LIMIT:
-        text = text[:MESSAGE_LIMIT] + "..."
+    text = exception_text(exc, MESSAGE_LIMIT)
     return f"{type(exc).__name__}: {text}" if text else type(exc).__name__
 
 

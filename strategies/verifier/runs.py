@@ -319,19 +319,24 @@ STARVED_RERUNS = 2
 """A starved run is rerun this many times at most, each time alone in its pool."""
 
 
-def starved(result: RunResult, timeout_s: float) -> bool:
-    """The starvation rule (constants above): a timeout that is the machine's fault, not the candidate's.
-    A run that sleeps or blocks waits without being runnable, and a run that spins gets its CPU, so
-    neither is starved; a run that could not get a CPU is."""
+def starved_side(result: RunResult, timeout_s: float) -> dict | None:
+    """The starvation rule (constants above): the exit record of the side that was starved, when the
+    run's timeout is the machine's fault, not the candidate's. A run that sleeps or blocks waits
+    without being runnable, and a run that spins gets its CPU, so neither is starved; a run that
+    could not get a CPU is."""
     if not result.timed_out:
-        return False
+        return None
     for side in (result.candidate_exit, result.test_exit):
         if not side or side.get("run_delay_s") is None:
             continue
         if side["run_delay_s"] >= STARVED_WAIT_SHARE * timeout_s and \
                 float(side.get("cpu_total_s") or 0.0) < STARVED_CPU_SHARE * timeout_s:
-            return True
-    return False
+            return side
+    return None
+
+
+def starved(result: RunResult, timeout_s: float) -> bool:
+    return starved_side(result, timeout_s) is not None
 
 
 def _attempt(pool: WorkerPool, plan: RunPlan, reruns: list[dict]) -> RunResult:
@@ -365,13 +370,11 @@ def run_in_pool(pool: WorkerPool, plan: RunPlan) -> RunResult:
     with pool.shared():
         result = _attempt(pool, plan, reruns)
     tries = 0
-    while result.our_fault is None and starved(result, plan.timeout_s):
+    while result.our_fault is None and (side := starved_side(result, plan.timeout_s)) is not None:
         if tries == STARVED_RERUNS:
-            side = result.candidate_exit if starved(RunResult(timed_out=True, candidate_exit=result.candidate_exit),
-                                                    plan.timeout_s) else result.test_exit
             result = RunResult(our_fault=f"starved: no CPU for the run in {STARVED_RERUNS + 1} tries (last: "
-                                         f"{(side or {}).get('cpu_total_s')} s CPU, waited "
-                                         f"{(side or {}).get('run_delay_s')} s for one, limit {plan.timeout_s} s)")
+                                         f"{side.get('cpu_total_s')} s CPU, waited {side.get('run_delay_s')} s "
+                                         f"for one, limit {plan.timeout_s} s)")
             break
         tries += 1
         reruns.append({"reason": "starved", "cpu_total_s": [(e or {}).get("cpu_total_s") for e in

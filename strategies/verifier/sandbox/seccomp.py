@@ -25,11 +25,9 @@ import functools
 import os
 import platform
 
-from oracle.strategies.verifier.runtime.bpf import (AUDIT_ARCH, EACCES, ENOSYS, EPERM, JEQ as _JEQ,
-                                                  JSET as _JSET, LD_ABS as _LD_ABS, OFF_ARCH as _OFF_ARCH,
-                                                  OFF_ARG0 as _OFF_ARG0, OFF_NR as _OFF_NR, RET as _RET,
-                                                  RET_ALLOW, RET_ERRNO, RET_KILL_PROCESS, SYSCALLS, X32_BIT)
-from oracle.strategies.verifier.runtime.bpf import Prepared, assemble as _assemble
+from oracle.strategies.verifier.runtime.bpf import (AUDIT_ARCH, EACCES, ENOSYS, EPERM, JEQ, JSET, LD_ABS, OFF_ARCH,
+                                                  OFF_ARG0, OFF_NR, RET, RET_ALLOW, RET_ERRNO, RET_KILL_PROCESS,
+                                                  SYSCALLS, X32_BIT, Prepared, assemble)
 
 CLONE_NEW_FLAGS = 0x7E020000
 """CLONE_NEWNS | NEWCGROUP | NEWUTS | NEWIPC | NEWUSER | NEWPID | NEWNET."""
@@ -50,25 +48,25 @@ def build_filter(arch: str) -> bytes:
         raise ValueError(f"no seccomp policy for architecture {arch!r}")
     nr = SYSCALLS[arch]
     prog: list[tuple] = [
-        (_LD_ABS, _OFF_ARCH),
-        (_JEQ, AUDIT_ARCH[arch], None, "kill"),
-        (_LD_ABS, _OFF_NR),
+        (LD_ABS, OFF_ARCH),
+        (JEQ, AUDIT_ARCH[arch], None, "kill"),
+        (LD_ABS, OFF_NR),
     ]
     if arch == "x86_64":
-        prog.append((_JSET, X32_BIT, "enosys", None))
-    prog += [(_JEQ, nr["socket"], "eacces", None),
-             (_JEQ, nr["clone"], "clone", None),
-             (_JEQ, nr["clone3"], "enosys", None)]
-    prog += [(_JEQ, nr[name], "eperm", None) for name in DENIED]
-    prog += [(_RET, RET_ALLOW),
-             ("label", "clone"), (_LD_ABS, _OFF_ARG0),  # flags: args[0] on both arches, low word
-             (_JSET, CLONE_NEW_FLAGS, "eperm", None),
-             (_RET, RET_ALLOW),
-             ("label", "eperm"), (_RET, RET_ERRNO | EPERM),
-             ("label", "eacces"), (_RET, RET_ERRNO | EACCES),
-             ("label", "enosys"), (_RET, RET_ERRNO | ENOSYS),
-             ("label", "kill"), (_RET, RET_KILL_PROCESS)]
-    return _assemble(prog)
+        prog.append((JSET, X32_BIT, "enosys", None))
+    prog += [(JEQ, nr["socket"], "eacces", None),
+             (JEQ, nr["clone"], "clone", None),
+             (JEQ, nr["clone3"], "enosys", None)]
+    prog += [(JEQ, nr[name], "eperm", None) for name in DENIED]
+    prog += [(RET, RET_ALLOW),
+             ("label", "clone"), (LD_ABS, OFF_ARG0),  # flags: args[0] on both arches, low word
+             (JSET, CLONE_NEW_FLAGS, "eperm", None),
+             (RET, RET_ALLOW),
+             ("label", "eperm"), (RET, RET_ERRNO | EPERM),
+             ("label", "eacces"), (RET, RET_ERRNO | EACCES),
+             ("label", "enosys"), (RET, RET_ERRNO | ENOSYS),
+             ("label", "kill"), (RET, RET_KILL_PROCESS)]
+    return assemble(prog)
 
 
 @functools.lru_cache(maxsize=1)
