@@ -37,7 +37,7 @@ def write_tasks(path: Path, n: int) -> None:
 def child(n: int, concurrency: int, base_url: str, workdir: Path) -> dict:
     """Runs in a fresh process: one batch, report elapsed and peak RSS."""
     from oracle.batch import run_batch
-    from oracle.config import OracleConfig
+    from oracle.config.model import OracleConfig
 
     src, out = workdir / f"tasks-{n}.jsonl", workdir / f"results-{n}.jsonl"
     write_tasks(src, n)

@@ -27,7 +27,7 @@ from typing import Any
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from oracle.cli import main as oracle_main  # noqa: E402
+from oracle.cli.main import main as oracle_main  # noqa: E402
 
 
 def extra_figures(out: Path) -> list[dict[str, Any]]:

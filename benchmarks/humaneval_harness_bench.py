@@ -207,7 +207,7 @@ def _check_imported_from(import_root: Path) -> dict:
 
 
 async def _run_verifier(items, config, strategy, workers: int, gate: str):
-    from oracle.strategy import EvaluationContext
+    from oracle.strategies.protocol import EvaluationContext
 
     async def evaluate(task, trajectories):
         return await strategy.evaluate(EvaluationContext(task=task, trajectories=tuple(trajectories),
@@ -243,8 +243,8 @@ def verifier_child(args: argparse.Namespace) -> dict:
     sys.path.insert(0, str(import_root))  # before the first oracle import: this checkout wins
     imported_from = _check_imported_from(import_root)
 
-    from oracle.config import OracleConfig
-    from oracle.task import Task, Trajectory
+    from oracle.config.model import OracleConfig
+    from oracle.tasks.task import Task, Trajectory
     from oracle.strategies.verifier import VerifierStrategy
 
     data = Path(args.data)

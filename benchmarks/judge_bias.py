@@ -28,10 +28,10 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from oracle.config import OracleConfig  # noqa: E402
-from oracle.strategy import EvaluationContext  # noqa: E402
-from oracle.task import Task, Trajectory  # noqa: E402
-from oracle.strategies.llm_judge import LLMJudge  # noqa: E402
+from oracle.config.model import OracleConfig  # noqa: E402
+from oracle.strategies.protocol import EvaluationContext  # noqa: E402
+from oracle.tasks.task import Task, Trajectory  # noqa: E402
+from oracle.strategies.llm_judge.strategy import LLMJudge  # noqa: E402
 
 
 
@@ -125,7 +125,7 @@ async def main() -> None:
     ap.add_argument("--seed", type=int, default=7)
     ap.add_argument("--json", action="store_true", help="print per-item rows as JSON lines too")
     args = ap.parse_args()
-    from oracle._data_paths import DataNotFound, shared_data_dir
+    from oracle._internal.data_paths import DataNotFound, shared_data_dir
 
     try:
         data_dir = shared_data_dir(args.data, required=("llmbar", "suite/reserved_keys.json"))

@@ -45,7 +45,7 @@ def main() -> None:
         print(f"server ready in {server.startup_s:.2f} s; load average {os.getloadavg()[0]:.2f} "
               f"on {os.cpu_count()} cores")
         settings_kw = dict(base_url=server.base_url, model=server.model, timeout_s=300, concurrency=1)
-        from oracle.config import ProviderSettings
+        from oracle.config.model import ProviderSettings
 
         with make_chat_client(ProviderSettings(**settings_kw)) as client:
             for label, cold in (("shared rubric prefix", False), ("cold (no shared prefix)", True)):

@@ -24,9 +24,9 @@ from typing import Any, AsyncIterator
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from oracle.config import OracleConfig  # noqa: E402
-from oracle.strategy import EvaluationContext, strategy_factory  # noqa: E402
-from oracle.task import Task, Trajectory  # noqa: E402
+from oracle.config.model import OracleConfig  # noqa: E402
+from oracle.strategies.protocol import EvaluationContext, strategy_factory  # noqa: E402
+from oracle.tasks.task import Task, Trajectory  # noqa: E402
 from tests.plugins.scripted_server import RecordedRequest, Reply, ScriptedServer, chat_reply  # noqa: E402
 
 

@@ -22,7 +22,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from oracle.config import ProviderSettings  # noqa: E402
+from oracle.config.model import ProviderSettings  # noqa: E402
 from oracle.providers import ChatMessage, ChatRequest, make_async_chat_client  # noqa: E402
 
 REQ = ChatRequest(messages=[ChatMessage(role="user", content="Is this answer correct? yes or no")],

@@ -115,8 +115,8 @@ def child(args: argparse.Namespace) -> None:
     sys.path.insert(0, args.import_root)
     suite_mod = _load_by_path("_bench_suite_tasks", BENCH_DIR / "suite_tasks.py")
     _load_by_path("humaneval_sample", BENCH_DIR / "humaneval_sample.py")
-    from oracle.config import OracleConfig
-    from oracle.task_file import parse_task
+    from oracle.config.model import OracleConfig
+    from oracle.tasks.files import parse_task
     import oracle
 
     imported_from = str(Path(oracle.__file__).resolve().parent.parent)

@@ -9,7 +9,7 @@ humaneval_harness_bench.py) with one worker and with every core, one candidate p
 Per-test cost is each test run's ``duration_ms`` (the sandbox run); per-candidate cost is each
 evaluate() call's ``latency_ms`` (sandbox setup, every test of the candidate, interpretation); both
 as mean and median ms, next to wall x workers / candidates. The data location is ``--data PATH``,
-else ``$ORACLE_DATA_DIR``, else ../shared/data next to the repository (``oracle._data_paths``).
+else ``$ORACLE_DATA_DIR``, else ../shared/data next to the repository (``oracle._internal.data_paths``).
 """
 
 from __future__ import annotations
@@ -25,12 +25,12 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from oracle.config import OracleConfig  # noqa: E402
-from oracle._data_paths import DATA_ENV, DataNotFound, shared_data_dir  # noqa: E402
-from oracle.strategy import EvaluationContext  # noqa: E402
-from oracle.task import Task, Trajectory  # noqa: E402
+from oracle.config.model import OracleConfig  # noqa: E402
+from oracle._internal.data_paths import DATA_ENV, DataNotFound, shared_data_dir  # noqa: E402
+from oracle.strategies.protocol import EvaluationContext  # noqa: E402
+from oracle.tasks.task import Task, Trajectory  # noqa: E402
 from oracle.strategies.verifier import VerifierStrategy  # noqa: E402
-from oracle.strategies.verifier.sandbox import RunRequest, Sandbox, probe  # noqa: E402
+from oracle.sandbox import RunRequest, Sandbox, probe  # noqa: E402
 
 from benchmarks import humaneval_sample  # noqa: E402
 

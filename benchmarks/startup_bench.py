@@ -11,7 +11,7 @@ issue requires ``oracle route`` <= 1.6 x the pydantic import. Also timed, for re
 'import oracle'``, ``python -c 'pass'`` (the bare interpreter) and the pydantic import followed by
 one one-field model class (what any use of pydantic costs on top of the import: pydantic's field
 machinery and its plugin discovery through importlib.metadata load on the first class), ``import
-oracle.task`` (the task model and the test and step kinds a task file is validated against), and
+oracle.tasks.task`` (the task model and the test and step kinds a task file is validated against), and
 reading the config and the task file through their models without routing (the floor under
 ``oracle route``: typed validation of its two inputs). Printed too: how many pydantic model
 classes ``oracle route`` builds. The 1-minute load average before and
@@ -93,9 +93,9 @@ def main() -> int:
         "import oracle": [python, "-c", "import oracle"],
         # The floor under `oracle route`: the typed models every task file and config are validated
         # against, built and used, with no routing and no output.
-        "task model only": [python, "-c", "import oracle.task"],
-        "task + config read": [python, "-c", "import json, sys\nfrom oracle.config import OracleConfig\n"
-                               "from oracle.task_file import parse_task\nOracleConfig.load(env=False)\n"
+        "task model only": [python, "-c", "import oracle.tasks.task"],
+        "task + config read": [python, "-c", "import json, sys\nfrom oracle.config.model import OracleConfig\n"
+                               "from oracle.tasks.files import parse_task\nOracleConfig.load(env=False)\n"
                                "parse_task(json.load(open(sys.argv[1])))", task],
         "bare python": [python, "-c", "pass"],
     }

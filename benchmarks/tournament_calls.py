@@ -27,7 +27,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from oracle.strategies.ranking import (  # noqa: E402
+from oracle.strategies.llm_judge.ranking import (  # noqa: E402
     OrderJudgement,
     all_pairs_judgements,
     combine_orders,

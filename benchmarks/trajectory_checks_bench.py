@@ -13,8 +13,8 @@ import random
 import time
 
 from oracle.strategies.verifier.trajectory_checks import check_tool_calls, check_tool_result
-from oracle.task import Trajectory
-from oracle.testspec import MAX_EXPECTED_CALLS, ToolCallsTest, ToolResultTest
+from oracle.tasks.task import Trajectory
+from oracle.tasks.testspec import MAX_EXPECTED_CALLS, ToolCallsTest, ToolResultTest
 
 
 def _call(tool: str, args: dict) -> dict:

@@ -3,11 +3,11 @@
     from oracle import Oracle, OracleConfig
     result = Oracle(OracleConfig.load()).evaluate(task_dict)   # or: async with Oracle() as o: await o.aevaluate(...)
 
-Only the names in ``__all__`` are public, plus the modules ``oracle.config``, ``oracle.errors``,
-``oracle.task``, ``oracle.task_file``, ``oracle.result``, ``oracle.route``, ``oracle.signals``,
-``oracle.strategy``, ``oracle.policy``, ``oracle.policies``, ``oracle.concerns``,
-``oracle.provenance``, ``oracle.ledger`` (what an evaluator reports: typed concerns, provenance and
-its call ledger), ``oracle.prices``, ``oracle.providers``, ``oracle.integrations`` and (with the
+Only the names in ``__all__`` are public, plus the modules ``oracle.config.model``, ``oracle.errors``,
+``oracle.tasks.task``, ``oracle.tasks.files``, ``oracle.results.result``, ``oracle.routing.route``, ``oracle.routing.signals``,
+``oracle.strategies.protocol``, ``oracle.routing.policy``, ``oracle.policies``, ``oracle.results.concerns``,
+``oracle.results.provenance``, ``oracle.results.ledger`` (what an evaluator reports: typed concerns, provenance and
+its call ledger), ``oracle.providers.prices``, ``oracle.providers``, ``oracle.integrations`` and (with the
 local-model extra) ``oracle.local_model``; anything else may change without notice (the internal
 subpackages ``oracle.routing`` and ``oracle.escalation``, and the ``oracle._*`` modules among them).
 Extension points: a routing policy is a class with ``vote(signals)
@@ -55,44 +55,44 @@ __version__ = "0.1.0"
 _WHERE = {
     "BasePolicy": "oracle.policies._base",
     "ConfigError": "oracle.errors",
-    "Escalation": "oracle.result",
-    "EvaluationContext": "oracle.strategy",
-    "EvaluationResult": "oracle.result",
-    "Oracle": "oracle.oracle",
-    "OracleConfig": "oracle.config",
+    "Escalation": "oracle.results.result",
+    "EvaluationContext": "oracle.strategies.protocol",
+    "EvaluationResult": "oracle.results.result",
+    "Oracle": "oracle._oracle",
+    "OracleConfig": "oracle.config.model",
     "OracleError": "oracle.errors",
-    "OracleResult": "oracle.result",
+    "OracleResult": "oracle.results.result",
     "PluginError": "oracle.errors",
-    "Policy": "oracle.policy",
+    "Policy": "oracle.routing.policy",
     "ProviderPool": "oracle.providers.pool",
-    "Route": "oracle.route",
-    "Signals": "oracle.signals",
-    "Status": "oracle.result",
-    "Strategy": "oracle.strategy",
-    "Task": "oracle.task",
+    "Route": "oracle.routing.route",
+    "Signals": "oracle.routing.signals",
+    "Status": "oracle.results.result",
+    "Strategy": "oracle.strategies.protocol",
+    "Task": "oracle.tasks.task",
     "TaskValidationError": "oracle.errors",
-    "Trajectory": "oracle.task",
-    "Vote": "oracle.route",
+    "Trajectory": "oracle.tasks.task",
+    "Vote": "oracle.routing.route",
     "acompare": "oracle.comparison.api",
     "compare": "oracle.comparison.api",
     "register_policy": "oracle.policies",
-    "register_strategy": "oracle.strategy",
+    "register_strategy": "oracle.strategies.protocol",
 }
 
 if _typing.TYPE_CHECKING:
     from oracle.comparison.api import acompare, compare
-    from oracle.config import OracleConfig
+    from oracle.config.model import OracleConfig
     from oracle.errors import ConfigError, OracleError, PluginError, TaskValidationError
-    from oracle.oracle import Oracle
+    from oracle._oracle import Oracle
     from oracle.policies import register_policy
     from oracle.policies._base import BasePolicy
-    from oracle.policy import Policy
+    from oracle.routing.policy import Policy
     from oracle.providers.pool import ProviderPool
-    from oracle.result import Escalation, EvaluationResult, OracleResult, Status
-    from oracle.route import Route, Vote
-    from oracle.signals import Signals
-    from oracle.strategy import EvaluationContext, Strategy, register_strategy
-    from oracle.task import Task, Trajectory
+    from oracle.results.result import Escalation, EvaluationResult, OracleResult, Status
+    from oracle.routing.route import Route, Vote
+    from oracle.routing.signals import Signals
+    from oracle.strategies.protocol import EvaluationContext, Strategy, register_strategy
+    from oracle.tasks.task import Task, Trajectory
 
 
 def __getattr__(name: str) -> _typing.Any:

@@ -2,6 +2,6 @@
 
 import sys
 
-from oracle.cli import main
+from oracle.cli.main import main
 
 sys.exit(main())

@@ -3,7 +3,7 @@
 Each policy is an immutable object with ``name``, ``version``, ``weight`` and a pure
 ``vote(signals)`` (see ``oracle.policies._base.BasePolicy``). The built-in families are imported
 directly; third-party policies come from the ``oracle_router.policies`` entry point group
-(oracle/_plugins.py), looked up only when a config names a policy no built-in has.
+(oracle/_internal/plugins.py), looked up only when a config names a policy no built-in has.
 """
 
 from __future__ import annotations
@@ -45,7 +45,7 @@ _BUILTINS_LOADED: list[bool] = []
 
 
 def _load_plugins() -> None:
-    from oracle._plugins import POLICIES, clash, load_group
+    from oracle._internal.plugins import POLICIES, clash, load_group
     from oracle.errors import PluginError
 
     for name, cls in load_group(POLICIES).items():

@@ -10,8 +10,8 @@ from __future__ import annotations
 
 from typing import Any, ClassVar
 
-from oracle.policy_settings import PolicySettings, Spread
-from oracle.route import Vote
+from oracle.routing.settings import PolicySettings, Spread
+from oracle.routing.route import Vote
 
 
 class BasePolicy:

@@ -6,9 +6,9 @@ default weight; it mostly breaks near-ties between the structural policies.
 
 from __future__ import annotations
 
-from oracle.policy_settings import CueBalanceSettings
-from oracle.route import Vote
-from oracle.signals import Signals
+from oracle.routing.settings import CueBalanceSettings
+from oracle.routing.route import Vote
+from oracle.routing.signals import Signals
 from oracle.policies import register_policy
 from oracle.policies._base import BasePolicy
 
@@ -29,7 +29,7 @@ class CueBalance(BasePolicy):
         if v + j < cfg.min_density or v + j <= 0:
             return None
         share = v / (v + j)
-        # oracle.policy.spread, inline: the total is 2 * base + swing + decision_judge, which the
+        # oracle.routing.policy.spread, inline: the total is 2 * base + swing + decision_judge, which the
         # settings keep above 0.
         verifier, judge, decision = cfg.base + cfg.swing * share, cfg.base + cfg.swing * (1 - share), cfg.decision_judge
         total = verifier + decision + judge

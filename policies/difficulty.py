@@ -11,9 +11,9 @@ Version 2 (version 1 sent every hard task toward the LLM judge).
 
 from __future__ import annotations
 
-from oracle.policy_settings import DifficultySettings
-from oracle.route import Vote
-from oracle.signals import Signals
+from oracle.routing.settings import DifficultySettings
+from oracle.routing.route import Vote
+from oracle.routing.signals import Signals
 from oracle.policies import register_policy
 from oracle.policies._base import BasePolicy
 

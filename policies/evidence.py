@@ -6,9 +6,9 @@ guess. Code with nothing to run it against goes to a judge instead.
 
 from __future__ import annotations
 
-from oracle.policy_settings import ExecutionEvidenceSettings, ReferenceAnswerSettings, ToolUseSettings
-from oracle.route import Vote
-from oracle.signals import Signals
+from oracle.routing.settings import ExecutionEvidenceSettings, ReferenceAnswerSettings, ToolUseSettings
+from oracle.routing.route import Vote
+from oracle.routing.signals import Signals
 from oracle.policies import register_policy
 from oracle.policies._base import BasePolicy
 

@@ -6,9 +6,9 @@ written reason is itself the product when one is asked for.
 
 from __future__ import annotations
 
-from oracle.policy_settings import OpenEndedJudgmentSettings, PairwisePreferenceSettings
-from oracle.route import Vote
-from oracle.signals import Signals
+from oracle.routing.settings import OpenEndedJudgmentSettings, PairwisePreferenceSettings
+from oracle.routing.route import Vote
+from oracle.routing.signals import Signals
 from oracle.policies import register_policy
 from oracle.policies._base import BasePolicy
 

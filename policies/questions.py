@@ -6,9 +6,9 @@ parsing a generative model's prose, so explicit questions and yes/no rubrics go 
 
 from __future__ import annotations
 
-from oracle.policy_settings import ClaimCheckSettings, ClosedQuestionSettings
-from oracle.route import Vote
-from oracle.signals import Signals
+from oracle.routing.settings import ClaimCheckSettings, ClosedQuestionSettings
+from oracle.routing.route import Vote
+from oracle.routing.signals import Signals
 from oracle.policies import register_policy
 from oracle.policies._base import BasePolicy
 

@@ -1,4 +1,4 @@
 """The three evaluators: decision judge, LLM judge, and the test-running verifier.
 
-Each module registers its strategy with ``oracle.strategy.register_strategy`` on import.
+Each module registers its strategy with ``oracle.strategies.protocol.register_strategy`` on import.
 """

@@ -61,7 +61,7 @@ def faulty_handler(fault_rate: float = 0.3):
 
 
 def batch_config(server, **escalation):
-    from oracle.config import OracleConfig
+    from oracle.config.model import OracleConfig
 
     return OracleConfig.model_validate({
         "providers": {"judge": {"base_url": server.base_url, "max_retries": 0, "timeout_s": 5},

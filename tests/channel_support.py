@@ -15,7 +15,7 @@ import sys
 import tempfile
 from pathlib import Path
 
-RUNTIME = Path(__file__).resolve().parents[1] / "strategies" / "verifier" / "runtime"
+RUNTIME = Path(__file__).resolve().parents[1] / "oracle" / "sandbox" / "runtime"
 
 _DRIVER = r'''
 import json, os, socket, sys

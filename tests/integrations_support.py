@@ -54,7 +54,7 @@ def refused_port() -> int:
 
 def judge_config(base_url: str, **overrides):
     """An OracleConfig whose judge endpoint is ``base_url`` (fast failure, no logprobs)."""
-    from oracle.config import OracleConfig, ProviderSettings
+    from oracle.config.model import OracleConfig, ProviderSettings
 
     settings = dict(kind="openai", base_url=base_url, model="scripted-model", timeout_s=5.0, max_retries=0,
                     backoff_base_s=0.01, backoff_max_s=0.05)

@@ -18,7 +18,7 @@ TASK = {"task": {"id": "capital", "prompt": "Capital of France?", "reference": "
 
 
 def run_cli(*args: str, pre: str = "") -> subprocess.CompletedProcess:
-    code = f"{pre}\nimport sys\nfrom oracle.cli import main\nsys.exit(main(sys.argv[1:]))"
+    code = f"{pre}\nimport sys\nfrom oracle.cli.main import main\nsys.exit(main(sys.argv[1:]))"
     return subprocess.run([sys.executable, "-c", code, *args], cwd=REPO, capture_output=True, text=True,
                           timeout=120)
 

@@ -174,7 +174,7 @@ def test_the_ray_worker_gives_hostile_lines_their_rows_too(tmp_path):
     (called directly here: Ray itself is an opt-in extra)."""
     from oracle.batch.ray_engine import _evaluate_chunk
     from oracle.batch.source import entry_to_wire, iter_entries
-    from oracle.config import OracleConfig
+    from oracle.config.model import OracleConfig
 
     src = tmp_path / "t.jsonl"
     src.write_bytes(b"\n".join(_hostile_lines()) + b"\n")

@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from oracle.calibrate.fit import CellRefused, best_threshold, fit_cell
-from oracle.calibration import CalibrationFile, ModelCalibration, load_calibration, write_calibration
+from oracle.config.calibration import CalibrationFile, ModelCalibration, load_calibration, write_calibration
 
 
 def separable(n: int, seed: int, cut: float = 0.7, noise: float = 0.08) -> tuple[list[float], list[int]]:
@@ -118,12 +118,12 @@ def test_calibrate_against_the_local_model_writes_evidence_and_is_used(tmp_path:
 async def test_calibrated_min_confidence_flags_yes_no_answers_below_it(scripted_server, tmp_path: Path):
     """A version 2 file's review cut becomes the default min_confidence of yes/no questions (a question's
     own min_confidence wins), on the judge's confidence scale: P(yes) 0.75 has confidence 0.5."""
-    from oracle.calibration import CalibrationCell, CalibrationFileV2, ModelCalibrationV2
-    from oracle.config import OracleConfig
-    from oracle.questions import Question
-    from oracle.strategies.decision_judge import DecisionJudge
-    from oracle.strategy import EvaluationContext
-    from oracle.task import Task, Trajectory
+    from oracle.config.calibration import CalibrationCell, CalibrationFileV2, ModelCalibrationV2
+    from oracle.config.model import OracleConfig
+    from oracle.tasks.questions import Question
+    from oracle.strategies.decision_judge.strategy import DecisionJudge
+    from oracle.strategies.protocol import EvaluationContext
+    from oracle.tasks.task import Task, Trajectory
     from tests.plugins.scripted_server import decision_handler
 
     metric = {"value": 0.5, "ci95": [0.4, 0.6]}

@@ -20,8 +20,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from oracle.strategies.verifier import harness
-from oracle.strategies.verifier.sandbox import probe
-from oracle.task import Task, Trajectory
+from oracle.sandbox import probe
+from oracle.tasks.task import Task, Trajectory
 
 from .channel_support import RUNTIME, run_cases, run_one
 from .test_verdict_integrity import _evaluate

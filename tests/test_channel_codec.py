@@ -16,7 +16,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-RUNTIME = Path(__file__).resolve().parents[1] / "strategies" / "verifier" / "runtime"
+RUNTIME = Path(__file__).resolve().parents[1] / "oracle" / "sandbox" / "runtime"
 sys.path.insert(0, str(RUNTIME))
 import rpc  # noqa: E402
 import wire  # noqa: E402

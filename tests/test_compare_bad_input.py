@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from oracle.cli import main
+from oracle.cli.main import main
 
 GOOD = {"task": {"id": "add", "prompt": "def add(a, b):", "entry_point": "add",
                  "tests": [{"kind": "assert", "code": "assert add(1, 2) == 3"}]},

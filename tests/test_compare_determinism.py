@@ -23,7 +23,7 @@ import pytest
 
 from oracle.comparison.api import compare
 from oracle.comparison.importers import import_suite
-from oracle.config import OracleConfig
+from oracle.config.model import OracleConfig
 
 pytestmark = [pytest.mark.sandbox, pytest.mark.slow]
 JEVCOMPAT = [sys.executable, "-c", "import sys; from jevcompat.cli import main; sys.exit(main(sys.argv[1:]))"]

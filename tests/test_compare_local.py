@@ -13,10 +13,10 @@ from pathlib import Path
 
 import pytest
 
-from oracle.cli import main
+from oracle.cli.main import main
 from oracle.comparison.api import compare
 from oracle.comparison.importers import import_suite
-from oracle.config import OracleConfig
+from oracle.config.model import OracleConfig
 
 pytestmark = [pytest.mark.local_model, pytest.mark.sandbox, pytest.mark.slow, pytest.mark.timeout(1800)]
 LLM_MAX_TOKENS = 160

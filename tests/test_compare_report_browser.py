@@ -19,7 +19,7 @@ import pytest
 
 from oracle.comparison.api import compare
 from oracle.comparison.importers import import_suite
-from oracle.config import OracleConfig
+from oracle.config.model import OracleConfig
 from tests.test_compare_determinism import reference_server
 
 pytestmark = [pytest.mark.slow, pytest.mark.sandbox]

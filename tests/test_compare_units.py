@@ -14,7 +14,7 @@ from oracle.comparison.plan import limit_items, plan_units
 from oracle.comparison.records import RunRecord
 from oracle.comparison.summary import build_summary
 from oracle.comparison.table import render_table
-from oracle.config import OracleConfig
+from oracle.config.model import OracleConfig
 
 YES_NO = {"id": "answer", "type": "choice", "instructions": "Is it wrong?", "options": {"yes": "y", "no": "n"},
           "scores": {"yes": 5, "no": 1}}

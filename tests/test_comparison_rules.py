@@ -12,7 +12,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from oracle.strategies.verifier.comparison import show, value_mismatch, values_equal
-from oracle.strategies.verifier.runtime import wire
+from oracle.sandbox.runtime import wire
 from tests.test_codec_properties import plain, roundtrip
 
 NAN, INF = math.nan, math.inf

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from oracle.config import OracleConfig, apply_env_overrides
+from oracle.config.model import OracleConfig, apply_env_overrides
 from oracle.errors import ConfigError
 
 
@@ -56,7 +56,7 @@ def _write(text, suffix):
 
 
 def test_cached_hashes_follow_changed_copies():
-    from oracle.task import Task
+    from oracle.tasks.task import Task
 
     cfg = OracleConfig()
     changed = cfg.model_copy(update={"routing": cfg.routing.model_copy(update={"threshold": 0.1})})
@@ -170,7 +170,7 @@ def test_pydantic_settings_loads_only_when_the_scheme_is_used(tmp_path):
 
     root = Path(__file__).resolve().parent.parent
     task = root / "examples" / "n_plus_one" / "task.json"
-    code = ("import contextlib, io, json, sys\nfrom oracle.cli import main\n"
+    code = ("import contextlib, io, json, sys\nfrom oracle.cli.main import main\n"
             f"with contextlib.redirect_stdout(io.StringIO()):\n    rc = main(['route', {str(task)!r}, '--json'])\n"
             "print(json.dumps([rc, 'pydantic_settings' in sys.modules]))")
     clean = {k: v for k, v in os.environ.items() if not k.upper().startswith("ORACLE_")}

@@ -9,14 +9,14 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from oracle.config import DecisionJudgeConfig, OracleConfig, ProvidersConfig
-from oracle.questions import Question
-from oracle.result import Status
-from oracle.strategy import EvaluationContext
-from oracle.task import Criterion, Task, Trajectory
-from oracle.strategies.decision_judge import DecisionJudge
-from oracle.strategies.judge_faults import caused_by_candidate
-from oracle.strategies.llm_judge import ESCALATION_KEYS, LLMJudge
+from oracle.config.model import DecisionJudgeConfig, OracleConfig, ProvidersConfig
+from oracle.tasks.questions import Question
+from oracle.results.result import Status
+from oracle.strategies.protocol import EvaluationContext
+from oracle.tasks.task import Criterion, Task, Trajectory
+from oracle.strategies.decision_judge.strategy import DecisionJudge
+from oracle.strategies._judging.faults import caused_by_candidate
+from oracle.strategies.llm_judge.strategy import ESCALATION_KEYS, LLMJudge
 from oracle.errors import ProviderError, ProviderHTTPError, ProviderTimeout, RateLimited, ResponseParseError
 from tests.plugins.scripted_server import RecordedRequest, Reply, chat_reply, decision_handler, status_reply
 from tests.test_llm_judge import pairwise_reply, pointwise_json, seats

@@ -17,15 +17,15 @@ import pytest
 from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
-from oracle.config import OracleConfig
+from oracle.config.model import OracleConfig
 from oracle.errors import SandboxError
-from oracle.result import Status
-from oracle.strategy import EvaluationContext
-from oracle.task import Step, Task, Trajectory
+from oracle.results.result import Status
+from oracle.strategies.protocol import EvaluationContext
+from oracle.tasks.task import Step, Task, Trajectory
 from oracle.strategies.verifier import strategy as verifier_module
 from oracle.strategies.verifier.harness import values_equal
-from oracle.strategies.verifier.runs import RunResult
-from oracle.strategies.verifier.runtime import wire
+from oracle.sandbox.runs import RunResult
+from oracle.sandbox.runtime import wire
 from oracle.strategies.verifier.strategy import VerifierStrategy
 
 STRATEGY = VerifierStrategy()

@@ -1,4 +1,4 @@
-"""Where the shared data comes from (oracle._data_paths) and what a missing file does in tests and CI."""
+"""Where the shared data comes from (oracle._internal.data_paths) and what a missing file does in tests and CI."""
 
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from oracle._data_paths import DATA_ENV, DataNotFound, default_data_dir, shared_data_dir, shared_data_file
+from oracle._internal.data_paths import DATA_ENV, DataNotFound, default_data_dir, shared_data_dir, shared_data_file
 
 ROOT = Path(__file__).resolve().parent.parent
 

@@ -22,12 +22,12 @@ import subprocess
 
 import pytest
 
-from oracle.config import ProviderSettings
+from oracle.config.model import ProviderSettings
 from oracle.errors import ProviderError
 from oracle.providers import DecisionReply, DecisionRequest, make_decision_client
 from oracle.providers.decisions import SystemOneFormat, reference_confidence
-from oracle.questions import MAX_CHOICE_OPTIONS, MAX_SCORE_LEVELS, Question
-from oracle.strategies.decision.requests import to_decision_question
+from oracle.tasks.questions import MAX_CHOICE_OPTIONS, MAX_SCORE_LEVELS, Question
+from oracle.strategies.decision_judge.requests import to_decision_question
 from tests.plugins.jevcompat_server import JEVCOMPAT, jevcompat_mock
 
 KEY = "k-conformance"

@@ -14,12 +14,12 @@ import re
 
 import pytest
 
-from oracle.config import DecisionJudgeConfig, EscalationConfig, OracleConfig, ProvidersConfig
+from oracle.config.model import DecisionJudgeConfig, EscalationConfig, OracleConfig, ProvidersConfig
 from oracle.escalation.triggers import check_result
-from oracle.oracle import Oracle
-from oracle.result import Status
-from oracle.strategy import EvaluationContext, strategy_factory
-from oracle.task import Criterion, Task, Trajectory
+from oracle._oracle import Oracle
+from oracle.results.result import Status
+from oracle.strategies.protocol import EvaluationContext, strategy_factory
+from oracle.tasks.task import Criterion, Task, Trajectory
 from tests.plugins.scripted_server import RecordedRequest, chat_reply, decision_handler
 
 CRITERIA = [Criterion(criterion="asks for the order number", weight=1),

@@ -12,15 +12,15 @@ import math
 import httpx
 import pytest
 
-from oracle.config import ClaimCheckConfig, DecisionJudgeConfig, OracleConfig, ProviderSettings, ProvidersConfig
+from oracle.config.model import ClaimCheckConfig, DecisionJudgeConfig, OracleConfig, ProviderSettings, ProvidersConfig
 from oracle.escalation.triggers import check_result
-from oracle.oracle import Oracle
+from oracle._oracle import Oracle
 from oracle.providers.decisions import SystemOneFormat
-from oracle.result import Status
-from oracle.strategy import EvaluationContext, strategy_factory
-from oracle.strategies.decision.claims import CLAIM_QUESTIONS, claim_verdict
-from oracle.strategies.decision.requests import decision_request
-from oracle.task import Task, Trajectory
+from oracle.results.result import Status
+from oracle.strategies.protocol import EvaluationContext, strategy_factory
+from oracle.strategies.decision_judge.claims import CLAIM_QUESTIONS, claim_verdict
+from oracle.strategies.decision_judge.requests import decision_request
+from oracle.tasks.task import Task, Trajectory
 from tests.plugins.jevcompat_server import jevcompat_mock
 from tests.plugins.scripted_server import RecordedRequest, chat_reply, decision_handler
 

@@ -9,12 +9,12 @@ from __future__ import annotations
 
 import pytest
 
-from oracle.config import OracleConfig, ProvidersConfig
-from oracle.questions import Question, QuestionInputs
-from oracle.result import Status
-from oracle.strategy import EvaluationContext
-from oracle.task import Task, Trajectory
-from oracle.strategies.decision_judge import make_decision_judge
+from oracle.config.model import OracleConfig, ProvidersConfig
+from oracle.tasks.questions import Question, QuestionInputs
+from oracle.results.result import Status
+from oracle.strategies.protocol import EvaluationContext
+from oracle.tasks.task import Task, Trajectory
+from oracle.strategies.decision_judge.strategy import make_decision_judge
 
 pytestmark = [pytest.mark.local_model, pytest.mark.slow]
 

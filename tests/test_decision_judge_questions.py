@@ -12,13 +12,13 @@ import math
 import httpx
 import pytest
 
-from oracle.config import DecisionJudgeConfig, OracleConfig, ProviderSettings, ProvidersConfig
+from oracle.config.model import DecisionJudgeConfig, OracleConfig, ProviderSettings, ProvidersConfig
 from oracle.providers.decisions import SystemOneFormat
-from oracle.questions import Question
-from oracle.result import Status
-from oracle.strategy import EvaluationContext, strategy_factory
-from oracle.strategies.decision.requests import decision_request
-from oracle.task import Task, Trajectory
+from oracle.tasks.questions import Question
+from oracle.results.result import Status
+from oracle.strategies.protocol import EvaluationContext, strategy_factory
+from oracle.strategies.decision_judge.requests import decision_request
+from oracle.tasks.task import Task, Trajectory
 from tests.plugins.jevcompat_server import jevcompat_mock
 from tests.plugins.scripted_server import chat_reply, decision_handler
 

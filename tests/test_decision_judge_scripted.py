@@ -7,13 +7,13 @@ import math
 
 import pytest
 
-from oracle.config import DecisionJudgeConfig, OracleConfig, ProvidersConfig
-from oracle.questions import Question, QuestionInputs
-from oracle.result import Status
-from oracle.strategy import EvaluationContext, strategy_factory
-from oracle.task import Criterion, Task, Trajectory
-from oracle.strategies.decision.readout import PROMPT_TEMPLATE_HASH
-from oracle.strategies.decision_judge import DecisionJudge
+from oracle.config.model import DecisionJudgeConfig, OracleConfig, ProvidersConfig
+from oracle.tasks.questions import Question, QuestionInputs
+from oracle.results.result import Status
+from oracle.strategies.protocol import EvaluationContext, strategy_factory
+from oracle.tasks.task import Criterion, Task, Trajectory
+from oracle.strategies.decision_judge.readout import PROMPT_TEMPLATE_HASH
+from oracle.strategies.decision_judge.strategy import DecisionJudge
 from tests.plugins.scripted_server import Reply, chat_reply, decision_handler, status_reply
 
 WIRE_FORMATS = ["systemone", "decisions"]
@@ -136,7 +136,7 @@ async def test_one_criterion_below_threshold_fails_even_with_weight_zero(scripte
 
 
 async def test_calibrated_threshold_and_file_hash(scripted_server, tmp_path):
-    from oracle.calibration import CalibrationFile, ModelCalibration, write_calibration
+    from oracle.config.calibration import CalibrationFile, ModelCalibration, write_calibration
     path = tmp_path / "cal.json"
     sha = write_calibration(path, CalibrationFile(models={"scripted-decider": ModelCalibration(
         pass_threshold=0.95, evidence={"n": 40, "dataset": "unit test"})}))
@@ -349,9 +349,9 @@ async def test_an_exact_tie_passes_by_the_rule_but_asks_a_human(scripted_server)
     assert result.status == Status.ok and cand.passed is True and cand.score == pytest.approx(0.5)
     assert result.details["low_confidence"] is True and _kinds(result) == ["decision_low_confidence"]
     assert cand.details["criteria"][0]["low_confidence"] is True
-    from oracle.config import EscalationConfig
+    from oracle.config.model import EscalationConfig
     from oracle.escalation.triggers import check_result
-    from oracle.oracle import Oracle
+    from oracle._oracle import Oracle
     request = check_result(task, Oracle().route(task, [CAND]), result, EscalationConfig(), [CAND.id])
     assert request is not None and request.reason == "decision_low_confidence"
 

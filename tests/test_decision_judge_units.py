@@ -9,15 +9,15 @@ import pytest
 
 from oracle.errors import TaskValidationError
 from oracle.providers.types import ChatReply, DecisionAnswer, Provenance, TokenLogprob
-from oracle.questions import Question, QuestionInputs
-from oracle.task import Criterion, Task, Trajectory
-from oracle.strategies.decision.readout import (UnreadableAnswer, parse_logprob_reply, parse_samples,
+from oracle.tasks.questions import Question, QuestionInputs
+from oracle.tasks.task import Criterion, Task, Trajectory
+from oracle.strategies.decision_judge.readout import (UnreadableAnswer, parse_logprob_reply, parse_samples,
                                          readout_labels, readout_request)
-from oracle.strategies.decision.requests import (criterion_questions, group_by_inputs, to_decision_question,
+from oracle.strategies.decision_judge.requests import (criterion_questions, group_by_inputs, to_decision_question,
                                           visible_state)
-from oracle.strategies.decision.scoring import (criteria_verdict, merge_orders, normalize_score,
+from oracle.strategies.decision_judge.scoring import (criteria_verdict, merge_orders, normalize_score,
                                          question_mode_score, read_answer)
-from oracle.strategies.decision.validation import validate_for_decision
+from oracle.strategies.decision_judge.validation import validate_for_decision
 
 PROV = Provenance(endpoint_kind="openai_chat", base_url="http://x", model_requested="m")
 POLITE = Question(id="polite", type="score", instructions="How polite is it?",
@@ -272,7 +272,7 @@ def test_validation_rejects_expected_output_without_reference_and_too_many_reado
 def test_calibration_file_round_trip_and_errors(tmp_path):
     import hashlib
 
-    from oracle.calibration import CalibrationFile, ModelCalibration, load_calibration, write_calibration
+    from oracle.config.calibration import CalibrationFile, ModelCalibration, load_calibration, write_calibration
     from oracle.errors import ConfigError
 
     path = tmp_path / "cal.json"

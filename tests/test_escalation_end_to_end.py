@@ -12,10 +12,10 @@ from __future__ import annotations
 
 import pytest
 
-from oracle.config import EscalationConfig, OracleConfig
+from oracle.config.model import EscalationConfig, OracleConfig
 from oracle.escalation.triggers import REASONS, check_result
-from oracle.oracle import Oracle, as_task_input
-from oracle.result import OracleResult, Status
+from oracle._oracle import Oracle, as_task_input
+from oracle.results.result import OracleResult, Status
 from tests.data.tasks import code_task, open_task, question_task
 from tests.plugins.scripted_server import chat_reply, decision_handler
 from tests.test_llm_judge import pairwise_reply, pointwise_json, prefer, seats
@@ -61,7 +61,7 @@ def _request(res: OracleResult, data: dict, reason: str):
 
 
 def _task(data: dict):
-    from oracle.task import TaskInput
+    from oracle.tasks.task import TaskInput
 
     return TaskInput.model_validate(data).task
 
@@ -109,7 +109,7 @@ def test_in_process_integrity_asks_before_the_verdict_stands():
 
 
 def test_landlock_isolation_is_below_the_default_requirement():
-    from oracle.strategies.verifier.sandbox.layers import probe
+    from oracle.sandbox.layers import probe
 
     if "landlock" not in probe().available:
         pytest.skip("no Landlock on this machine")

@@ -19,9 +19,9 @@ import pytest
 from oracle.errors import AlreadyAnswered, EscalationNotFound, EscalationStoreError
 from oracle.escalation.store import EscalationStore
 from oracle.escalation.human import HumanAnswer
-from oracle.oracle import Oracle
-from oracle.result import Escalation, OracleResult, Status
-from oracle.task import TaskInput
+from oracle._oracle import Oracle
+from oracle.results.result import Escalation, OracleResult, Status
+from oracle.tasks.task import TaskInput
 from tests.data.tasks import open_task
 
 ROOT = Path(__file__).resolve().parent.parent

@@ -8,13 +8,13 @@ from __future__ import annotations
 
 import pytest
 
-from oracle import concerns as cn
-from oracle.config import EscalationConfig, OracleConfig
+from oracle.results import concerns as cn
+from oracle.config.model import EscalationConfig, OracleConfig
 from oracle.escalation.triggers import REASONS, check_result, check_route, result_triggers
-from oracle.oracle import Oracle
-from oracle.provenance import EvaluationProvenance, Execution
-from oracle.result import CandidateResult, EvaluationResult, Status
-from oracle.task import TaskInput
+from oracle._oracle import Oracle
+from oracle.results.provenance import EvaluationProvenance, Execution
+from oracle.results.result import CandidateResult, EvaluationResult, Status
+from oracle.tasks.task import TaskInput
 from tests.data.tasks import code_task, open_task, question_task
 
 CFG = EscalationConfig()

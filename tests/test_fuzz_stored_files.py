@@ -29,7 +29,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from oracle.cli import main
+from oracle.cli.main import main
 from tests.data.tasks import code_task, open_task
 
 ROOT = Path(__file__).resolve().parent.parent

@@ -16,9 +16,9 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from oracle.errors import TaskValidationError
-from oracle.oracle import Oracle
-from oracle.task import TaskInput
-from oracle.task_file import decode_json, parse_task
+from oracle._oracle import Oracle
+from oracle.tasks.task import TaskInput
+from oracle.tasks.files import decode_json, parse_task
 
 huge_ints = st.sampled_from([10 ** 4000, -(10 ** 3999), 2 ** 63])
 scalars = st.one_of(

@@ -12,12 +12,12 @@ from pathlib import Path
 import pytest
 
 from oracle.batch import run_batch
-from oracle.config import OracleConfig
+from oracle.config.model import OracleConfig
 from oracle.errors import ConfigError
 from oracle.escalation.store import EscalationStore
 from oracle.routing.history import HistoryLearning, HistorySnapshot, is_hard
-from oracle.oracle import Oracle
-from oracle.task import TaskInput
+from oracle._oracle import Oracle
+from oracle.tasks.task import TaskInput
 
 GOOD = {"task": {"id": "capital", "prompt": "Capital of France?", "reference": "Paris"},
         "trajectories": [{"id": "a", "answer": "Paris"}]}

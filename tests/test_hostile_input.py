@@ -17,10 +17,10 @@ from pathlib import Path
 import pytest
 
 from oracle.errors import OracleError, TaskValidationError
-from oracle._limits import InputLimits
-from oracle.oracle import Oracle
-from oracle.task import Criterion, Task, TaskInput, Trajectory
-from oracle.task_file import load_tasks
+from oracle.tasks.limits import InputLimits
+from oracle._oracle import Oracle
+from oracle.tasks.task import Criterion, Task, TaskInput, Trajectory
+from oracle.tasks.files import load_tasks
 from tests.data.malformed import corpus
 from tests.data.tasks import code_task, open_task
 
@@ -185,7 +185,7 @@ def test_cli_soak_every_malformed_file_exits_2_within_10s(tmp_path):
 # --- values that used to become NaN scores or hangs --------------------------------------------
 
 def test_reference_regex_cannot_hang_the_oracle():
-    from oracle.testspec import ReferenceCheck
+    from oracle.tasks.testspec import ReferenceCheck
     from oracle.strategies.verifier.reference import check_answer
 
     check = ReferenceCheck(mode="regex")
@@ -204,7 +204,7 @@ def test_reference_regex_cannot_hang_the_oracle():
 
 
 def test_non_finite_config_values_are_bad_input(tmp_path):
-    from oracle.config import OracleConfig
+    from oracle.config.model import OracleConfig
     from oracle.errors import ConfigError
 
     for section, key in (("providers", None), ("decision_judge", "timeout_s"),
@@ -222,8 +222,8 @@ def test_non_finite_config_values_are_bad_input(tmp_path):
 
 def test_huge_criterion_weights_are_normalised_safely():
     from oracle.providers.types import DecisionAnswer
-    from oracle.strategies.decision.requests import criterion_questions
-    from oracle.strategies.decision.scoring import criteria_verdict, read_answer
+    from oracle.strategies.decision_judge.requests import criterion_questions
+    from oracle.strategies.decision_judge.scoring import criteria_verdict, read_answer
 
     criteria = [Criterion(criterion="a", weight=1e9), Criterion(criterion="b", weight=1e9),
                 Criterion(criterion="c", weight=1e-9)]

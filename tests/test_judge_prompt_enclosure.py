@@ -22,12 +22,12 @@ from collections import Counter
 
 import pytest
 
-from oracle.config import DecisionJudgeConfig, OracleConfig, ProvidersConfig
-from oracle.questions import Question
-from oracle.strategies.enclosure import LESS_THAN_FORMS, SLASH_FORMS, enclose, escape_material
-from oracle.strategies.llm_judge import LLMJudge
-from oracle.strategy import EvaluationContext, strategy_factory
-from oracle.task import Task, Trajectory
+from oracle.config.model import DecisionJudgeConfig, OracleConfig, ProvidersConfig
+from oracle.tasks.questions import Question
+from oracle.strategies._judging.enclosure import LESS_THAN_FORMS, SLASH_FORMS, enclose, escape_material
+from oracle.strategies.llm_judge.strategy import LLMJudge
+from oracle.strategies.protocol import EvaluationContext, strategy_factory
+from oracle.tasks.task import Task, Trajectory
 from tests.plugins.scripted_server import chat_reply
 
 MARK = "ZQXMARK"

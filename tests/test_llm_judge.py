@@ -10,12 +10,12 @@ import re
 
 import pytest
 
-from oracle.config import LLMJudgeConfig, OracleConfig
-from oracle.result import Status
-from oracle.strategy import EvaluationContext, strategy_factory
-from oracle.task import Task, Trajectory
-from oracle.strategies.llm_judge import ESCALATION_KEYS, LLMJudge
-from oracle.strategies.llm_judge_prompts import PROMPT_DIR, prompt_hash
+from oracle.config.model import LLMJudgeConfig, OracleConfig
+from oracle.results.result import Status
+from oracle.strategies.protocol import EvaluationContext, strategy_factory
+from oracle.tasks.task import Task, Trajectory
+from oracle.strategies.llm_judge.strategy import ESCALATION_KEYS, LLMJudge
+from oracle.strategies.llm_judge.prompts import PROMPT_DIR, prompt_hash
 from tests.plugins.scripted_server import RecordedRequest, chat_reply, status_reply
 
 TASK = Task(id="t-judge", prompt="Explain in two sentences why the sky is blue.",

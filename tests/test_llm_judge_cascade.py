@@ -6,8 +6,8 @@ from __future__ import annotations
 import json
 import re
 
-from oracle.config import OracleConfig
-from oracle.result import Status
+from oracle.config.model import OracleConfig
+from oracle.results.result import Status
 from tests.plugins.scripted_server import chat_reply
 from tests.test_llm_judge import TASK, block, config, ctx, evaluate, pointwise_json, prefer, seats, user_text
 

@@ -21,11 +21,11 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from oracle.config import OracleConfig
-from oracle.result import Status
-from oracle.strategy import EvaluationContext
-from oracle.task import Task, Trajectory
-from oracle.strategies.llm_judge import LLMJudge
+from oracle.config.model import OracleConfig
+from oracle.results.result import Status
+from oracle.strategies.protocol import EvaluationContext
+from oracle.tasks.task import Task, Trajectory
+from oracle.strategies.llm_judge.strategy import LLMJudge
 from tests.plugins.scripted_server import RecordedRequest, chat_reply
 
 TASK = Task(id="t-inj", prompt="What is the capital of France? Answer in one sentence.",
@@ -78,7 +78,7 @@ TAG_LIKE = re.compile(r"<\s*/?\s*(task|reference|response)\b", re.IGNORECASE)
 def outside_for_a_plain_candidate() -> str:
     """What the user message holds outside its blocks when the candidate is harmless (the same
     for every candidate: the template, the rubric and the block headers, boundaries removed)."""
-    from oracle.strategies.llm_judge_prompts import pointwise_messages, rubric
+    from oracle.strategies.llm_judge.prompts import pointwise_messages, rubric
 
     messages = pointwise_messages(TASK, Trajectory(id="c0", answer="Paris."), rubric(TASK), scale_min=1, scale_max=10)
     return BLOCK.sub("", messages[-1].content)

@@ -12,11 +12,11 @@ import json
 
 import pytest
 
-from oracle.config import OracleConfig
-from oracle.result import Status
-from oracle.strategy import EvaluationContext
-from oracle.task import Task, Trajectory
-from oracle.strategies.llm_judge import ESCALATION_KEYS, LLMJudge
+from oracle.config.model import OracleConfig
+from oracle.results.result import Status
+from oracle.strategies.protocol import EvaluationContext
+from oracle.tasks.task import Task, Trajectory
+from oracle.strategies.llm_judge.strategy import ESCALATION_KEYS, LLMJudge
 
 pytestmark = [pytest.mark.local_model, pytest.mark.slow]
 

@@ -8,8 +8,8 @@ import math
 import pytest
 
 from oracle.providers.types import TokenLogprob
-from oracle.task import Step, Task, Trajectory
-from oracle.strategies.llm_judge_parse import (
+from oracle.tasks.task import Step, Task, Trajectory
+from oracle.strategies.llm_judge.parse import (
     ParseProblem,
     expected_value,
     load_json_object,
@@ -19,7 +19,7 @@ from oracle.strategies.llm_judge_parse import (
     score_readout,
     seat_readout,
 )
-from oracle.strategies.llm_judge_prompts import (
+from oracle.strategies.llm_judge.prompts import (
     PROMPT_DIR,
     TEMPLATE_NAMES,
     candidate_text,

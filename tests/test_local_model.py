@@ -9,7 +9,7 @@ import sys
 
 import pytest
 
-from oracle.cli import main as cli_main
+from oracle.cli.main import main as cli_main
 from oracle.providers import ChatMessage, ChatRequest, make_async_chat_client, make_chat_client
 
 pytestmark = [pytest.mark.local_model, pytest.mark.slow]

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 
-from oracle.cli import main as cli_main
+from oracle.cli.main import main as cli_main
 
 
 def test_status_unreachable_endpoint_exits_1(capsys):

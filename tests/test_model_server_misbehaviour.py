@@ -16,13 +16,13 @@ import time
 
 import pytest
 
-from oracle.config import DecisionJudgeConfig, OracleConfig, ProviderSettings, ProvidersConfig
+from oracle.config.model import DecisionJudgeConfig, OracleConfig, ProviderSettings, ProvidersConfig
 from oracle.errors import ProviderTimeout, ResponseTooLarge
 from oracle.providers import make_async_chat_client, make_chat_client
 from oracle.providers.types import ChatMessage, ChatRequest
-from oracle.result import Status
-from oracle.strategy import EvaluationContext, strategy_factory
-from oracle.task import Task, Trajectory
+from oracle.results.result import Status
+from oracle.strategies.protocol import EvaluationContext, strategy_factory
+from oracle.tasks.task import Task, Trajectory
 from tests.plugins.scripted_server import Reply, chat_reply, decision_handler, status_reply
 
 CAND = Trajectory(id="c1", answer="Could you send me your order number?")

@@ -24,12 +24,12 @@ from pathlib import Path
 
 import pytest
 
-from oracle.config import OracleConfig
-from oracle.result import Status
-from oracle.strategy import EvaluationContext
+from oracle.config.model import OracleConfig
+from oracle.results.result import Status
+from oracle.strategies.protocol import EvaluationContext
 from oracle.strategies.verifier import VerifierStrategy
-from oracle.strategies.verifier.sandbox import probe
-from oracle.task import Task, Trajectory
+from oracle.sandbox import probe
+from oracle.tasks.task import Task, Trajectory
 
 pytestmark = pytest.mark.sandbox
 BACKENDS = [b for b in ("nsjail", "bubblewrap", "landlock") if b in probe().available]

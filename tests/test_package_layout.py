@@ -16,7 +16,7 @@ import pytest
 ROOT = Path(__file__).resolve().parent.parent
 CORE = ROOT / "oracle"
 # CLI paths that start or probe the local model; nothing else in the package may import it.
-LOCAL_MODEL_USERS = {"oracle/commands/model.py", "oracle/commands/compare.py"}
+LOCAL_MODEL_USERS = {"oracle/cli/model.py", "oracle/cli/compare.py"}
 
 
 def imported_modules(path: Path) -> set[str]:
@@ -40,7 +40,7 @@ def test_only_the_model_commands_import_the_local_model_package():
              if any(m == "oracle.local_model" or m.startswith("oracle.local_model.") or m.startswith("llama_cpp")
                     for m in imported_modules(p))}
     assert users <= LOCAL_MODEL_USERS, users - LOCAL_MODEL_USERS
-    assert "oracle/commands/model.py" in users  # the scan does see imports
+    assert "oracle/cli/model.py" in users  # the scan does see imports
 
 
 def test_the_llama_workaround_runs_only_as_the_server_process():

@@ -93,7 +93,7 @@ def broken_site(tmp_path: Path) -> Path:
 
 def run(site: Path, *args: str, code: str | None = None) -> subprocess.CompletedProcess[str]:
     env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(site), str(ROOT)])}
-    argv = [sys.executable, "-c", code] if code is not None else [sys.executable, "-m", "oracle.cli", *args]
+    argv = [sys.executable, "-c", code] if code is not None else [sys.executable, "-m", "oracle.cli.main", *args]
     return subprocess.run(argv, capture_output=True, text=True, cwd=ROOT, env=env, timeout=120)
 
 
@@ -116,8 +116,8 @@ def test_a_plugin_evaluator_is_registered_and_runs(tmp_path):
     code = f"""
 import asyncio, json
 from oracle import Oracle, OracleConfig
-from oracle.strategy import registered_strategies
-from oracle.task import TaskInput
+from oracle.strategies.protocol import registered_strategies
+from oracle.tasks.task import TaskInput
 oracle = Oracle(OracleConfig())
 item = TaskInput.model_validate(json.load(open({str(TASK_FILE)!r})))
 result = asyncio.run(oracle.run_strategy(item, oracle.route(item), "echo"))
@@ -147,7 +147,7 @@ def test_a_plugin_that_fails_to_load_is_an_error_naming_it(tmp_path):
     assert "broken-cmd" in helped.stderr and "this plugin is broken on purpose" in helped.stderr
     code = """
 from oracle import OracleConfig, PluginError
-from oracle.strategy import strategy_factory
+from oracle.strategies.protocol import strategy_factory
 try:
     OracleConfig(routing={"policies": {"broken_policy": {"weight": 1}}})
 except Exception as exc:

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from oracle.signals import extract
-from oracle.task_file import parse_task
+from oracle.routing.signals import extract
+from oracle.tasks.files import parse_task
 from oracle.policies import registered_policies
 from tests.data.tasks import code_task, open_task, question_task
 
@@ -100,7 +100,7 @@ import json  # noqa: E402
 import os  # noqa: E402
 from pathlib import Path  # noqa: E402
 
-from oracle.signals import Signals  # noqa: E402
+from oracle.routing.signals import Signals  # noqa: E402
 
 GOLDEN_POLICIES = Path(__file__).parent / "golden" / "policies"
 REGEN_FLAG = "ORACLE_REGEN_GOLDEN"

@@ -1,4 +1,4 @@
-"""One price source (oracle/prices.py): genai-prices' bundled table, config overrides, None when unknown.
+"""One price source (oracle/providers/prices.py): genai-prices' bundled table, config overrides, None when unknown.
 
 The expected figures are the library's own (``genai_prices.calc_price``), so the tests check that
 our costs are that figure, not a number copied from a price page.
@@ -11,13 +11,13 @@ import json
 import pytest
 from genai_prices import Usage, calc_price
 
-from oracle.config import OracleConfig, Price
-from oracle.prices import cost_usd, endpoint_cost_usd
+from oracle.config.model import OracleConfig, Price
+from oracle.providers.prices import cost_usd, endpoint_cost_usd
 from oracle.providers import ChatMessage, ChatRequest, make_chat_client
-from oracle.result import Status
-from oracle.strategies.llm_judge import LLMJudge
-from oracle.strategy import EvaluationContext
-from oracle.task import Task, Trajectory
+from oracle.results.result import Status
+from oracle.strategies.llm_judge.strategy import LLMJudge
+from oracle.strategies.protocol import EvaluationContext
+from oracle.tasks.task import Task, Trajectory
 from tests.plugins.scripted_server import chat_reply
 
 HOSTED = [("openai", "gpt-4o-mini"), ("anthropic", "claude-3-5-sonnet-20241022")]

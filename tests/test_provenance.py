@@ -6,11 +6,11 @@ import json
 
 import pytest
 
-from oracle.concerns import DecisionRefusal, RefusalEvidence
+from oracle.results.concerns import DecisionRefusal, RefusalEvidence
 from oracle.errors import ProviderHTTPError, ResponseParseError
-from oracle.ledger import CallLedger
+from oracle.results.ledger import CallLedger
 from oracle.providers.types import ChatReply, Provenance, Usage
-from oracle.result import EvaluationResult, Status
+from oracle.results.result import EvaluationResult, Status
 
 
 def _reply(cost: float | None = 0.01, tokens: int | None = 5, attempts: int = 1, cached: bool = False) -> ChatReply:

@@ -10,13 +10,13 @@ from __future__ import annotations
 
 import json
 
-from oracle.config import OracleConfig
+from oracle.config.model import OracleConfig
 from oracle.providers.pool import ProviderPool
-from oracle.result import Status
-from oracle.strategies.decision_judge import DecisionJudge
-from oracle.strategies.llm_judge import LLMJudge
-from oracle.strategy import EvaluationContext
-from oracle.task import Task, Trajectory
+from oracle.results.result import Status
+from oracle.strategies.decision_judge.strategy import DecisionJudge
+from oracle.strategies.llm_judge.strategy import LLMJudge
+from oracle.strategies.protocol import EvaluationContext
+from oracle.tasks.task import Task, Trajectory
 from tests.plugins.scripted_server import RecordedRequest, Reply, chat_reply, status_reply
 
 CAND = Trajectory(id="c1", answer="Could you send me your order number?")

@@ -12,13 +12,13 @@ import json
 
 import pytest
 
-from oracle.config import LOCAL_MODEL_ALIAS, SYSTEMONE_MODEL_ALIAS, OracleConfig, ProviderSettings
+from oracle.config.model import LOCAL_MODEL_ALIAS, SYSTEMONE_MODEL_ALIAS, OracleConfig, ProviderSettings
 from oracle.errors import ConfigError
-from oracle.result import Status
-from oracle.strategies.decision_judge import DecisionJudge
-from oracle.strategies.llm_judge import LLMJudge
-from oracle.strategy import EvaluationContext
-from oracle.task import Task, Trajectory
+from oracle.results.result import Status
+from oracle.strategies.decision_judge.strategy import DecisionJudge
+from oracle.strategies.llm_judge.strategy import LLMJudge
+from oracle.strategies.protocol import EvaluationContext
+from oracle.tasks.task import Task, Trajectory
 from tests.plugins.scripted_server import RecordedRequest, Reply, auto_reply, chat_reply
 
 CAND = Trajectory(id="c1", answer="Could you send me your order number?")

@@ -182,7 +182,7 @@ async def test_nothing_listening_at_the_local_endpoint_says_how_to_start_it():
     with socket.socket() as probe:  # a loopback port nobody listens on
         probe.bind(("127.0.0.1", 0))
         port = probe.getsockname()[1]
-    from oracle.config import ProviderSettings
+    from oracle.config.model import ProviderSettings
 
     settings = ProviderSettings(base_url=f"http://127.0.0.1:{port}/v1", max_retries=0)
     with pytest.raises(ProviderError) as info:

@@ -12,11 +12,11 @@ import json
 import pytest
 
 from oracle import Oracle
-from oracle.config import OracleConfig, ProviderSettings
+from oracle.config.model import OracleConfig, ProviderSettings
 from oracle.providers import ChatMessage, ChatRequest
 from oracle.providers.pool import ProviderPool, ProviderPoolError, endpoint_key
-from oracle.result import Status
-from oracle.task import Task, Trajectory
+from oracle.results.result import Status
+from oracle.tasks.task import Task, Trajectory
 
 TASK = Task(id="t-pool", prompt="Explain why the sky is blue.", criteria=["Correct"], evaluator="llm_judge")
 ANSWERS = [Trajectory(id="a", answer="Rayleigh scattering.")]

@@ -31,5 +31,5 @@ def test_retryable_statuses():
 
 def test_public_names_are_exactly_all():
     public = {n for n in dir(providers) if not n.startswith("_")}
-    modules = {"anthropic", "clients", "decisions", "openai_chat", "pool", "types"}
+    modules = {"anthropic", "clients", "decisions", "openai_chat", "pool", "prices", "types"}
     assert public - modules == set(providers.__all__)

@@ -8,7 +8,7 @@ import pytest
 import structlog
 from structlog.testing import capture_logs
 
-from oracle.config import OracleConfig, Price
+from oracle.config.model import OracleConfig, Price
 from oracle.errors import ConfigError, ResponseParseError
 from oracle.providers import (ChatMessage, ChatRequest, DecisionQuestion, DecisionRequest,
                               make_async_chat_client, make_async_decision_client, make_chat_client,

@@ -66,9 +66,9 @@ def test_installed_package_claims_only_the_oracle_import_name(tmp_path):
     assert out.stdout.splitlines() == ["None None", "[]"], out.stdout + out.stderr
 
 
-PUBLIC_MODULES = {"oracle", "oracle.config", "oracle.errors", "oracle.task", "oracle.task_file", "oracle.result",
-                  "oracle.route", "oracle.signals", "oracle.strategy", "oracle.policy", "oracle.policies",
-                  "oracle.concerns", "oracle.provenance", "oracle.ledger", "oracle.prices", "oracle.providers", "oracle.local_model"}
+PUBLIC_MODULES = {"oracle", "oracle.config.model", "oracle.errors", "oracle.tasks.task", "oracle.tasks.files", "oracle.results.result",
+                  "oracle.routing.route", "oracle.routing.signals", "oracle.strategies.protocol", "oracle.routing.policy", "oracle.policies",
+                  "oracle.results.concerns", "oracle.results.provenance", "oracle.results.ledger", "oracle.providers.prices", "oracle.providers", "oracle.local_model"}
 """The modules oracle/__init__.py documents as public (plus oracle.integrations.*)."""
 
 

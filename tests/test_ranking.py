@@ -8,7 +8,7 @@ import random
 
 import pytest
 
-from oracle.strategies.ranking import (
+from oracle.strategies.llm_judge.ranking import (
     PairVerdict,
     all_pairs_judgements,
     bradley_terry,
@@ -158,7 +158,7 @@ async def test_duplicate_ids_rejected():
 
 
 def test_combine_orders_agreement_disagreement_and_unparsed():
-    from oracle.strategies.ranking import OrderJudgement, combine_orders, position_bias
+    from oracle.strategies.llm_judge.ranking import OrderJudgement, combine_orders, position_bias
 
     ab = OrderJudgement("x", "y", "A", 0.8)
     ba = OrderJudgement("y", "x", "B", 0.4)  # x in seat B wins with p 0.6

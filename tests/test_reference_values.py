@@ -18,7 +18,7 @@ from hypothesis import strategies as st
 
 from oracle.strategies.verifier.reference import (MINUS_SIGNS, check_answer, is_valueless_mark, normalize_text,
                                                   read_number, validate_reference)
-from oracle.testspec import ReferenceCheck
+from oracle.tasks.testspec import ReferenceCheck
 
 NORMALIZED, NUMERIC = ReferenceCheck(mode="normalized"), ReferenceCheck(mode="numeric", abs_tol=0, rel_tol=1e-9)
 

@@ -15,11 +15,11 @@ from pathlib import Path
 
 import pytest
 
-from oracle.config import OracleConfig
+from oracle.config.model import OracleConfig
 from oracle.escalation.store import EscalationStore
 from oracle.escalation.human import CallbackHuman, ConsoleHuman, HumanAnswer
-from oracle.oracle import Oracle
-from oracle.result import Status
+from oracle._oracle import Oracle
+from oracle.results.result import Status
 from tests.data.tasks import question_task
 from tests.plugins.scripted_server import decision_handler
 

@@ -12,11 +12,11 @@ from pydantic import ValidationError
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from oracle.config import OracleConfig, PolicySettings, RoutingConfig
-from oracle.result import OracleResult
-from oracle.route import Route
+from oracle.config.model import OracleConfig, PolicySettings, RoutingConfig
+from oracle.results.result import OracleResult
+from oracle.routing.route import Route
 from oracle.routing.chain import PolicyChain
-from oracle.task_file import parse_task
+from oracle.tasks.files import parse_task
 from tests.data.tasks import code_task, open_task, question_task
 
 GOLDEN = Path(__file__).parent / "golden"

@@ -9,10 +9,10 @@ import sys
 from pathlib import Path
 
 from oracle.batch import run_batch
-from oracle.config import OracleConfig
+from oracle.config.model import OracleConfig
 from oracle.routing.summary import render_route_summary, summarize_routes
 from oracle.routing.chain import PolicyChain
-from oracle.task import TaskInput
+from oracle.tasks.task import TaskInput
 from tests.data.tasks import code_task, open_task, question_task
 
 ROOT = Path(__file__).resolve().parent.parent

@@ -22,17 +22,17 @@ import threading
 
 import pytest
 
-from oracle.concerns import SandboxFailure, Tampering
-from oracle.config import OracleConfig
-from oracle.result import Status
-from oracle.strategy import EvaluationContext
-from oracle.task import Task, Trajectory
+from oracle.results.concerns import SandboxFailure, Tampering
+from oracle.config.model import OracleConfig
+from oracle.results.result import Status
+from oracle.strategies.protocol import EvaluationContext
+from oracle.tasks.task import Task, Trajectory
 from oracle.strategies.verifier import VerifierStrategy
-from oracle.strategies.verifier import runs as runs_mod
-from oracle.strategies.verifier.runs import RunResult, starved
-from oracle.strategies.verifier.runtime import bpf, worker_state
-from oracle.strategies.verifier.sandbox import probe, slots
-from oracle.strategies.verifier.workers import Worker, WorkerPool
+from oracle.sandbox import runs as runs_mod
+from oracle.sandbox.runs import RunResult, starved
+from oracle.sandbox.runtime import bpf, worker_state
+from oracle.sandbox import probe, slots
+from oracle.sandbox.workers import Worker, WorkerPool
 from tests.test_sandbox_seccomp import run_bpf
 
 pytestmark = pytest.mark.sandbox

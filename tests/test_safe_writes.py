@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from oracle._safe_files import write_atomic
+from oracle._internal.safe_files import write_atomic
 
 
 def test_write_atomic_replaces_the_file_and_leaves_no_temporary(tmp_path):

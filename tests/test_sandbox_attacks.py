@@ -18,8 +18,8 @@ from pathlib import Path
 
 import pytest
 
-from oracle.strategies.verifier.sandbox import RunRequest, Sandbox, SandboxLimits, probe
-from oracle.strategies.verifier.sandbox.slots import processes_of_uid
+from oracle.sandbox import RunRequest, Sandbox, SandboxLimits, probe
+from oracle.sandbox.slots import processes_of_uid
 
 pytestmark = pytest.mark.sandbox
 

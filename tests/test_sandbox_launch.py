@@ -7,8 +7,8 @@ import subprocess
 
 import pytest
 
-from oracle.strategies.verifier.sandbox import SandboxLimits, probe, seccomp, slots
-from oracle.strategies.verifier.sandbox.launch import build_command, make_preexec
+from oracle.sandbox import SandboxLimits, probe, seccomp, slots
+from oracle.sandbox.launch import build_command, make_preexec
 
 pytestmark = pytest.mark.sandbox
 

@@ -9,7 +9,7 @@ import json
 import pytest
 
 from oracle.errors import IsolationUnavailable
-from oracle.strategies.verifier.sandbox import RunRequest, Sandbox, layers, probe
+from oracle.sandbox import RunRequest, Sandbox, layers, probe
 
 pytestmark = pytest.mark.sandbox
 
@@ -56,7 +56,7 @@ def test_named_backend_that_is_missing_is_an_error_not_a_fallback(monkeypatch):
 
 
 def test_sandbox_check_command_prints_layers(capsys):
-    from oracle.cli import main
+    from oracle.cli.main import main
 
     code = main(["sandbox", "check", "--run"])
     report = json.loads(capsys.readouterr().out)
@@ -67,7 +67,7 @@ def test_sandbox_check_command_prints_layers(capsys):
 
 
 def test_sandbox_check_reports_refusal(tmp_path, capsys, monkeypatch):
-    from oracle.cli import main
+    from oracle.cli.main import main
 
     monkeypatch.delenv("ORACLE_ALLOW_WEAK_SANDBOX", raising=False)
     cfg = tmp_path / "weak.yaml"

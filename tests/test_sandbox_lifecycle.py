@@ -18,8 +18,8 @@ from pathlib import Path
 
 import pytest
 
-from oracle.strategies.verifier.sandbox import probe, slots
-from oracle.strategies.verifier.sandbox.slots import processes_of_uid
+from oracle.sandbox import probe, slots
+from oracle.sandbox.slots import processes_of_uid
 
 pytestmark = pytest.mark.sandbox
 
@@ -39,14 +39,14 @@ time.sleep(60)
 """
 ORACLE = """
 import asyncio, sys
-from oracle.strategies.verifier.sandbox import RunRequest, Sandbox, SandboxLimits
+from oracle.sandbox import RunRequest, Sandbox, SandboxLimits
 backend, code = sys.argv[1], sys.argv[2]
 sandbox = Sandbox(backend=backend, limits=SandboxLimits(timeout_s=60))
 asyncio.run(sandbox.run(RunRequest(command=[%r, "-I", "-c", code], timeout_s=60)))
 """ % PYTHON
 SWEEP = """
 import sys
-from oracle.strategies.verifier.sandbox import Sandbox
+from oracle.sandbox import Sandbox
 Sandbox(backend=sys.argv[1])
 """
 
@@ -175,7 +175,7 @@ def test_the_sweep_leaves_a_live_run_alone():
     base = Path(tempfile.mkdtemp(prefix=f"oracle-run-{slot.uid}-"))
     sleeper = subprocess.Popen(["/usr/bin/sleep", "30"], user=slot.uid, group=slot.uid)
     try:
-        check = ("import json, sys\nfrom oracle.strategies.verifier.sandbox import slots\n"
+        check = ("import json, sys\nfrom oracle.sandbox import slots\n"
                  "print(json.dumps(slots.sweep_leftovers(sys.argv[1])))")
         out = subprocess.run([sys.executable, "-c", check, tempfile.gettempdir()], cwd=REPO,
                              check=True, capture_output=True, timeout=60)

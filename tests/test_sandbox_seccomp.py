@@ -12,7 +12,7 @@ import struct
 
 import pytest
 
-from oracle.strategies.verifier.sandbox import RunRequest, Sandbox, SandboxLimits, probe, seccomp
+from oracle.sandbox import RunRequest, Sandbox, SandboxLimits, probe, seccomp
 
 ALLOW, KILL = seccomp.RET_ALLOW, seccomp.RET_KILL_PROCESS
 ERRNO = seccomp.RET_ERRNO

@@ -10,9 +10,9 @@ from types import SimpleNamespace
 import pytest
 from pydantic import ValidationError
 
-from oracle.config import VerifierConfig
-from oracle.strategies.verifier.sandbox import RunRequest, Sandbox, SandboxLimits, probe
-from oracle.strategies.verifier.sandbox.limits import check_timeouts
+from oracle.config.model import VerifierConfig
+from oracle.sandbox import RunRequest, Sandbox, SandboxLimits, probe
+from oracle.sandbox.limits import check_timeouts
 
 PYTHON = "/usr/bin/python3"
 BACKENDS = [b for b in ("nsjail", "bubblewrap", "landlock") if b in probe().available]
@@ -76,7 +76,7 @@ def test_check_timeouts_names_the_first_test_over_the_ceiling():
 
 
 def test_check_timeouts_on_real_test_specs():
-    from oracle.task import Task
+    from oracle.tasks.task import Task
 
     task = Task.model_validate({"id": "t", "prompt": "p", "tests": [
         {"kind": "assert", "code": "assert True", "timeout_s": 100},

@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from oracle.signals import extract
-from oracle.task_file import parse_task
+from oracle.routing.signals import extract
+from oracle.tasks.files import parse_task
 from tests.data.tasks import code_task, open_task, question_task
 
 
@@ -176,7 +176,7 @@ def test_code_lines_read_up_to_end_only():
 def test_round_to_is_round(x, digits):
     import math
 
-    from oracle._rounding import round_to
+    from oracle.routing._rounding import round_to
 
     got, want = round_to(x, digits), round(x, digits)
     assert (math.isnan(got) and math.isnan(want)) or (got == want and math.copysign(1, got) == math.copysign(1, want))

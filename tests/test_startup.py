@@ -34,28 +34,28 @@ def test_public_names_resolve_lazily_and_stay_importable():
     loaded = loaded_after("from oracle import OracleConfig, Task, Route, Policy, OracleError")
     assert not loaded & set(HEAVY), sorted(loaded & set(HEAVY))
     loaded = loaded_after("from oracle import Oracle, OracleConfig\nassert Oracle and OracleConfig")
-    assert "oracle.oracle" in loaded
+    assert "oracle._oracle" in loaded
 
 
 def test_oracle_route_loads_no_provider_batch_or_logging_stack():
     task = ROOT / "examples" / "n_plus_one" / "task.json"
-    code = ("import contextlib, io, sys\nfrom oracle.cli import main\n"
+    code = ("import contextlib, io, sys\nfrom oracle.cli.main import main\n"
             f"with contextlib.redirect_stdout(io.StringIO()):\n    rc = main(['route', {str(task)!r}, '--json'])\n"
             "assert rc == 0, rc")
     loaded = loaded_after(code)
-    unwanted = set(HEAVY) | {"structlog", "oracle.oracle", "oracle.providers", "oracle.batch", "oracle.strategies",
-                             "oracle._plugins"}  # no entry-point scan: every name it uses is built in
+    unwanted = set(HEAVY) | {"structlog", "oracle._oracle", "oracle.providers", "oracle.batch", "oracle.strategies",
+                             "oracle._internal.plugins"}  # no entry-point scan: every name it uses is built in
     assert not loaded & unwanted, sorted(loaded & unwanted)
     # A JSON task file and the built-in config: no YAML or TOML parser, no message-list models.
-    lazy = {"yaml", "tomllib", "oracle._safe_yaml", "oracle._messages"}
+    lazy = {"yaml", "tomllib", "oracle._internal.safe_yaml", "oracle._internal.messages"}
     assert not loaded & lazy, sorted(loaded & lazy)
 
 
 def test_yaml_and_toml_load_when_a_file_of_their_kind_is_read(tmp_path):
     (tmp_path / "c.toml").write_text("[routing]\nthreshold = 0.5\n")
-    loaded = loaded_after(f"from oracle.config import OracleConfig\nOracleConfig.load({str(tmp_path / 'c.toml')!r})")
+    loaded = loaded_after(f"from oracle.config.model import OracleConfig\nOracleConfig.load({str(tmp_path / 'c.toml')!r})")
     assert "tomllib" in loaded and "yaml" not in loaded
-    loaded = loaded_after("from oracle.task_file import load_tasks\n"
+    loaded = loaded_after("from oracle.tasks.files import load_tasks\n"
                           f"list(load_tasks({str(ROOT / 'examples' / 'decision_judge' / 'support_replies.yaml')!r}))")
     assert "yaml" in loaded
 
@@ -64,7 +64,7 @@ def test_silent_commands_print_only_their_output(tmp_path):
     """route and config skip logging setup: they must not log (structlog's default is stdout)."""
     task = ROOT / "examples" / "n_plus_one" / "task.json"
     for argv in (["route", str(task), "--json"], ["config", "show", "--json"]):
-        out = subprocess.run([sys.executable, "-m", "oracle.cli", *argv], capture_output=True, text=True, cwd=ROOT)
+        out = subprocess.run([sys.executable, "-m", "oracle.cli.main", *argv], capture_output=True, text=True, cwd=ROOT)
         assert out.returncode == 0, out.stderr
         for line in out.stdout.splitlines() if argv[0] == "route" else [out.stdout]:
             json.loads(line)
@@ -75,7 +75,7 @@ def test_command_table_matches_the_command_modules():
     import argparse
     import importlib
 
-    from oracle import cli
+    from oracle.cli import main as cli
 
     registered: dict[str, str] = {}
     for name in cli.COMMAND_MODULES:
@@ -91,6 +91,6 @@ def test_command_table_matches_the_command_modules():
     (["--log-level", "debug", "--log-format", "json", "batch", "f"], "batch"), (["--help"], None), ([], None),
 ])
 def test_command_is_found_past_global_options(argv, command):
-    from oracle.cli import _command_in
+    from oracle.cli.main import _command_in
 
     assert _command_in(argv) == command

@@ -5,12 +5,12 @@ from __future__ import annotations
 import asyncio
 import json
 
-import oracle.strategy as strategy_module
+import oracle.strategies.protocol as strategy_module
 from oracle import Oracle
-from oracle.config import OracleConfig
-from oracle.result import EvaluationResult, Status
-from oracle.strategy import EvaluationContext, strategy_factory
-from oracle.task import Task, TaskInput, Trajectory
+from oracle.config.model import OracleConfig
+from oracle.results.result import EvaluationResult, Status
+from oracle.strategies.protocol import EvaluationContext, strategy_factory
+from oracle.tasks.task import Task, TaskInput, Trajectory
 from tests.plugins.scripted_server import chat_reply
 
 TASK = Task(id="t-seam", prompt="Explain why the sky is blue.", criteria=["Correct"], evaluator="llm_judge")

@@ -7,8 +7,8 @@ import json
 import pytest
 
 from oracle.errors import TaskValidationError
-from oracle.task import TaskInput
-from oracle.task_file import iter_task_lines, load_tasks, parse_task
+from oracle.tasks.task import TaskInput
+from oracle.tasks.files import iter_task_lines, load_tasks, parse_task
 from tests.data.tasks import code_task, open_task, question_task
 
 
@@ -187,7 +187,7 @@ def test_yaml_merge_keys_may_override_and_the_same_key_twice_may_not(tmp_path):
                     "trajectories: [{id: c}]\n")
     with pytest.raises(TaskValidationError, match="unknown key"):  # 'defaults' is not a task field...
         load_tasks(path)
-    from oracle._safe_yaml import DuplicateKeyError, load_yaml
+    from oracle._internal.safe_yaml import DuplicateKeyError, load_yaml
     assert load_yaml(path.read_text(), max_aliases=10)["task"]["prompt"] == "overridden"  # ...but merging is fine
     with pytest.raises(DuplicateKeyError) as info:
         load_yaml("a: {b: 1, c: 2, b: 3}\n", max_aliases=10)
@@ -207,7 +207,7 @@ def test_the_cli_exits_2_naming_the_duplicate_key_and_where(tmp_path):
 
 
 def test_a_config_file_with_a_duplicate_key_is_a_config_error(tmp_path):
-    from oracle.config import OracleConfig
+    from oracle.config.model import OracleConfig
     from oracle.errors import ConfigError
 
     path = tmp_path / "oracle.yaml"

@@ -21,7 +21,7 @@ from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanE
 from opentelemetry.trace import SpanKind, StatusCode  # noqa: E402
 
 from oracle import Oracle  # noqa: E402
-from oracle.telemetry import EVALUATION_EVENT, use_tracer_provider  # noqa: E402
+from oracle._telemetry import EVALUATION_EVENT, use_tracer_provider  # noqa: E402
 from tests.integrations_support import (ADD_SPEC, BAD_ADD, CRITERIA, GOOD_ADD, JUDGE_SPEC, judge_config,  # noqa: E402
                                         pointwise_json, refused_port)
 from tests.plugins.scripted_server import chat_reply  # noqa: E402
@@ -155,7 +155,7 @@ def test_a_globally_configured_provider_turns_it_on():
         from oracle import Oracle
         task = {"task": {"id": "q", "prompt": "Capital of France?", "reference": "Paris"},
                 "trajectories": [{"id": "a", "answer": "Paris"}]}
-        from oracle.telemetry import active_provider
+        from oracle._telemetry import active_provider
         Oracle().evaluate(task)
         off_before = active_provider() is None   # the API imported, no provider set: still off
         exporter = InMemorySpanExporter()
@@ -170,7 +170,7 @@ def test_a_globally_configured_provider_turns_it_on():
 
 def test_decision_judge_criteria_events_and_decision_call_span(exporter, scripted_server):
     """The decision judge's criteria (P(yes) per criterion) become events; its call is a span too."""
-    from oracle.config import OracleConfig, ProvidersConfig
+    from oracle.config.model import OracleConfig, ProvidersConfig
     from tests.plugins.scripted_server import decision_handler
 
     scripted_server.set_handler(decision_handler(probabilities={"criterion_0": 0.9, "criterion_1": 0.2}))
@@ -200,7 +200,7 @@ def test_decision_judge_criteria_events_and_decision_call_span(exporter, scripte
 @pytest.mark.slow
 def test_model_call_spans_against_the_embedded_local_model(exporter, local_model):
     """Real tokens from the real llama.cpp server land on the call spans (whatever the verdict)."""
-    from oracle.config import OracleConfig
+    from oracle.config.model import OracleConfig
 
     cfg = OracleConfig(providers={"judge": local_model.provider_settings(timeout_s=600)},
                        llm_judge={"mode": "pointwise", "repeats": 1})

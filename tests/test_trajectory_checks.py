@@ -8,14 +8,14 @@ import json
 
 import pytest
 
-from oracle.config import OracleConfig
+from oracle.config.model import OracleConfig
 from oracle.errors import TaskValidationError
-from oracle.result import Status
-from oracle.strategy import EvaluationContext, strategy_factory
-from oracle.task import Task, TaskInput, Trajectory
+from oracle.results.result import Status
+from oracle.strategies.protocol import EvaluationContext, strategy_factory
+from oracle.tasks.task import Task, TaskInput, Trajectory
 from oracle.strategies.verifier.trajectory import decode_arguments, tool_results
 from oracle.strategies.verifier.trajectory_checks import check_tool_calls, check_tool_result
-from oracle.testspec import ToolCallsTest, ToolResultTest
+from oracle.tasks.testspec import ToolCallsTest, ToolResultTest
 
 
 def call(tool, args=None, cid=None):

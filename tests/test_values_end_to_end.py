@@ -11,8 +11,8 @@ import shutil
 
 import pytest
 
-from oracle.task import Task, Trajectory
-from oracle.result import Status
+from oracle.tasks.task import Task, Trajectory
+from oracle.results.result import Status
 from tests.test_verdict_integrity import BACKENDS, _evaluate
 
 pytestmark = pytest.mark.sandbox

@@ -17,12 +17,12 @@ from pathlib import Path
 
 import pytest
 
-from oracle.config import OracleConfig
-from oracle.result import Status
-from oracle.strategy import EvaluationContext
-from oracle.task import Task, Trajectory
+from oracle.config.model import OracleConfig
+from oracle.results.result import Status
+from oracle.strategies.protocol import EvaluationContext
+from oracle.tasks.task import Task, Trajectory
 from oracle.strategies.verifier import VerifierStrategy
-from oracle.strategies.verifier.sandbox import probe
+from oracle.sandbox import probe
 
 pytestmark = pytest.mark.sandbox
 BACKENDS = [b for b in ("nsjail", "bubblewrap", "landlock") if b in probe().available]
@@ -401,8 +401,8 @@ def test_killing_the_oracle_kills_its_warm_workers(tmp_path):
     script = tmp_path / "hold.py"
     script.write_text(
         "import asyncio, sys\n"
-        "from oracle.config import OracleConfig\nfrom oracle.strategy import EvaluationContext\n"
-        "from oracle.task import Task, Trajectory\nfrom oracle.strategies.verifier import VerifierStrategy\n"
+        "from oracle.config.model import OracleConfig\nfrom oracle.strategies.protocol import EvaluationContext\n"
+        "from oracle.tasks.task import Task, Trajectory\nfrom oracle.strategies.verifier import VerifierStrategy\n"
         "config = OracleConfig(verifier={'timeout_s': 60, 'workers': 1})\n"
         "task = Task(id='t', prompt='', entry_point='f', tests=[{'kind': 'call', 'call': 'f()', 'expected': 1}])\n"
         "code = 'import time\\ndef f():\\n    print(\"running\", flush=True)\\n    time.sleep(300)\\n'\n"

@@ -16,10 +16,10 @@ from pathlib import Path
 
 import pytest
 
-from oracle.config import OracleConfig
-from oracle.result import Status
-from oracle.strategy import EvaluationContext, strategy_factory
-from oracle.task import Task, Trajectory
+from oracle.config.model import OracleConfig
+from oracle.results.result import Status
+from oracle.strategies.protocol import EvaluationContext, strategy_factory
+from oracle.tasks.task import Task, Trajectory
 
 pytestmark = [pytest.mark.sandbox, pytest.mark.slow]
 HUMANEVAL = "humaneval/HumanEval.jsonl.gz"

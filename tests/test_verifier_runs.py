@@ -6,7 +6,7 @@ from __future__ import annotations
 import os
 import threading
 
-from oracle.strategies.verifier.runs import _Streams
+from oracle.sandbox.runs import _Streams
 
 
 def test_draining_stops_when_a_live_writer_has_nothing_more():

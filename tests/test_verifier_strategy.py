@@ -9,11 +9,11 @@ from pathlib import Path
 
 import pytest
 
-from oracle.config import OracleConfig
-from oracle.result import Status
-from oracle.strategy import EvaluationContext, strategy_factory
-from oracle.task import Task, Trajectory
-from oracle.task_file import load_tasks
+from oracle.config.model import OracleConfig
+from oracle.results.result import Status
+from oracle.strategies.protocol import EvaluationContext, strategy_factory
+from oracle.tasks.task import Task, Trajectory
+from oracle.tasks.files import load_tasks
 from oracle.strategies.verifier.extract import extract_code
 
 pytestmark = pytest.mark.sandbox
@@ -207,7 +207,7 @@ async def test_a_test_may_ask_for_more_time_up_to_max_timeout_s():
 
 
 async def test_when_no_candidate_passes_there_is_no_best_and_the_escalation_says_why():
-    from oracle.config import EscalationConfig
+    from oracle.config.model import EscalationConfig
     from oracle.escalation.triggers import check_result
     from oracle.routing.chain import PolicyChain
 

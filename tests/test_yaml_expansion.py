@@ -10,10 +10,10 @@ from pathlib import Path
 
 import pytest
 
-from oracle._limits import InputLimits
-from oracle._safe_yaml import YamlLimitError, load_yaml
+from oracle.tasks.limits import InputLimits
+from oracle._internal.safe_yaml import YamlLimitError, load_yaml
 from oracle.errors import TaskValidationError
-from oracle.task_file import load_tasks
+from oracle.tasks.files import load_tasks
 
 ROOT = Path(__file__).resolve().parent.parent
 

@@ -20,7 +20,7 @@ from pathlib import Path
 from oracle import EvaluationResult, Oracle, OracleConfig
 from oracle.local_model import LocalModelServer, probe
 from oracle.providers import LOCAL_MODEL_ALIAS
-from oracle.task_file import load_tasks
+from oracle.tasks.files import load_tasks
 
 TASKS = Path(__file__).with_name("support_replies.yaml")
 

@@ -13,10 +13,10 @@ from typing import TYPE_CHECKING, Any, Callable, Iterable
 from oracle.batch.output import RowWriter
 from oracle.batch.rows import evaluate_entry
 from oracle.batch.source import InputEntry
-from oracle._limits import InputLimits
+from oracle.tasks.limits import InputLimits
 
 if TYPE_CHECKING:
-    from oracle.oracle import Oracle
+    from oracle._oracle import Oracle
 
 
 async def run_local(entries: Iterable[InputEntry], oracle: Oracle, writer: RowWriter, *, concurrency: int,

@@ -14,7 +14,7 @@ from collections import Counter
 from pathlib import Path
 from typing import Any, Callable, Iterable, Iterator, overload
 
-from oracle._safe_files import create_exclusive
+from oracle._internal.safe_files import create_exclusive
 
 
 class RowWriter:

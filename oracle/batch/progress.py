@@ -15,7 +15,7 @@ import sys
 import time
 from typing import Any, Literal, TextIO
 
-from oracle._log import get_logger
+from oracle._internal.log import get_logger
 
 log = get_logger("oracle.batch")
 

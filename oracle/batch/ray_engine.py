@@ -22,9 +22,9 @@ def _evaluate_chunk(config_json: str, store_path: str | None, chunk: list[tuple[
 
     from oracle.batch.rows import evaluate_entry
     from oracle.batch.source import entry_from_wire
-    from oracle.config import OracleConfig
+    from oracle.config.model import OracleConfig
     from oracle.escalation.store import EscalationStore
-    from oracle.oracle import Oracle
+    from oracle._oracle import Oracle
 
     key = f"{config_json}|{store_path}|{history_through}"
     if key not in _ORACLES:

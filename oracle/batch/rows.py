@@ -12,8 +12,8 @@ from typing import Any
 
 from oracle.batch.source import InputEntry, parse_entry
 from oracle.errors import TaskValidationError
-from oracle._limits import InputLimits
-from oracle.result import ErrorInfo, OracleResult, Status
+from oracle.tasks.limits import InputLimits
+from oracle.results.result import ErrorInfo, OracleResult, Status
 
 
 DEFAULT_TASK_TIMEOUT_S = 600.0

@@ -11,8 +11,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Iterator, Literal, TextIO
 
-from oracle._safe_files import write_atomic
-from oracle._log import get_logger
+from oracle._internal.safe_files import write_atomic
+from oracle._internal.log import get_logger
 
 from oracle.batch.lock import OutputLock
 from oracle.batch.output import RowWriter, prepare_output
@@ -20,9 +20,9 @@ from oracle.batch.progress import Progress
 from oracle.batch.rows import DEFAULT_TASK_TIMEOUT_S
 from oracle.batch.source import InputEntry, count_entries, iter_entries
 from oracle.batch.summary import summarize
-from oracle.config import OracleConfig
+from oracle.config.model import OracleConfig
 from oracle.errors import TaskValidationError
-from oracle.task_file import check_input_file
+from oracle.tasks.files import check_input_file
 
 log = get_logger("oracle.batch")
 
@@ -100,7 +100,7 @@ def _run_locked(input_path: str | Path, output_path: str | Path, *, config: Orac
         else:
             from oracle.batch.local import run_local
             from oracle.escalation.store import EscalationStore
-            from oracle.oracle import Oracle
+            from oracle._oracle import Oracle
 
             through = frozen_history_seq(output_path, store_path, resumed) if learn_history else None
             store = EscalationStore(store_path) if store_path else None

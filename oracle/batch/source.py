@@ -19,9 +19,9 @@ from pathlib import Path
 from typing import Any, Iterator
 
 from oracle.errors import TaskValidationError
-from oracle._limits import DEFAULT_LIMITS, InputLimits
-from oracle.task import TaskInput
-from oracle.task_file import decode_json, parse_task, read_lines
+from oracle.tasks.limits import DEFAULT_LIMITS, InputLimits
+from oracle.tasks.task import TaskInput
+from oracle.tasks.files import decode_json, parse_task, read_lines
 
 @dataclass(frozen=True)
 class InputEntry:

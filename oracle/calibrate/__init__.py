@@ -1,7 +1,7 @@
 """Calibration fitted on labels: per answering model and question kind, out of fold, with evidence.
 
 ``acalibrate(items, config, ...)`` runs the decision judge over labelled items and returns a
-version 2 calibration file (``oracle.calibration.CalibrationFileV2``); ``oracle calibrate`` is the
+version 2 calibration file (``oracle.config.calibration.CalibrationFileV2``); ``oracle calibrate`` is the
 command line face. scikit-learn (extra ``calibrate``) does the fitting.
 """
 

@@ -21,8 +21,8 @@ from dataclasses import dataclass, field
 from typing import Any, Sequence
 
 from oracle.comparison.labels import LabelledItem
-from oracle.config import OracleConfig
-from oracle.task import TaskInput
+from oracle.config.model import OracleConfig
+from oracle.tasks.task import TaskInput
 
 
 @dataclass(frozen=True)
@@ -89,7 +89,7 @@ def read_points(item: LabelledItem, result: Any, out: Collected) -> None:
 
 async def collect(items: Sequence[LabelledItem], config: OracleConfig, *, concurrency: int = 4) -> Collected:
     """Evaluate every item with the decision judge (forced) and gather its points."""
-    from oracle.oracle import Oracle
+    from oracle._oracle import Oracle
 
     out = Collected()
     gate = asyncio.Semaphore(max(1, concurrency))

@@ -16,9 +16,9 @@ from typing import Any, Sequence
 
 from oracle.calibrate.collect import Collected, Point, collect
 from oracle.calibrate.fit import CellRefused, fit_cell
-from oracle.calibration import CalibrationCell, CalibrationFileV2, ModelCalibrationV2
+from oracle.config.calibration import CalibrationCell, CalibrationFileV2, ModelCalibrationV2
 from oracle.comparison.labels import LabelledItem
-from oracle.config import OracleConfig
+from oracle.config.model import OracleConfig
 from oracle.errors import OracleError
 
 KIND_PRIORITY = ("criteria", "likelihood")

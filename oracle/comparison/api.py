@@ -17,13 +17,13 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Sequence, TextIO
 
-from oracle._safe_files import write_atomic
+from oracle._internal.safe_files import write_atomic
 from oracle.comparison.labels import LabelledItem, load_labelled
 from oracle.comparison.plan import ORDERS_BOTH, ORDERS_ONE, limit_items, select_items
 from oracle.comparison.records import ARMS, RunRecord
 from oracle.comparison.runner import RunSettings, run_units, summarize_runs
 from oracle.comparison.summary import CompareSummary
-from oracle.config import OracleConfig
+from oracle.config.model import OracleConfig
 from oracle.errors import TaskValidationError
 
 DEFAULT_ARMS = ARMS
@@ -126,6 +126,6 @@ async def acompare(labelled: str | Path | Sequence[LabelledItem], out_dir: str |
 
 def compare(labelled: str | Path | Sequence[LabelledItem], out_dir: str | Path, **options: object) -> CompareResult:
     """Synchronous runner over ``acompare`` (safe inside a running event loop)."""
-    from oracle.oracle import run_sync
+    from oracle._oracle import run_sync
 
     return run_sync(acompare(labelled, out_dir, **options))  # type: ignore[arg-type]

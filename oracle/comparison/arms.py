@@ -28,10 +28,10 @@ from typing import Any
 from oracle.comparison.baseline import baseline_verdict
 from oracle.comparison.labels import LabelledItem
 from oracle.comparison.records import RunRecord
-from oracle.config import OracleConfig
+from oracle.config.model import OracleConfig
 from oracle.errors import OracleError
-from oracle.result import EvaluationResult
-from oracle.task import Task, TaskInput, Trajectory
+from oracle.results.result import EvaluationResult
+from oracle.tasks.task import Task, TaskInput, Trajectory
 
 LLM_DEFAULT_THRESHOLD = 0.5
 """The LLM judge's pass threshold when the config leaves it unset (a verdict needs one)."""
@@ -91,7 +91,7 @@ def arm_kinds(arm: str, item: LabelledItem, config: OracleConfig) -> tuple[list[
             return [], "the task has no tests and no reference to check against"
         kinds = [k for k in present if k in ("passed", "best")]
     elif arm == "decision_judge":
-        from oracle.strategies.decision.validation import decision_mode
+        from oracle.strategies.decision_judge.validation import decision_mode
 
         try:
             mode = decision_mode(decision_task(task, trajs), trajs)
@@ -239,7 +239,7 @@ class ArmRunner:
         return self.oracle(arm).config  # type: ignore[no-any-return]
 
     def oracle(self, arm: str) -> Any:
-        from oracle.oracle import Oracle
+        from oracle._oracle import Oracle
 
         if arm not in self._oracles:
             self._oracles[arm] = Oracle(arm_config(arm, self.config), providers=self.pool)

@@ -17,7 +17,7 @@ from __future__ import annotations
 import re
 from collections import Counter
 
-from oracle.task import Task, Trajectory
+from oracle.tasks.task import Task, Trajectory
 
 PASS_F1 = 0.5
 _TOKEN = re.compile(r"\w+", re.UNICODE)

@@ -22,9 +22,9 @@ from typing import Any, Iterable
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from oracle._validation_errors import format_validation_error
+from oracle._internal.validation_errors import format_validation_error
 from oracle.errors import TaskValidationError
-from oracle.task import EvaluatorKind, Task, TaskInput, Trajectory
+from oracle.tasks.task import EvaluatorKind, Task, TaskInput, Trajectory
 
 LABEL_KINDS = ("passed", "best", "answers")
 """Label kinds that score an arm's verdicts (``evaluator`` scores the route only)."""

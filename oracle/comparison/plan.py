@@ -14,8 +14,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Sequence
 
-from oracle._safe_files import write_atomic
-from oracle._canonical import sha256_json
+from oracle._internal.safe_files import write_atomic
+from oracle._internal.canonical import sha256_json
 from oracle.comparison.labels import LabelledItem
 from oracle.comparison.records import run_key
 from oracle.errors import TaskValidationError

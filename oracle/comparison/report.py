@@ -17,7 +17,7 @@ import json
 from pathlib import Path
 from typing import Any, Sequence
 
-from oracle._safe_files import write_atomic
+from oracle._internal.safe_files import write_atomic
 from oracle.comparison.records import RunRecord
 from oracle.comparison.summary import CompareSummary
 from oracle.comparison.table import COLUMNS, row

@@ -12,7 +12,7 @@ from __future__ import annotations
 from typing import Any, Sequence
 
 from oracle.comparison.labels import LabelledItem, check_label
-from oracle.config import OracleConfig
+from oracle.config.model import OracleConfig
 from oracle.errors import TaskValidationError
 
 

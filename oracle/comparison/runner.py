@@ -27,7 +27,7 @@ from oracle.comparison.labels import LabelledItem
 from oracle.comparison.plan import Unit, check_manifest, manifest, plan_units
 from oracle.comparison.records import RunRecord, run_key
 from oracle.comparison.summary import CompareSummary, build_summary
-from oracle.config import OracleConfig
+from oracle.config.model import OracleConfig
 
 
 @dataclass(frozen=True)

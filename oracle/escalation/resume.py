@@ -20,15 +20,15 @@ import asyncio
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from oracle._log import get_logger
+from oracle._internal.log import get_logger
 
 from oracle.escalation.human import HumanAnswer, ask_human
 from oracle.escalation.store import EscalationStore
-from oracle.result import Escalation, OracleResult, Status
-from oracle.task import EVALUATORS, TaskInput
+from oracle.results.result import Escalation, OracleResult, Status
+from oracle.tasks.task import EVALUATORS, TaskInput
 
 if TYPE_CHECKING:
-    from oracle.oracle import Oracle
+    from oracle._oracle import Oracle
     from oracle.providers.pool import ProviderPool
 
 log = get_logger("oracle.resume")

@@ -26,8 +26,8 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from oracle.errors import AlreadyAnswered, EscalationNotFound, EscalationStoreError
 from oracle.escalation.human import HumanAnswer
-from oracle.result import Escalation, OracleResult
-from oracle.task import TaskInput
+from oracle.results.result import Escalation, OracleResult
+from oracle.tasks.task import TaskInput
 
 EntryState = Literal["pending", "answered", "resolved"]
 
@@ -292,7 +292,7 @@ MAX_ROW_JSON_BYTES = 256 * 1024 * 1024
 
 def _check_text(value: str) -> None:
     """``ValueError`` for text no UTF-8 encoder can write (a lone surrogate)."""
-    from oracle._limits import scalar_problem
+    from oracle.tasks.limits import scalar_problem
 
     problem = scalar_problem(value)
     if problem is not None:

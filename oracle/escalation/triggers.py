@@ -2,7 +2,7 @@
 
 Each trigger names what is missing or which candidates could not be separated and on what, so a
 person can answer in one line. Thresholds come from ``EscalationConfig``. The facts come from the
-route and from the result's typed parts only: its ``concerns`` (oracle/concerns.py: one class per
+route and from the result's typed parts only: its ``concerns`` (oracle/results/concerns.py: one class per
 thing an evaluator can notice), status, error, scores and typed provenance. An evaluator's free-form
 ``details`` are never read here, so renaming a detail cannot silence an escalation. This module
 never calls a model and gives the same request for the same inputs.
@@ -16,15 +16,15 @@ from __future__ import annotations
 import dataclasses
 from typing import Any, Callable, Sequence, TypeVar
 
-from oracle._canonical import sha256_json
-from oracle.concerns import (ClaimUndecided, DecisionAbstention, DecisionLowConfidence, DecisionOrderFlip,
+from oracle._internal.canonical import sha256_json
+from oracle.results.concerns import (ClaimUndecided, DecisionAbstention, DecisionLowConfidence, DecisionOrderFlip,
                              DecisionRefusal, NoCandidatePassed, OrderInconsistent, PreferenceCycle, SandboxFailure, TaskUnrunnable,
                              WeakIsolation, verifier_failure)
-from oracle.config import EscalationConfig
-from oracle.provenance import ISOLATION_ORDER
-from oracle.result import Escalation, EvaluationResult, Status
-from oracle.route import Route
-from oracle.task import Task
+from oracle.config.model import EscalationConfig
+from oracle.results.provenance import ISOLATION_ORDER
+from oracle.results.result import Escalation, EvaluationResult, Status
+from oracle.routing.route import Route
+from oracle.tasks.task import Task
 
 EscalationRequest = Escalation
 """The issue's name for a request; one model serves both."""

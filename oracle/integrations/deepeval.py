@@ -39,7 +39,7 @@ except ImportError as exc:  # pragma: no cover - exercised only without the extr
 from oracle.errors import OracleError
 from oracle.integrations.sample import (ConfigLike, Verdict, build_task_input, make_oracle, spec_from,
                                         verdict)
-from oracle.task import TaskInput
+from oracle.tasks.task import TaskInput
 
 
 class OracleUnscored(OracleError):

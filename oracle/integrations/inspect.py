@@ -30,7 +30,7 @@ except ImportError as exc:  # pragma: no cover - exercised only without the extr
     raise ImportError("oracle.integrations.inspect needs Inspect AI: pip install 'oracle-router[inspect]'") from exc
 
 from oracle.integrations.sample import ConfigLike, Verdict, build_task_input, make_oracle, spec_from, verdict
-from oracle.result import Status
+from oracle.results.result import Status
 
 UNSCORED_REASONS: dict[Status, str] = {
     Status.failed: "scoring_failed",

@@ -33,7 +33,7 @@ except ImportError as exc:  # pragma: no cover - exercised only without the extr
 from oracle.errors import OracleError
 from oracle.integrations.sample import (OUTPUT_KEYS, REFERENCE_KEYS, as_text, build_task_input, make_oracle,
                                         spec_from, verdict)
-from oracle.result import Status
+from oracle.results.result import Status
 
 
 class OracleEvaluationFailed(OracleError):

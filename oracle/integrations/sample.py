@@ -26,12 +26,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Mapping, Union
 
-from oracle.result import OracleResult, Status
-from oracle.task import TaskInput
+from oracle.results.result import OracleResult, Status
+from oracle.tasks.task import TaskInput
 
 if TYPE_CHECKING:
-    from oracle.config import OracleConfig
-    from oracle.oracle import Oracle
+    from oracle.config.model import OracleConfig
+    from oracle._oracle import Oracle
 
 SPEC_KEY = "oracle"
 """Where a sample keeps its oracle spec (a metadata key, or a key of the reference outputs)."""
@@ -52,8 +52,8 @@ ConfigLike = Union["OracleConfig", str, Path, None]
 
 def make_oracle(config: ConfigLike = None, oracle: "Oracle | None" = None) -> "Oracle":
     """The Oracle an adapter uses: the one given, else one built from ``config``."""
-    from oracle.config import OracleConfig
-    from oracle.oracle import Oracle
+    from oracle.config.model import OracleConfig
+    from oracle._oracle import Oracle
 
     if oracle is not None:
         return oracle

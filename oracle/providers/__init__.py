@@ -1,6 +1,6 @@
 """Model access: thin httpx clients for chat and native decision endpoints, sync and async.
 
-Build clients from a ``ProviderSettings`` (``oracle.config``)::
+Build clients from a ``ProviderSettings`` (``oracle.config.model``)::
 
     client = make_async_chat_client(config.providers.judge, prices=config.providers.prices)
     reply = await client.complete(ChatRequest(messages=[...], logprobs=True, top_logprobs=5))
@@ -22,7 +22,7 @@ a connection that keeps failing raises ``ProviderError`` itself) carrying ``atte
 and a body excerpt; nothing else escapes. ``client.capabilities`` says what the endpoint supports
 (logprobs, seed, structured output, native decisions), narrowed by what its replies taught: a
 server that ignores ``logprobs`` answers without them once, the reply stands (never retried) and the
-client stops asking. Replies carry usage, ``cost_usd`` (``oracle.prices``; None when no price is
+client stops asking. Replies carry usage, ``cost_usd`` (``oracle.providers.prices``; None when no price is
 known) and ``provenance``. API keys come from ``api_key_env``/``api_key`` and are never logged,
 cached or traced.
 """

@@ -15,7 +15,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from oracle._canonical import sha256_json
+from oracle._internal.canonical import sha256_json
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS responses (

@@ -21,11 +21,11 @@ from typing import Any, Callable, Protocol, cast
 
 import httpx
 
-from oracle._log import get_logger
+from oracle._internal.log import get_logger
 
-from oracle.config import Price, ProviderSettings
+from oracle.config.model import Price, ProviderSettings
 from oracle.errors import ResponseParseError
-from oracle.prices import endpoint_cost_usd
+from oracle.providers.prices import endpoint_cost_usd
 from oracle.providers._cache import ResponseCache, cache_key
 from oracle.providers._http import Delivered, Flow, call_flow
 from oracle.providers._retry import RetryPolicy

@@ -24,7 +24,7 @@ from dataclasses import dataclass
 from typing import Any, AsyncIterator, Awaitable, Callable, Generator, TypeVar
 
 import httpx
-from oracle._log import get_logger
+from oracle._internal.log import get_logger
 
 from oracle.errors import (ProviderError, ProviderHTTPError, ProviderTimeout, RateLimited,
                            ResponseParseError)

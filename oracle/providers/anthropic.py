@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from oracle.config import ProviderSettings
+from oracle.config.model import ProviderSettings
 from oracle.errors import ResponseParseError
 from oracle.providers.openai_chat import requested_sampling
 from oracle.providers.types import Capabilities, ChatReply, ChatRequest, Usage

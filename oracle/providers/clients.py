@@ -20,7 +20,7 @@ from typing import Any, Awaitable, Callable
 
 import httpx
 
-from oracle.config import Price, ProviderSettings
+from oracle.config.model import Price, ProviderSettings
 from oracle.errors import ConfigError
 from oracle.providers._body import aread_capped, read_capped
 from oracle.providers._core import ClientCore, WireFormat

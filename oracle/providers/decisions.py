@@ -68,8 +68,8 @@ import math
 import unicodedata
 from typing import Any, Literal, Sequence
 
-from oracle._canonical import canonical_json
-from oracle.config import ProviderSettings
+from oracle._internal.canonical import canonical_json
+from oracle.config.model import ProviderSettings
 from oracle.errors import ResponseParseError
 from oracle.providers._core import bearer_headers
 from oracle.providers.types import (Capabilities, DecisionAnswer, DecisionQuestion, DecisionReply,

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from oracle.config import LOCAL_MODEL_ALIAS, ProviderSettings
+from oracle.config.model import LOCAL_MODEL_ALIAS, ProviderSettings
 from oracle.errors import ResponseParseError
 from oracle.providers._core import bearer_headers
 from oracle.providers.types import Capabilities, ChatRequest, ChatReply, TokenLogprob, Usage

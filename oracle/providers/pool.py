@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING, Any, Mapping
 if TYPE_CHECKING:
     import httpx
 
-    from oracle.config import Price, ProviderSettings
+    from oracle.config.model import Price, ProviderSettings
     from oracle.providers.clients import AsyncChatClient, AsyncDecisionClient
 
 __all__ = ["ProviderPool", "ProviderPoolError", "endpoint_key"]

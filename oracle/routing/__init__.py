@@ -3,6 +3,6 @@ the signals read (``text_cues``), prior hardness learned from finished evaluatio
 and the summary of what the router did over a results file (``summary``).
 
 These modules are internal and may change without notice. The public routing types live in
-``oracle.signals`` (``Signals``), ``oracle.policy`` (the policy protocol), ``oracle.route`` (the
+``oracle.routing.signals`` (``Signals``), ``oracle.routing.policy`` (the policy protocol), ``oracle.routing.route`` (the
 trace) and ``oracle.policies``; ``oracle/__init__.py`` names the rest of the public API.
 """

@@ -16,13 +16,13 @@ import copy
 import time
 from typing import Any, Callable, Mapping, Sequence
 
-from oracle._rounding import round_to
-from oracle.config import OracleConfig
-from oracle.policy_settings import PolicySettings
-from oracle.policy import Policy
-from oracle.route import SCHEMA_VERSION, Gate, Route, VoteRecord
-from oracle.signals import Signals, signal_values
-from oracle.task import EVALUATORS, EvaluatorKind, Task, Trajectory
+from oracle.routing._rounding import round_to
+from oracle.config.model import OracleConfig
+from oracle.routing.settings import PolicySettings
+from oracle.routing.policy import Policy
+from oracle.routing.route import SCHEMA_VERSION, Gate, Route, VoteRecord
+from oracle.routing.signals import Signals, signal_values
+from oracle.tasks.task import EVALUATORS, EvaluatorKind, Task, Trajectory
 
 
 _clock = time.perf_counter_ns

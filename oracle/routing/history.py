@@ -16,7 +16,7 @@ from typing import Any, Iterable, Mapping
 
 from pydantic import BaseModel, ConfigDict
 
-from oracle.route import HistoryRef
+from oracle.routing.route import HistoryRef
 
 from oracle.errors import TaskValidationError
 
@@ -41,8 +41,8 @@ def load_history(path: str | Path) -> dict[str, float]:
     The file is user input like a task file: missing, a directory, binary, or a line that is not
     a JSON object are all ``TaskValidationError`` (exit 2), never an internal error.
     """
-    from oracle._limits import DEFAULT_LIMITS
-    from oracle.task_file import check_input_file, decode_json, read_lines
+    from oracle.tasks.limits import DEFAULT_LIMITS
+    from oracle.tasks.files import check_input_file, decode_json, read_lines
 
     path = check_input_file(path)
     rows = []
@@ -81,7 +81,7 @@ class HistorySnapshot(BaseModel):
 
     @classmethod
     def of(cls, counts: Mapping[str, tuple[int, int]], through_seq: int) -> "HistorySnapshot":
-        from oracle._canonical import sha256_json
+        from oracle._internal.canonical import sha256_json
 
         ordered = {h: [n, hard] for h, (n, hard) in sorted(counts.items()) if n > 0}
         ref = HistoryRef(hash=sha256_json(ordered), through_seq=through_seq, tasks=len(ordered),
@@ -127,6 +127,6 @@ class HistoryLearning:
                                       escalation=esc.reason if esc is not None else None,
                                       hard=is_hard(str(result.status), esc is not None))
         except EscalationStoreError as exc:
-            from oracle._log import get_logger
+            from oracle._internal.log import get_logger
 
             get_logger("oracle.history").warning("history_record_failed", task_id=task.id, error=str(exc))

@@ -17,7 +17,7 @@ from typing import Any
 from oracle.rubrics.errors import RubricError
 from oracle.rubrics.model import RubricContent, RubricRef
 from oracle.rubrics.store import RubricStore
-from oracle.task import TaskInput
+from oracle.tasks.task import TaskInput
 
 
 @dataclass(frozen=True)

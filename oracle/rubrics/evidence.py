@@ -107,7 +107,7 @@ def read_evidence(path: str | Path, *, arm: str = "routed", rubric: str | None =
 def _read_evidence(path: str | Path, *, arm: str, rubric: str | None) -> Evidence:
     p = Path(path)
     doc_path = p / "summary.json" if p.is_dir() else p
-    from oracle._safe_json import JsonInputError, loads_checked
+    from oracle._internal.safe_json import JsonInputError, loads_checked
 
     try:
         raw = doc_path.read_bytes()

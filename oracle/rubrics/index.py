@@ -57,7 +57,7 @@ def _where(exc: ValidationError) -> str:
 
 def check_index(path: Path) -> dict[str, Any]:
     """The index at ``path`` as plain data (the shape the store writes back), after checking it."""
-    from oracle._safe_json import JsonInputError, loads_checked
+    from oracle._internal.safe_json import JsonInputError, loads_checked
 
     try:
         with open(path, "rb") as fh:

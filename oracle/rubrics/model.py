@@ -16,10 +16,10 @@ from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
-from oracle._canonical import sha256_json
-from oracle.questions import Question
+from oracle._internal.canonical import sha256_json
+from oracle.tasks.questions import Question
 from oracle.rubrics.gates import GateResult
-from oracle.task import Criterion, check_criteria_and_questions, criteria_from_strings
+from oracle.tasks.task import Criterion, check_criteria_and_questions, criteria_from_strings
 
 NAME_RE = re.compile(r"[a-z0-9][a-z0-9_.-]{0,63}", re.ASCII)
 """Rubric names are plain file names: lowercase, digits, ``_ . -``, at most 64 characters

@@ -37,7 +37,7 @@ DEFAULT_ROOT = Path(".oracle") / "rubrics"
 
 def _atomic_write(path: Path, text: str) -> None:
     """``write_atomic`` (a planted link is never written through), a failure as a RubricError."""
-    from oracle._safe_files import write_atomic
+    from oracle._internal.safe_files import write_atomic
 
     try:
         write_atomic(path, text)
@@ -48,8 +48,8 @@ def _atomic_write(path: Path, text: str) -> None:
 def _load(text: str) -> Any:
     """YAML (a superset of JSON) through the project's bounded loader: no tags, few aliases,
     bounded expansion; then the checks every input gets (huge integers, lone surrogates)."""
-    from oracle._limits import DEFAULT_LIMITS, input_problem
-    from oracle._safe_yaml import load_yaml
+    from oracle.tasks.limits import DEFAULT_LIMITS, input_problem
+    from oracle._internal.safe_yaml import load_yaml
 
     data = load_yaml(text, max_aliases=DEFAULT_LIMITS.max_yaml_aliases, max_depth=DEFAULT_LIMITS.max_depth,
                      max_expanded_bytes=DEFAULT_LIMITS.max_expanded_bytes)

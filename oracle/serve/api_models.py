@@ -6,7 +6,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from oracle.result import OracleResult
+from oracle.results.result import OracleResult
 
 API_VERSION = "1"
 

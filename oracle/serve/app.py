@@ -21,7 +21,7 @@ from fastapi.responses import JSONResponse, Response
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
 from oracle import __version__
-from oracle.config import OracleConfig
+from oracle.config.model import OracleConfig
 from oracle.errors import EscalationNotFound, TaskValidationError
 from oracle.serve import openapi_doc
 from oracle.serve.api_models import (AnswerRequest, ApiError, BatchInfo, EscalationSummary, Health, JobInfo,
@@ -32,8 +32,8 @@ from oracle.serve.service import (ApiProblem, Service, batch_info, complete_line
                                   job_info, stored_call, summary)
 from oracle.serve.settings import ServeSettings
 from oracle.escalation.store import StoredEscalation
-from oracle.result import OracleResult
-from oracle.route import Route
+from oracle.results.result import OracleResult
+from oracle.routing.route import Route
 
 JSONL = "application/x-ndjson"
 

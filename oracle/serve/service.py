@@ -8,12 +8,12 @@ import tempfile
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from oracle.config import OracleConfig
+from oracle.config.model import OracleConfig
 from oracle.errors import AlreadyAnswered, EscalationNotFound, EscalationStoreError, TaskValidationError
 from oracle.serve.api_models import EscalationSummary
 from oracle.serve.jobs import Batch, BatchRegistry, Full, JobRegistry
 from oracle.serve.settings import ServeSettings
-from oracle.task import TaskInput
+from oracle.tasks.task import TaskInput
 
 if TYPE_CHECKING:
     from oracle.serve.guard import Guard
@@ -46,7 +46,7 @@ class Service:
 
     def __init__(self, config: OracleConfig, settings: ServeSettings) -> None:
         from oracle.escalation.store import EscalationStore
-        from oracle.oracle import Oracle
+        from oracle._oracle import Oracle
 
         self.settings = settings
         self.config = server_config(config, settings)
@@ -77,7 +77,7 @@ class Service:
 
     def task(self, body: bytes) -> TaskInput:
         """One task from a request body, read like a task file; in_process refused unless allowed."""
-        from oracle.task_file import decode_json, parse_task
+        from oracle.tasks.files import decode_json, parse_task
 
         limits, source = self.config.limits, "request body"
         try:
@@ -103,7 +103,7 @@ class Service:
         """Non-blank lines of an uploaded JSONL batch; a line asking for in_process refuses the batch.
 
         Other bad lines are left to the batch, which gives each its own row naming the problem."""
-        from oracle.task_file import decode_json
+        from oracle.tasks.files import decode_json
 
         total = 0
         for number, raw in enumerate(body.split(b"\n"), start=1):

@@ -1,6 +1,6 @@
 """The test-running verifier and its sandbox; importing this module registers the strategy."""
 
-from oracle.strategy import register_strategy
+from oracle.strategies.protocol import register_strategy
 from oracle.strategies.verifier.strategy import VerifierStrategy
 
 

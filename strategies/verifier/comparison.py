@@ -49,7 +49,7 @@ from collections import Counter
 from fractions import Fraction
 from typing import Any, Literal
 
-from oracle.strategies.verifier.runtime import wire
+from oracle.sandbox.runtime import wire
 
 Numbers = Literal["typed", "json"]
 _EXACT_FLOAT_INT = 2**53

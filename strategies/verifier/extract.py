@@ -12,7 +12,7 @@ import ast
 import re
 from dataclasses import dataclass
 
-from oracle.task import Task, Trajectory
+from oracle.tasks.task import Task, Trajectory
 
 SUPPORTED_LANGUAGES = ("python", "javascript")
 _FENCE = re.compile(r"```[ \t]*([A-Za-z0-9_+.-]*)[^\n]*\n(.*?)(```|\Z)", re.DOTALL)

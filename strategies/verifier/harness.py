@@ -19,10 +19,10 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
-from oracle.testspec import AssertTest, CallTest, CheckTest, FinalStateTest, IoTest
+from oracle.tasks.testspec import AssertTest, CallTest, CheckTest, FinalStateTest, IoTest
 from oracle.strategies.verifier.comparison import show, value_mismatch, values_equal  # noqa: F401 (re-exported)
-from oracle.strategies.verifier.runs import RunPlan, RunResult
-from oracle.strategies.verifier.runtime import handover, wire
+from oracle.sandbox.runs import RunPlan, RunResult
+from oracle.sandbox.runtime import handover, wire
 
 CodeTest = AssertTest | CallTest | CheckTest | IoTest
 """Tests that run the candidate's code."""
@@ -144,7 +144,7 @@ def build_plan(test: CodeTest, code: str, *, language: str, entry_point: str | N
 
 
 def compare_stdout(got: str, expected: str, rule: str) -> bool:
-    """The whitespace rules of an io test (see oracle.testspec.IoTest.whitespace)."""
+    """The whitespace rules of an io test (see oracle.tasks.testspec.IoTest.whitespace)."""
     if rule == "exact":
         return got == expected
     if rule == "collapse":

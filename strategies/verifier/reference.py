@@ -28,7 +28,7 @@ try:
 except ImportError:  # pragma: no cover - every pattern then takes the bounded child-process path
     re2 = None
 
-from oracle.testspec import ReferenceCheck
+from oracle.tasks.testspec import ReferenceCheck
 
 REGEX_TIMEOUT_S = 2.0
 """Wall-clock bound for a pattern RE2 cannot run (backreferences, lookaround)."""

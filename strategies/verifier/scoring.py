@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import Sequence
 
-from oracle.result import CandidateResult
+from oracle.results.result import CandidateResult
 from oracle.strategies.verifier.harness import TestOutcome
 
 

@@ -23,23 +23,23 @@ import weakref
 from pathlib import Path
 from typing import Any, Literal
 
-from oracle.concerns import (Concern, ErrorEvidence, IsolationEvidence, NoCandidatePassed, NonePassedEvidence,
+from oracle.results.concerns import (Concern, ErrorEvidence, IsolationEvidence, NoCandidatePassed, NonePassedEvidence,
                              SandboxFailure, Tampering, TamperingEvidence, WeakIsolation, verifier_failure)
-from oracle.config import OracleConfig, VerifierConfig
+from oracle.config.model import OracleConfig, VerifierConfig
 from oracle.errors import OracleError, SandboxError
-from oracle.provenance import ISOLATION_ORDER, EvaluationProvenance, Execution, Integrity
-from oracle.result import CandidateResult, EvaluationResult, Status
-from oracle.strategy import EvaluationContext
-from oracle.testspec import TRAJECTORY_KINDS, CheckTest, ReferenceCheck
+from oracle.results.provenance import ISOLATION_ORDER, EvaluationProvenance, Execution, Integrity
+from oracle.results.result import CandidateResult, EvaluationResult, Status
+from oracle.strategies.protocol import EvaluationContext
+from oracle.tasks.testspec import TRAJECTORY_KINDS, CheckTest, ReferenceCheck
 from oracle.strategies.verifier import containment, harness, reference, scoring
 from oracle.strategies.verifier import trajectory_checks as trajectory_tests
 from oracle.strategies.verifier.extract import SUPPORTED_LANGUAGES, ExtractedCode, extract_code, normalize_language
-from oracle.strategies.verifier.sandbox import Sandbox, SandboxLimits
-from oracle.strategies.verifier.sandbox.limits import check_timeouts
-from oracle.strategies.verifier.sandbox.layers import _world_readable_chain
-from oracle.strategies.verifier.sandbox.slots import can_drop_privileges
-from oracle.strategies.verifier.runs import run_in_pool
-from oracle.strategies.verifier.workers import WorkerPool
+from oracle.sandbox import Sandbox, SandboxLimits
+from oracle.sandbox.limits import check_timeouts
+from oracle.sandbox.layers import _world_readable_chain
+from oracle.sandbox.slots import can_drop_privileges
+from oracle.sandbox.runs import run_in_pool
+from oracle.sandbox.workers import WorkerPool
 
 VERSION = "1.1"
 """1.1: trajectory checks (tool_calls, tool_result, final_state)."""

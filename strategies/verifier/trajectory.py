@@ -29,7 +29,7 @@ import json
 from dataclasses import dataclass
 from typing import Any
 
-from oracle.task import Step, Trajectory
+from oracle.tasks.task import Step, Trajectory
 
 ENVIRONMENT_ROLES = (None, "tool")
 """Roles whose ``tool_result`` steps come from the environment, not the model."""
@@ -194,7 +194,7 @@ def final_state_plan(code: str, trajectory: Trajectory, *, timeout_s: float, out
     runs nothing). It uses the worker's single-process mode, and its report pipe, which only that
     process holds, carries the verdict. Raises ValueError when the trajectory is too large to send.
     """
-    from oracle.strategies.verifier.runs import RunPlan
+    from oracle.sandbox.runs import RunPlan
 
     text = json.dumps(trajectory_json(trajectory), ensure_ascii=True, default=str)
     if len(text) > MAX_FINAL_STATE_BYTES:

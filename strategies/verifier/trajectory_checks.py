@@ -22,8 +22,8 @@ from oracle.strategies.verifier.containment import describe, fault_outcome
 from oracle.strategies.verifier.harness import TestOutcome, interpret, test_name
 from oracle.strategies.verifier.trajectory import (CallRecord, IgnoredResult, ResultRecord, final_state_plan, tool_calls,
                                                    tool_results)
-from oracle.task import Trajectory
-from oracle.testspec import (ANY_OTHER_ARG, ArgComparator, ArgComparatorMode, ArgRule, ArgsMatch, ExpectedCall, FinalStateTest, ReferenceCheck,
+from oracle.tasks.task import Trajectory
+from oracle.tasks.testspec import (ANY_OTHER_ARG, ArgComparator, ArgComparatorMode, ArgRule, ArgsMatch, ExpectedCall, FinalStateTest, ReferenceCheck,
                              ToolCallsTest, ToolResultTest)
 
 INTEGRITY = "trajectory"
@@ -388,7 +388,7 @@ async def run_final_state(test: FinalStateTest, index: int, trajectory: Trajecto
     """``check(trajectory)`` in a fresh sandboxed process of ``pool`` (see ``final_state_plan``)."""
     import asyncio
 
-    from oracle.strategies.verifier.runs import run_in_pool
+    from oracle.sandbox.runs import run_in_pool
 
     try:
         plan = final_state_plan(test.code, trajectory, timeout_s=test.timeout_s or cfg.timeout_s,

@@ -31,7 +31,7 @@ class LocalModelHandle:
     server: LocalModelServer
 
     def provider_settings(self, **overrides: Any):
-        from oracle.config import ProviderSettings
+        from oracle.config.model import ProviderSettings
 
         values: dict[str, Any] = dict(kind="openai", base_url=self.base_url, model=self.model,
                                       timeout_s=120.0, max_retries=1, concurrency=1)

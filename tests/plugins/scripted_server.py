@@ -278,7 +278,7 @@ class ScriptedServer:
 
     def provider_settings(self, kind: str = "openai", **overrides: Any):
         """ProviderSettings aimed at this server, with test-friendly fast backoff and timeouts."""
-        from oracle.config import ProviderSettings
+        from oracle.config.model import ProviderSettings
 
         values: dict[str, Any] = dict(kind=kind, base_url=self.base_url, model="scripted-model",
                                       timeout_s=2.0, max_retries=2, backoff_base_s=0.01, backoff_max_s=0.2)

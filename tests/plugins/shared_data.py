@@ -3,7 +3,7 @@
     def test_x(shared_data):
         path = shared_data("humaneval/HumanEval.jsonl.gz")   # a Path that exists
 
-The directory follows ``oracle._data_paths`` (``$ORACLE_DATA_DIR``, else ../shared/data beside the
+The directory follows ``oracle._internal.data_paths`` (``$ORACLE_DATA_DIR``, else ../shared/data beside the
 checkout). On a developer machine without the data the test is skipped with the path and how to set
 it; with ``CI=true`` it fails instead, because CI gets a copy of the data and a skip there would hide
 a test that never ran.
@@ -17,7 +17,7 @@ from typing import Callable
 
 import pytest
 
-from oracle._data_paths import DataNotFound, shared_data_file
+from oracle._internal.data_paths import DataNotFound, shared_data_file
 
 
 def in_ci() -> bool:

@@ -1,0 +1,291 @@
+"""The Oracle facade: route a task, run only the chosen evaluator, check for escalation.
+
+The Oracle keeps no history: each call returns its own trace. Strategies are built once per
+evaluator kind and reused; they hold no settings (each evaluation's context carries the config).
+``aevaluate`` is the real implementation; ``evaluate`` is a thin sync runner over it.
+
+The Oracle owns its model connections (a ``ProviderPool``). Inside ``async with Oracle(...)`` (or
+until ``await oracle.aclose()``) evaluations share that pool and keep connections warm; a call made
+outside it opens a pool for that call and closes it before returning, so nothing leaks whichever
+event loop the caller uses.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import threading
+import time
+from contextlib import asynccontextmanager
+from typing import Any, AsyncIterator, Iterable, Mapping
+
+from oracle._internal.log import get_logger
+
+from oracle import _telemetry as telemetry
+from oracle.config.model import OracleConfig
+from oracle.errors import ConfigError, TaskValidationError
+from oracle.escalation.triggers import check_result, check_route
+from oracle.providers.pool import ProviderPool
+from oracle.results.result import EvaluationResult, OracleResult, Status
+from oracle.routing.route import Route
+from oracle.routing.chain import PolicyChain
+from oracle.strategies.protocol import EvaluationContext, Strategy, strategy_factory
+from oracle.tasks.task import Task, TaskInput, Trajectory
+
+log = get_logger("oracle")
+
+
+def as_task_input(task: Task | TaskInput | Mapping[str, Any],
+                  trajectories: Iterable[Trajectory | Mapping[str, Any] | list] | None = None) -> TaskInput:
+    """Accept a TaskInput, a Task plus trajectories, or plain dicts; validate once.
+
+    Anything else is bad input: ``TaskValidationError`` naming the field, never a ``TypeError``.
+    """
+    if isinstance(task, TaskInput):
+        return task
+    if isinstance(task, Mapping) and "task" in task and trajectories is None:
+        return TaskInput.model_validate(dict(task))
+    if not isinstance(task, (Task, Mapping)):
+        raise TaskValidationError(f"task: expected a Task, a TaskInput or a mapping, got {type(task).__name__}",
+                                  field="task")
+    if trajectories is not None and (isinstance(trajectories, (str, bytes, Mapping))
+                                     or not isinstance(trajectories, Iterable)):
+        raise TaskValidationError("trajectories: expected a list of trajectories or message lists, "
+                                  f"got {type(trajectories).__name__}", field="trajectories")
+    trajs = [t.model_dump() if isinstance(t, Trajectory) else t for t in (trajectories or [])]
+    task_data = task.model_dump() if isinstance(task, Task) else task
+    return TaskInput.model_validate({"task": task_data, "trajectories": trajs})
+
+
+class Oracle:
+    """Routes and evaluates tasks under one configuration."""
+
+    def __init__(self, config: OracleConfig | None = None, *,
+                 history: Mapping[str, float] | None = None, human: Any = None,
+                 store: Any = None, providers: ProviderPool | None = None, learn_history: bool = False,
+                 history_through: int | None = None) -> None:
+        """``human``: a HumanOracle (sync ``ask`` or async ``aask``) asked at once when a request
+        fires; ``store``: an EscalationStore where unanswered requests wait (blocking ones make
+        the result ``pending``). Both optional; without them a request is only attached.
+        ``providers``: the pool this Oracle owns (default: a new one); it closes it in ``aclose``.
+        ``learn_history``: read prior hardness from ``store``'s outcome log, through a snapshot
+        frozen now (``history_through``: rebuild the snapshot up to that seq), and log every
+        finished evaluation there (oracle.routing.history)."""
+        self.config = config or OracleConfig.load()
+        self.human = human
+        self.store = store
+        self.chain = PolicyChain(self.config)
+        self.history = history
+        self.learning = None
+        if learn_history:
+            if store is None:
+                raise ConfigError("learn_history: needs a store (the escalation store holds the outcome log)")
+            from oracle.routing.history import HistoryLearning
+
+            self.learning = HistoryLearning(store, through_seq=history_through)
+        self.providers = providers or ProviderPool()
+        self._strategies: dict[str, Strategy] = {}
+        self._lock = threading.Lock()
+        self._held = 0
+
+    async def __aenter__(self) -> "Oracle":
+        self._held += 1
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        self._held -= 1
+        if self._held == 0:
+            await self.aclose()
+
+    async def aclose(self) -> None:
+        """Close this Oracle's model connections (they reopen on the next evaluation)."""
+        await self.providers.aclose()
+
+    @asynccontextmanager
+    async def _lease(self, providers: ProviderPool | None = None) -> AsyncIterator[ProviderPool]:
+        """The pool for one call: the caller's, the Oracle's own while it is held open, or a pool
+        for this call alone (closed on the way out)."""
+        if providers is not None:
+            yield providers
+        elif self._held:
+            yield self.providers
+        else:
+            async with ProviderPool(transport=self.providers.transport) as pool:
+                yield pool
+
+    def route(self, task: Task | TaskInput | Mapping[str, Any],
+              trajectories: Iterable[Any] | None = None) -> Route:
+        """Pick the evaluator for a task; pure and deterministic (timings aside)."""
+        item = as_task_input(task, trajectories)
+        given = item.task
+        if item.task.rubric is not None:
+            item = self._rubric(item).item
+        return self._route(given, item)
+
+    def _route(self, task: Task, item: TaskInput) -> Route:
+        """Route ``item`` with the prior hardness of ``task`` (the task as given, before a rubric
+        fills it in), stamped with the history snapshot it read."""
+        if self.learning is None:
+            return self.chain.route(item.task, item.trajectories, history=self.history)
+        history = self.learning.prior(task, self.history)
+        return self.learning.stamp(self.chain.route(item.task, item.trajectories, history=history))
+
+    def _rubric(self, item: TaskInput) -> Any:
+        """The task with its named rubric applied (criteria, questions, judge settings).
+
+        Resolved at each evaluation, so ``NAME`` follows the current release and the result names
+        the version used; ``NAME@N`` pins one. A rubric that cannot be used is bad input."""
+        from oracle.rubrics.apply import resolve_rubric
+        from oracle.rubrics.errors import RubricError
+        from oracle.rubrics.store import RubricStore
+
+        try:
+            return resolve_rubric(item, RubricStore(self.config.rubrics.dir))
+        except RubricError as exc:
+            raise TaskValidationError(f"task.rubric: {exc}", field="task.rubric") from None
+
+    def strategy(self, kind: str) -> Strategy | None:
+        with self._lock:
+            if kind not in self._strategies:
+                factory = strategy_factory(kind)
+                if factory is None:
+                    return None
+                self._strategies[kind] = factory()
+            return self._strategies[kind]
+
+    async def run_strategy(self, item: TaskInput, route: Route, kind: str,
+                           extra: Mapping[str, Any] | None = None, *,
+                           providers: ProviderPool | None = None,
+                           config: OracleConfig | None = None) -> EvaluationResult:
+        """Run one evaluator; any exception it leaks becomes a failed result, never a crash.
+
+        ``config``: this evaluation's settings when they differ from the Oracle's (a rubric's
+        thresholds); evaluators read settings only from their context."""
+        async with self._lease(providers) as pool:
+            return await self._run_strategy(item, route, kind, extra, pool, config or self.config)
+
+    async def _run_strategy(self, item: TaskInput, route: Route, kind: str,
+                            extra: Mapping[str, Any] | None, providers: ProviderPool,
+                            config: OracleConfig) -> EvaluationResult:
+        start = time.perf_counter()
+        try:
+            strategy = self.strategy(kind)
+        except Exception as exc:  # noqa: BLE001 - a strategy that cannot be built is a failure row
+            return EvaluationResult.failure(kind, exc)  # type: ignore[arg-type]
+        if strategy is None:
+            return EvaluationResult.failure(
+                kind, f"evaluator {kind!r} is not available in this build", error_type="EvaluatorUnavailable")  # type: ignore[arg-type]
+        ctx = EvaluationContext(task=item.task, trajectories=tuple(item.trajectories),
+                                config=config, route=route, extra=dict(extra or {}),
+                                providers=providers)
+        with telemetry.evaluator_span(kind) as span:  # a no-op unless a tracer provider is configured
+            try:
+                result = await strategy.evaluate(ctx)
+            except Exception as exc:  # noqa: BLE001 - contract: evaluate never raises out of the Oracle
+                log.warning("strategy_raised", evaluator=kind, task_id=item.task.id, error=repr(exc))
+                result = EvaluationResult.failure(kind, exc)  # type: ignore[arg-type]
+            return span.finish(completed(result, strategy, ctx, latency_ms=(time.perf_counter() - start) * 1000))
+
+    async def aevaluate(self, task: Task | TaskInput | Mapping[str, Any],
+                        trajectories: Iterable[Any] | None = None) -> OracleResult:
+        """Route, evaluate with the chosen evaluator only, and attach any escalation request.
+
+        With a human or a store, the request is answered at once (and the answer applied, status
+        ``escalated``) or filed (status ``pending`` when it blocks the verdict)."""
+        item = as_task_input(task, trajectories)
+        async with self._lease() as pool:
+            return await self._evaluate_item(item, pool)
+
+    async def _evaluate_item(self, item: TaskInput, pool: ProviderPool) -> OracleResult:
+        with telemetry.evaluation_span(item) as span:  # a no-op unless a tracer provider is configured
+            return span.finish(await self._settled(item, pool))  # type: ignore[no-any-return]
+
+    async def _settled(self, item: TaskInput, pool: ProviderPool) -> OracleResult:
+        res = await self.evaluate_once(item, providers=pool)
+        if res.escalation is not None and (self.human is not None or self.store is not None):
+            from oracle.escalation.resume import settle
+
+            res = await settle(self, item, res, human=self.human, store=self.store, providers=pool)
+        if self.learning is not None:
+            await asyncio.to_thread(self.learning.record, item.task, res)
+        return res
+
+    async def evaluate_once(self, item: TaskInput, *, providers: ProviderPool | None = None) -> OracleResult:
+        """One route + evaluation + escalation check, with no human in the loop."""
+        rubric, config, given = None, self.config, item.task
+        if item.task.rubric is not None:
+            resolved = self._rubric(item)
+            from oracle.rubrics.apply import config_with
+
+            item, rubric, config = resolved.item, resolved.ref, config_with(self.config, resolved.overlay)
+        with telemetry.route_span() as span:
+            route = span.finish(self._route(given, item))
+        esc_cfg = self.config.escalation
+        escalation = check_route(item.task, route, esc_cfg) if esc_cfg.enabled else None
+        if route.evaluator is None:
+            return OracleResult(task_id=item.task.id, status=Status.failed, route=route, result=None,
+                                escalation=escalation)
+        result = await self.run_strategy(item, route, route.evaluator, providers=providers, config=config)
+        if escalation is None and esc_cfg.enabled:
+            escalation = check_result(item.task, route, result, esc_cfg,
+                                      [t.id for t in item.trajectories])
+        return OracleResult(task_id=item.task.id, status=result.status, route=route, result=result,
+                            escalation=escalation, rubric=rubric)
+
+    def evaluate(self, task: Task | TaskInput | Mapping[str, Any],
+                 trajectories: Iterable[Any] | None = None) -> OracleResult:
+        """Synchronous runner over ``aevaluate`` (safe to call inside a running event loop).
+
+        It runs on a private event loop, so it opens a pool for this call and closes it before the
+        loop ends, even while the Oracle is held open by ``async with`` elsewhere."""
+
+        item = as_task_input(task, trajectories)
+
+        async def once() -> OracleResult:
+            async with ProviderPool(transport=self.providers.transport) as pool:
+                return await self._evaluate_item(item, pool)
+
+        return run_sync(once())  # type: ignore[no-any-return]
+
+
+def completed(result: EvaluationResult, strategy: Strategy, ctx: EvaluationContext, *,
+              latency_ms: float) -> EvaluationResult:
+    """The strategy's result with what it left empty filled in, as a new object.
+
+    A strategy fills latency and provenance itself (from its context); the Oracle never edits the
+    object a strategy returned, so a strategy that keeps it (a cache, a log) sees what it made.
+    """
+    prov = result.provenance
+    prov_update: dict[str, Any] = {}
+    if not prov.config_hash:
+        prov_update["config_hash"] = ctx.config.hash()
+    if not prov.strategy:
+        prov_update["strategy"] = {"name": getattr(strategy, "name", result.evaluator),
+                                   "version": getattr(strategy, "version", None)}
+    update: dict[str, Any] = {}
+    if prov_update:
+        update["provenance"] = prov.model_copy(update=prov_update)
+    if not result.latency_ms:
+        update["latency_ms"] = round(latency_ms, 3)
+    return result.model_copy(update=update) if update else result
+
+
+def run_sync(coro: Any) -> Any:
+    """Run a coroutine to completion from sync code, even when a loop is already running."""
+    try:
+        asyncio.get_running_loop()
+    except RuntimeError:
+        return asyncio.run(coro)
+    box: dict[str, Any] = {}
+
+    def runner() -> None:
+        try:
+            box["value"] = asyncio.run(coro)
+        except BaseException as exc:  # noqa: BLE001
+            box["error"] = exc
+
+    thread = threading.Thread(target=runner, name="oracle-sync-runner")
+    thread.start()
+    thread.join()
+    if "error" in box:
+        raise box["error"]
+    return box["value"]

@@ -1,0 +1,112 @@
+"""``oracle batch tasks.jsonl -o results.jsonl``: every input line gets one row; reruns resume."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import sys
+from pathlib import Path
+
+from oracle.batch.rows import DEFAULT_TASK_TIMEOUT_S
+from oracle.config.model import OracleConfig
+
+
+def register(sub: argparse._SubParsersAction) -> None:
+    p = sub.add_parser("batch", help="evaluate a JSONL file of tasks into a JSONL file of rows (resumable)")
+    p.add_argument("file", help="input .jsonl, one task per line")
+    p.add_argument("-o", "--output", required=True, help="output .jsonl (appended to; a rerun resumes)")
+    p.add_argument("--concurrency", type=int, default=16, help="tasks in flight (default 16)")
+    p.add_argument("--engine", choices=("local", "ray"), default="local")
+    p.add_argument("--ray-address", help="Ray cluster address (default: start a local cluster)")
+    p.add_argument("--export", choices=("parquet",), help="also write <output>.parquet")
+    p.add_argument("--store", help="escalation store (default: escalation.store_path of the config)")
+    p.add_argument("--no-store", action="store_true", help="do not file escalation requests")
+    p.add_argument("--no-learn", action="store_true",
+                   help="route without the store's outcome history and do not log outcomes to it")
+    p.add_argument("--task-timeout", type=float, default=DEFAULT_TASK_TIMEOUT_S,
+                   help="seconds per input line, parsing and evaluating, before it becomes a failed row "
+                        f"(default {DEFAULT_TASK_TIMEOUT_S:g}; 0 turns the bound off)")
+    p.add_argument("--progress-interval", type=float, default=5.0,
+                   help="seconds between progress log lines when not on a terminal")
+    p.add_argument("--summary-json", action="store_true", help="print the summary as JSON instead of a table")
+    p.add_argument("--strict", action="store_true",
+                   help="exit 3 when any row is not ok (failed, unparsed, pending, abstained, invalid input)")
+    p.set_defaults(func=cmd_batch)
+
+
+def _bad(message: str) -> int:
+    print(f"error: {message}", file=sys.stderr)
+    return 2
+
+
+def preflight(args: argparse.Namespace) -> str | None:
+    """Everything that can be checked before the first line runs: a problem found after an hour
+    of evaluation (a missing export dependency, an export that would overwrite the rows) is a
+    problem that should have stopped the batch at once."""
+    source, output = Path(args.file), Path(args.output)
+    if source.is_dir():
+        return f"{args.file}: is a directory, not a JSONL file"
+    if source.suffix != ".jsonl":
+        return (f"{args.file}: batch reads JSONL (one task per line, a .jsonl file); for one JSON or YAML "
+                "task file use `oracle evaluate`")
+    if output.suffix != ".jsonl":
+        return f"--output: {args.output}: rows are written as JSONL; name the output .jsonl"
+    if args.concurrency < 1:
+        return "--concurrency: must be at least 1"
+    if not math.isfinite(args.task_timeout) or args.task_timeout < 0:
+        return "--task-timeout: must be a finite number of seconds, 0 for no bound"
+    if args.export == "parquet":
+        from oracle.batch import parquet_available
+
+        if not parquet_available():
+            return "--export parquet needs pyarrow: pip install 'oracle-router[parquet]'"
+        dest = output.with_suffix(".parquet")
+        if dest.exists() and not dest.is_file():
+            return f"--export parquet: {dest} exists and is not a file"
+        if not dest.parent.is_dir():
+            return f"--export parquet: the directory {dest.parent} does not exist"
+    return None
+
+
+def cmd_batch(args: argparse.Namespace) -> int:
+    from oracle.batch import export_parquet, render_summary, run_batch
+
+    problem = preflight(args)
+    if problem:
+        return _bad(problem)
+    config = OracleConfig.load(args.config)
+    store = None if (args.no_store or not config.escalation.enabled) else (args.store or config.escalation.store_path)
+    report = run_batch(args.file, args.output, config=config, concurrency=args.concurrency, engine=args.engine,
+                       ray_address=args.ray_address, store_path=store, timeout_s=args.task_timeout or None,
+                       progress_interval_s=args.progress_interval, learn_history=not args.no_learn)
+    exported_ok = True
+    if args.export == "parquet":
+        dest = Path(args.output).with_suffix(".parquet")
+        try:
+            n = export_parquet(args.output, dest)
+            print(f"exported {n} rows to {dest}", file=sys.stderr)
+        except (OSError, ValueError, RuntimeError) as exc:  # the JSONL rows stay as they are
+            print(f"error: --export parquet failed ({type(exc).__name__}: {exc}); the rows are intact in "
+                  f"{args.output}", file=sys.stderr)
+            exported_ok = False
+    if args.summary_json:
+        print(json.dumps({"total": report.total, "resumed": report.resumed, "computed": report.computed,
+                          "elapsed_s": round(report.elapsed_s, 3), **report.summary}, sort_keys=True))
+    else:
+        print(render_summary(report.summary))
+        print(f"{report.total} input lines, {report.resumed} resumed, {report.computed} computed "
+              f"in {report.elapsed_s:.1f}s")
+    if report.summary["rows"] != report.total:
+        print(f"error: {args.output} holds {report.summary['rows']} rows for {report.total} input lines; "
+              "rows from a different input file?", file=sys.stderr)
+        return 1
+    if not exported_ok:
+        return 1
+    if args.strict:
+        not_ok = {k: v for k, v in report.summary.get("statuses", {}).items() if k != "ok"}
+        if not_ok:
+            print(f"--strict: {sum(not_ok.values())} row(s) not ok: "
+                  + ", ".join(f"{k} {v}" for k, v in sorted(not_ok.items())), file=sys.stderr)
+            return 3
+    return 0

@@ -1,0 +1,140 @@
+"""``oracle route``, ``oracle evaluate`` and ``oracle config show``."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+
+from typing import TYPE_CHECKING
+
+from oracle.config.model import OracleConfig
+
+if TYPE_CHECKING:
+    from oracle.batch.progress import Progress
+    from oracle.results.result import OracleResult
+
+
+def register(sub: argparse._SubParsersAction) -> None:
+    p = sub.add_parser("route", help="show which evaluator each task goes to, with the trace")
+    p.add_argument("file", help="task file: .json, .yaml or .jsonl")
+    p.add_argument("--json", action="store_true", help="one line of JSON per task")
+    p.add_argument("--history", help="earlier results JSONL: feeds the prior_hardness signal")
+    p.set_defaults(func=cmd_route)
+
+    p = sub.add_parser("evaluate", help="route and evaluate each task")
+    p.add_argument("file", help="task file: .json, .yaml or .jsonl")
+    p.add_argument("--json", action="store_true", help="one line of JSON per task")
+    p.add_argument("--history", help="earlier results JSONL: feeds the prior_hardness signal")
+    p.add_argument("--strict", action="store_true", help="exit 3 when any task is not ok")
+    p.add_argument("--store", help="file unanswered escalation requests in this SQLite store "
+                                   "(blocking ones make the task pending; see `oracle escalations`)")
+    p.add_argument("--human", choices=("console",), help="ask escalation questions on the terminal now")
+    p.add_argument("-q", "--quiet", "--no-route", dest="no_route", action="store_true",
+                   help="verdicts only: no routing table (with --json: rows without the route trace)")
+    p.add_argument("--progress", action=argparse.BooleanOptionalAction, default=None,
+                   help="progress on stderr while evaluating several tasks (default: only on a terminal)")
+    p.set_defaults(func=cmd_evaluate)
+
+    p = sub.add_parser("config", help="configuration")
+    csub = p.add_subparsers(dest="config_command", metavar="ACTION")
+    csub.required = True
+    show = csub.add_parser("show", help="print the effective config (secrets hidden) and its hash")
+    show.add_argument("--json", action="store_true")
+    show.set_defaults(func=cmd_config_show)
+
+
+def _history(args: argparse.Namespace) -> dict[str, float] | None:
+    from oracle.routing.history import load_history
+
+    return load_history(args.history) if getattr(args, "history", None) else None
+
+
+def cmd_route(args: argparse.Namespace) -> int:
+    # Routing needs the config, the task model and the policy chain only: not the Oracle, whose
+    # evaluators bring the provider stack (httpx, asyncio) with them.
+    from oracle.cli._render import render_route
+    from oracle.routing.chain import PolicyChain
+    from oracle.tasks.files import load_tasks
+
+    config = OracleConfig.load(args.config)
+    tasks = load_tasks(args.file, limits=config.limits)
+    chain, history = PolicyChain(config), _history(args)
+    for item in tasks:
+        route = chain.route(item.task, item.trajectories, history=history)
+        if args.json:
+            print(json.dumps({"task_id": item.task.id, "route": route.model_dump(mode="json")},
+                             sort_keys=True))
+        else:
+            print(render_route(route, item.task.id) + "\n")
+    return 0
+
+
+def cmd_evaluate(args: argparse.Namespace) -> int:
+    from oracle._oracle import Oracle
+    from oracle.cli._render import render_result
+    from oracle.tasks.files import load_tasks
+
+    config = OracleConfig.load(args.config)
+    tasks = load_tasks(args.file, limits=config.limits)
+    human = store = None
+    if args.human == "console":
+        from oracle.escalation.human import ConsoleHuman
+
+        human = ConsoleHuman()
+    if args.store:
+        from oracle.escalation.store import EscalationStore
+
+        store = EscalationStore(args.store)
+    oracle = Oracle(config, history=_history(args), human=human, store=store)
+    not_ok = 0
+    with _progress(args, len(tasks)) as progress:
+        for item in tasks:
+            progress.running(item.task.id)
+            res = oracle.evaluate(item)
+            progress.update({"status": res.status.value})
+            not_ok += res.status.value != "ok"
+            if args.json:
+                print(_row_without_route(res) if args.no_route else res.to_json())
+            else:
+                print(render_result(res, show_route=not args.no_route) + "\n")
+            sys.stdout.flush()
+    return 3 if (args.strict and not_ok) else 0
+
+
+def _progress(args: argparse.Namespace, total: int) -> Progress:
+    """Progress for ``evaluate``: by default a bar when several tasks run and stderr is a terminal
+    (never while ``--human console`` asks questions there); ``--progress`` also off a terminal, as
+    plain lines; ``--no-progress`` never."""
+    from oracle.batch.progress import Progress
+
+    wanted = args.progress if args.progress is not None else (total > 1 and args.human is None)
+    if not wanted:
+        return Progress(total, tty=False, off_tty="off", label="evaluate")
+    return Progress(total, off_tty="text" if args.progress else "off", label="evaluate", interval_s=2.0,
+                    share_stdout=_isatty(sys.stdout))
+
+
+def _isatty(stream: object) -> bool:
+    isatty = getattr(stream, "isatty", None)
+    return bool(isatty()) if callable(isatty) else False
+
+
+def _row_without_route(res: OracleResult) -> str:
+    from oracle._internal.canonical import canonical_json
+
+    return canonical_json(res.model_dump(mode="json", exclude={"route"}))
+
+
+def cmd_config_show(args: argparse.Namespace) -> int:
+    import yaml
+
+    config = OracleConfig.load(args.config)
+    data = config.public_dump()                    # API keys as "set"/"unset", never their values
+    out = {"config_hash": config.hash(), "config": data}
+    if args.json:
+        print(json.dumps(out, sort_keys=True, indent=2))
+    else:
+        print(f"# config_hash: {config.hash()}")
+        print(yaml.safe_dump(data, sort_keys=True), end="")
+    return 0

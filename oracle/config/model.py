@@ -1,0 +1,372 @@
+"""One configuration object for the whole oracle: routing weights, thresholds, providers, limits.
+
+``OracleConfig`` is frozen and forbids unknown keys. It loads from YAML, TOML or Python and its
+hash (over a canonical JSON dump, secrets excluded) goes into every trace, so two results can be
+compared knowing whether the same settings produced them. Each default lives here, once. Every
+setting can also come from the environment, ``ORACLE_<SECTION>__<FIELD>`` (oracle/config/_env.py);
+an API key never enters the hash, and a dump shows only whether it is set.
+"""
+
+from __future__ import annotations
+
+import os
+from functools import cached_property
+from pathlib import Path
+from typing import Any, Literal
+
+from pydantic import (BaseModel, ConfigDict, Field, SecretStr, SerializeAsAny, ValidationError,
+                      field_validator, model_validator)
+
+from oracle._internal.canonical import sha256_json
+from oracle._internal.frozen import FrozenWithCache
+from oracle.errors import ConfigError
+from oracle.tasks.limits import InputLimits
+from oracle.rubrics.gates import Gate
+from oracle.routing.settings import (CUE_PREFIX_CHARS, POLICY_SETTINGS, SCAN_CHARS, PolicySettings,
+                                    merge_policy_settings)
+from oracle.tasks.task import EVALUATORS, EvaluatorKind
+
+# allow_inf_nan=False: an infinite timeout or a NaN threshold is bad input, not a setting.
+_FROZEN = ConfigDict(extra="forbid", frozen=True, allow_inf_nan=False)
+
+
+DEFAULT_POLICY_WEIGHTS: dict[str, float] = {name: cls().weight for name, cls in POLICY_SETTINGS.items()}
+"""Default weight of each built-in policy (the settings models in oracle/routing/settings.py hold them)."""
+
+
+class RoutingConfig(BaseModel):
+    """How votes become a route."""
+
+    model_config = _FROZEN
+    policies: dict[str, SerializeAsAny[PolicySettings]] = Field(
+        default_factory=lambda: merge_policy_settings({}))
+    """Policy name -> its weight and the numbers its votes use (oracle/routing/settings.py). Named
+    policies take the given fields over their defaults; built-in policies not named keep theirs."""
+    threshold: float = Field(default=0.45, ge=0, le=1)
+    """Below this normalized confidence the router falls back to ``default_evaluator``."""
+    default_evaluator: EvaluatorKind = "llm_judge"
+    enabled_evaluators: tuple[EvaluatorKind, ...] = EVALUATORS
+    """Evaluators the router may pick; the others are gated out."""
+    cue_prefix_chars: int = Field(default=CUE_PREFIX_CHARS, ge=256, le=1_000_000)
+    """Cue densities are computed on this prefix of the prompt so routing cost stays flat."""
+    scan_chars: int = Field(default=SCAN_CHARS, ge=256, le=1_000_000)
+    """Every other text a signal reads (answers, outputs, reference, criteria) is read this far:
+    the head, and for end-anchored checks the tail; so routing cost does not grow with them."""
+
+    @field_validator("policies", mode="before")
+    @classmethod
+    def _typed_policies(cls, value: Any) -> Any:
+        return merge_policy_settings(value)
+
+
+class EscalationConfig(BaseModel):
+    """When the oracle asks a human instead of pretending to know."""
+
+    model_config = _FROZEN
+    route_margin: float = Field(default=0.15, ge=0, le=1)
+    """A low-confidence route whose runner-up is within this margin raises a request."""
+    score_spread: float = Field(default=0.05, ge=0, le=1)
+    """Candidates whose best scores differ by less than this cannot be separated."""
+    required_isolation: Literal["none", "rlimits", "landlock", "namespaces"] = "namespaces"
+    """Code run with weaker isolation than this raises a request."""
+    store_path: str = ".oracle/escalations.sqlite"
+    enabled: bool = True
+
+
+class Price(BaseModel):
+    """USD per million tokens."""
+
+    model_config = _FROZEN
+    input_per_mtok: float = Field(ge=0)
+    output_per_mtok: float = Field(ge=0)
+
+
+LOCAL_MODEL_ALIAS = "smollm2-135m-instruct"
+"""Model name the embedded llama.cpp server answers to (``oracle model serve``)."""
+LOCAL_BASE_URL = "http://127.0.0.1:8765/v1"
+"""Where ``oracle model serve`` listens by default: the judge endpoint when none is configured."""
+SYSTEMONE_MODEL_ALIAS = "jev-latest"
+"""The model name every System One server accepts for its current model (spec §3.1, request.model-alias)."""
+_LOOPBACK_HOSTS = frozenset({"127.0.0.1", "localhost", "::1"})
+
+ProviderKind = Literal["openai", "anthropic", "decisions", "systemone"]
+
+
+class ProviderSettings(BaseModel):
+    """One model endpoint and how calls to it behave."""
+
+    model_config = _FROZEN
+    kind: ProviderKind = "openai"
+    base_url: str = LOCAL_BASE_URL
+    model: str | None = None
+    """The model to ask for. Left unset it is never borrowed from another endpoint: the embedded
+    model's name for an OpenAI-compatible server on this machine, ``jev-latest`` for System One,
+    none (the server's default, no ``model`` field sent) for the Decisions format; an
+    OpenAI-compatible server elsewhere and Anthropic must be told which model to use."""
+    api_key: SecretStr | None = None
+    """Prefer ``api_key_env``; a key given here is never logged, traced or hashed."""
+    api_key_env: str | None = None
+    """Name of the environment variable holding the key."""
+    timeout_s: float = Field(default=120.0, gt=0)
+    deadline_s: float | None = Field(default=600.0, gt=0)
+    """Overall deadline for one logical call, retries included (None: no deadline). A server
+    that keeps a call alive with retries and slow replies cannot hold a task past it."""
+    max_reply_bytes: int = Field(default=8 * 1024 * 1024, ge=1024)
+    """A reply body larger than this (after decompression) fails the call: ``ResponseTooLarge``."""
+    max_retries: int = Field(default=4, ge=0)
+    backoff_base_s: float = Field(default=0.5, ge=0)
+    backoff_max_s: float = Field(default=20.0, ge=0)
+    concurrency: int = Field(default=4, ge=1)
+    cache_path: str | None = None
+    """SQLite response cache for reproducible reruns (None: off)."""
+    headers: dict[str, str] = Field(default_factory=dict)
+    structured_output: Literal["auto", "json_schema", "json_object_schema", "none"] = "auto"
+    """How to ask an OpenAI-compatible server for schema-constrained JSON. ``json_schema`` is the
+    OpenAI form; ``json_object_schema`` is llama-cpp-python's ``{"type": "json_object", "schema"}``;
+    ``auto`` uses the latter for the embedded local model and the former elsewhere."""
+    price_provider: str | None = None
+    """Whose price list this endpoint's calls are read from (a genai-prices provider id: "openai",
+    "anthropic", "openrouter", ...). None: the provider the base URL names, else the model name; a
+    server on this machine has no price unless ``providers.prices`` names its model (oracle/providers/prices.py)."""
+
+    @model_validator(mode="before")
+    @classmethod
+    def _default_model(cls, data: Any) -> Any:
+        """Fill an unset ``model`` from this endpoint's own kind and address, never another's."""
+        if not isinstance(data, dict) or data.get("model") is not None:
+            return data
+        kind, base_url = data.get("kind", "openai"), data.get("base_url", LOCAL_BASE_URL)
+        if kind == "systemone":
+            return {**data, "model": SYSTEMONE_MODEL_ALIAS}
+        if kind == "decisions":
+            return data
+        if kind == "openai" and isinstance(base_url, str) and is_loopback(base_url):
+            return {**data, "model": LOCAL_MODEL_ALIAS}
+        raise ValueError(f"model: name the model to ask for at {base_url} (the embedded model's name is "
+                         "only assumed for a server on this machine)")
+
+    def resolved_api_key(self) -> str | None:
+        if self.api_key is not None:
+            return self.api_key.get_secret_value()
+        if self.api_key_env:
+            return os.environ.get(self.api_key_env)
+        return None
+
+
+def is_loopback(url: str) -> bool:
+    """Whether ``url`` names this machine (127.0.0.1, localhost, ::1)."""
+    from urllib.parse import urlsplit
+
+    try:
+        host = urlsplit(url).hostname or ""
+    except ValueError:
+        return False
+    return host.lower() in _LOOPBACK_HOSTS or host.startswith("127.")
+
+
+class ProvidersConfig(BaseModel):
+    """The judge endpoint, an optional native decision endpoint, and the price table."""
+
+    model_config = _FROZEN
+    judge: ProviderSettings = Field(default_factory=ProviderSettings)
+    decision: ProviderSettings | None = None
+    """A native decision endpoint (/v1/decisions or /v1/systemone); None: logprob readout on judge."""
+    prices: dict[str, Price] = Field(default_factory=dict)
+    """Model name -> price, over the bundled genai-prices table (oracle/providers/prices.py); a model neither
+    knows gets cost None, never 0."""
+
+
+class VerifierConfig(BaseModel):
+    """Sandbox and test-running settings."""
+
+    model_config = _FROZEN
+    backend: Literal["auto", "nsjail", "bubblewrap", "landlock", "rlimits"] = "auto"
+    """auto picks the strongest available; a named backend that is missing is an error."""
+    allow_weak_isolation: bool = False
+    """Run untrusted code under rlimits only; also needs ORACLE_ALLOW_WEAK_SANDBOX=1."""
+    allow_in_process: bool = False
+    """Let tasks opt in to ``execution: in_process`` (forgeable verdicts, labelled and escalated)."""
+    timeout_s: float = Field(default=10.0, gt=0)
+    max_timeout_s: float = Field(default=120.0, gt=0, le=600)
+    """Ceiling for a test's own ``timeout_s`` (more is bad input); le=600 matches the test schema."""
+    memory_mb: int = Field(default=1024, ge=64)
+    max_pids: int = Field(default=64, ge=4)
+    output_limit_bytes: int = Field(default=1_000_000, ge=1024)
+    float_tolerance: float = Field(default=1e-6, ge=0)
+    workers: int | None = Field(default=None, ge=1)
+    """Parallel sandbox runs; None uses the number of cores."""
+    disk_mb: int = Field(default=64, ge=1)
+    """Size of the writable work dir of each run (tmpfs) and the largest file it may write."""
+    python_executable: str | None = None
+    """Interpreter for Python candidates; None: the first of sys.executable, /usr/bin/python3.11,
+    /usr/bin/python3 that the sandbox uid can read (a pyenv under /root is not readable)."""
+    node_executable: str | None = None
+    """Node for JavaScript candidates; None: ``node`` on PATH (JavaScript unsupported without it)."""
+
+
+class ClaimCheckConfig(BaseModel):
+    """A claim check's two opposing questions (task option ``claim_check``) and when they decide.
+
+    A side decides when its probability is at or above its threshold (yes) or at or below one minus
+    it (no); in between it is weak. Supported: support yes, challenge no; refuted: the reverse;
+    anything else (the two disagree, or either is weak) abstains and asks a human."""
+
+    model_config = _FROZEN
+    support_threshold: float = Field(default=0.7, gt=0.5, le=1)
+    """P("the claim is supported by the evidence") that counts as yes (1 - this: as no)."""
+    challenge_threshold: float = Field(default=0.7, gt=0.5, le=1)
+    """P("there is strong evidence that the claim is wrong") that counts as yes (1 - this: as no)."""
+
+
+class DecisionJudgeConfig(BaseModel):
+    """Decision judge settings."""
+
+    model_config = _FROZEN
+    pass_threshold: float = Field(default=0.5, ge=0, le=1)
+    calibration_file: str | None = None
+    backend: Literal["auto", "native", "logprob_readout", "sampled"] = "auto"
+    samples: int = Field(default=5, ge=1)
+    sample_temperature: float = Field(default=0.8, gt=0)
+    coverage_floor: float = Field(default=0.5, ge=0, le=1)
+    """Label probability mass below this in a logprob readout (or share of samples naming a label)
+    means there is no answer to read: the question is ``unparsed``, never a verdict."""
+    low_coverage: Literal["unparsed", "sample"] = "unparsed"
+    """A logprob readout below ``coverage_floor``: ``unparsed``, or ``sample`` to ask again by
+    sampling (``samples`` at ``sample_temperature``; the floor then applies to the samples)."""
+    timeout_s: float = Field(default=120.0, gt=0)
+    claim_check: ClaimCheckConfig = Field(default_factory=ClaimCheckConfig)
+
+
+class LLMJudgeConfig(BaseModel):
+    """LLM judge settings."""
+
+    model_config = _FROZEN
+    scale_min: int = 1
+    scale_max: int = 10
+    per_criterion_calls: bool = False
+    repeats: int = Field(default=1, ge=1)
+    aggregate: Literal["mean", "majority"] = "mean"
+    temperature: float = Field(default=0.0, ge=0)
+    max_tokens: int = Field(default=512, ge=16)
+    all_pairs_max: int = Field(default=4, ge=2)
+    """All pairs up to this many candidates; a sort-based tournament beyond."""
+    mode: Literal["auto", "pointwise", "pairwise"] = "auto"
+    """auto: one candidate is scored pointwise; several are scored pointwise on the weighted criteria
+    first, then judged pairwise in both orders only among those within ``pairwise_margin`` of the top
+    (pairwise reorders only inside that close group). pointwise: rubric scores only, ranked by score.
+    pairwise: the full tournament."""
+    pairwise_margin: float = Field(default=0.1, ge=0, le=1)
+    """auto: candidates whose normalized pointwise score is within this of the best go to pairwise."""
+    pass_threshold: float | None = Field(default=None, ge=0, le=1)
+    """Pointwise: passed = normalized score >= this; None leaves ``passed`` unset."""
+    logprobs: bool = True
+    """Ask for top logprobs where the endpoint offers them and record logprob-weighted readouts."""
+    top_logprobs: int = Field(default=10, ge=1)
+    hard_repeats: int = Field(default=3, ge=1)
+    """A route marked ``hard`` (prior hardness or a stated hard task): at least this many pointwise
+    samples, at ``hard_temperature`` when ``temperature`` is 0 (identical samples would say nothing),
+    and several candidates judged pairwise in both orders instead of the cheaper cascade."""
+    hard_temperature: float = Field(default=0.7, gt=0)
+
+    @model_validator(mode="after")
+    def _scale(self) -> "LLMJudgeConfig":
+        if self.scale_max <= self.scale_min:
+            raise ValueError("scale_max: must be above scale_min")
+        return self
+
+
+class RubricsConfig(BaseModel):
+    """Where rubric drafts and releases live, and the gates a release's evidence must pass."""
+
+    model_config = _FROZEN
+    dir: str = ".oracle/rubrics"
+    gates: list[Gate] = Field(default_factory=list)
+    """For example ``[{"metric": "agreement", "op": ">=", "value": 0.8}, {"metric": "n", "op": ">=",
+    "value": 100}]``; a metric the evidence lacks fails its gate."""
+
+
+class OracleConfig(FrozenWithCache):
+    """Every setting of the oracle, in one frozen object."""
+
+    _cached = ("_hash",)
+
+    model_config = _FROZEN
+    routing: RoutingConfig = Field(default_factory=RoutingConfig)
+    escalation: EscalationConfig = Field(default_factory=EscalationConfig)
+    providers: ProvidersConfig = Field(default_factory=ProvidersConfig)
+    verifier: VerifierConfig = Field(default_factory=VerifierConfig)
+    decision_judge: DecisionJudgeConfig = Field(default_factory=DecisionJudgeConfig)
+    llm_judge: LLMJudgeConfig = Field(default_factory=LLMJudgeConfig)
+    rubrics: RubricsConfig = Field(default_factory=RubricsConfig)
+    limits: InputLimits = Field(default_factory=InputLimits)
+    """Bounds on task files and tasks (size, depth, candidates, YAML aliases)."""
+
+    @model_validator(mode="after")
+    def _known_policies(self) -> "OracleConfig":
+        from oracle.policies import registered_policies
+
+        unknown = sorted(set(self.routing.policies) - set(registered_policies(self.routing.policies)))
+        if unknown:
+            raise ValueError(f"routing.policies: unknown policies {unknown}; "
+                             f"known: {sorted(registered_policies())}")
+        if self.routing.default_evaluator not in self.routing.enabled_evaluators:
+            raise ValueError("routing.default_evaluator: must be one of routing.enabled_evaluators")
+        return self
+
+    def public_dump(self) -> dict[str, Any]:
+        """The settings as JSON data for people (``oracle config show``): each endpoint's API key is
+        shown as ``"set"`` or ``"unset"`` (from ``api_key`` or the variable ``api_key_env`` names),
+        never its value."""
+        data = self.model_dump(mode="json")
+        for name in ("judge", "decision"):
+            settings = getattr(self.providers, name)
+            if settings is not None:
+                data["providers"][name]["api_key"] = "set" if settings.resolved_api_key() else "unset"
+        return data
+
+    def hash(self) -> str:
+        """sha256 over the canonical JSON dump with secrets removed (computed once: the object is frozen)."""
+        return self._hash
+
+    @cached_property
+    def _hash(self) -> str:
+        data = self.model_dump(mode="json")
+        for section in ("judge", "decision"):
+            if isinstance(data["providers"].get(section), dict):
+                data["providers"][section].pop("api_key", None)
+        return sha256_json(data)[:16]
+
+    @classmethod
+    def load(cls, path: str | Path | None = None, *, env: bool = True) -> "OracleConfig":
+        """Load a YAML/TOML/Python config file (or defaults), then apply environment overrides."""
+        from oracle.config._env import env_error_names, read_env
+
+        data: dict[str, Any] = {}
+        if path is not None:
+            from oracle.config._file import read_config_file
+
+            data = read_config_file(Path(path))
+        sources: dict[tuple[str, ...], str] = {}
+        if env:
+            overrides = read_env(os.environ, tuple(cls.model_fields))
+            data, sources = overrides.apply(data), overrides.sources
+        try:
+            return cls.model_validate(data)
+        except ValidationError as exc:
+            problems = []
+            for e in exc.errors():
+                where = ".".join(str(p) for p in e["loc"]) or "(root)"
+                said = "unknown key" if e["type"] == "extra_forbidden" else e["msg"]
+                names = env_error_names(e["loc"], sources)
+                problems.append(f"{', '.join(names)} ({where}): {said}" if names else
+                                f"{f'{path}: ' if path else ''}{where}: {said}")
+            raise ConfigError("; ".join(problems)) from None
+
+
+def apply_env_overrides(data: dict[str, Any], environ: Any) -> dict[str, Any]:
+    """``data`` with the settings of ``environ`` laid over it: ``ORACLE_<SECTION>__<FIELD>`` and the
+    short aliases (ORACLE_BASE_URL, ORACLE_MODEL, ORACLE_API_KEY, ORACLE_DECISION_URL,
+    ORACLE_DECISION_MODEL, ORACLE_DECISION_API_KEY); see oracle/config/_env.py."""
+    from oracle.config._env import read_env
+
+    return read_env(environ, tuple(OracleConfig.model_fields)).apply(data)

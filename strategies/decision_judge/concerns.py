@@ -1,0 +1,102 @@
+"""The decision judge's concerns: its own flags, stated once as typed values for escalation.
+
+Why here and not in escalation: only the judge knows where in its ``details`` a refusal or an
+unsure question is written; escalation reads the typed ``Concern``\\ s this module builds
+(oracle/results/concerns.py) and never the details.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Literal
+
+from oracle.results.concerns import (Concern, DecisionAbstention, DecisionLowConfidence, DecisionOrderFlip,
+                             DecisionRefusal, LowConfidenceEvidence, NoCandidatePassed, NonePassedEvidence,
+                             OrderFlipEvidence, QuestionsEvidence, RefusalEvidence, Unparsed)
+from oracle.results.result import CandidateResult, Status
+
+
+def _flagged(candidates: list[CandidateResult], key: str) -> list[str]:
+    return [c.id for c in candidates if c.details.get(key)]
+
+
+def _questions(candidates: list[CandidateResult], ids: list[str], key: str) -> dict[str, list[str]]:
+    by_id = {c.id: c for c in candidates}
+    return {cid: list(by_id[cid].details.get(key) or []) if cid in by_id else [] for cid in ids}
+
+
+def _first_confidence(candidate: CandidateResult, questions: list[str]) -> float | None:
+    """The confidence of the candidate's first unsure question, where questions carry one."""
+    for q in candidate.details.get("questions") or []:
+        if isinstance(q, dict) and q.get("question_id") in questions:
+            value = q.get("confidence")
+            return float(value) if isinstance(value, (int, float)) else None
+    return None
+
+
+def decision_concerns(candidates: list[CandidateResult], extra: dict[str, Any],
+                      flags: dict[str, bool]) -> list[Concern]:
+    """Refusal, abstention, order flip, low confidence (exact ties included) and unparsed answers."""
+    ids = [c.id for c in candidates]
+    by_id = {c.id: c for c in candidates}
+    out: list[Concern] = []
+    if flags["refused"]:
+        refused = _flagged(candidates, "refused") or ids
+        reasons = [str(r) for r in extra.get("refusals") or [] if r] or [
+            str(r) for cid in refused for r in (by_id[cid].details.get("refusal_reasons") or {}).values() if r]
+        out.append(DecisionRefusal(
+            candidates=refused, message=f"the decision model refused to answer for {', '.join(refused)}",
+            evidence=RefusalEvidence(questions=_questions(candidates, refused, "refused_questions"),
+                                     reasons=reasons)))
+    if flags["abstained"]:
+        abstained = _flagged(candidates, "abstained") or [c.id for c in candidates if c.status == Status.abstained]
+        out.append(DecisionAbstention(
+            candidates=abstained, message=f"the decision model abstained on {', '.join(abstained)}",
+            evidence=QuestionsEvidence(questions=_questions(candidates, abstained, "abstained_questions"))))
+    if flags["order_flip"]:
+        winners = [w for w in extra.get("winners_by_order") or [] if w]
+        distinct = list(dict.fromkeys(winners))
+        pair = distinct[:2] if len(distinct) >= 2 else ids[:2]
+        out.append(DecisionOrderFlip(
+            candidates=pair, message=f"the best candidate changed with the order: {' vs '.join(pair)}",
+            evidence=OrderFlipEvidence(winners_by_order=winners, probabilities=extra.get("probabilities"))))
+    low = _flagged(candidates, "low_confidence")
+    if flags["low_confidence"] and low:
+        questions = _questions(candidates, low, "low_confidence_questions")
+        out.append(DecisionLowConfidence(
+            candidates=low, message=f"the decision model was unsure about {', '.join(low)}",
+            evidence=LowConfidenceEvidence(
+                questions=questions, confidence={cid: _first_confidence(by_id[cid], questions[cid]) for cid in low})))
+    unparsed = [c.id for c in candidates if c.status == Status.unparsed]
+    if unparsed:
+        out.append(Unparsed(candidates=unparsed,
+                            message=f"the decision model's answer could not be read for {', '.join(unparsed)}"))
+    return out
+
+
+def _first_failure(candidate: CandidateResult, threshold: float) -> str:
+    """The first criterion below the threshold, or the mean question score that fell short."""
+    for row in candidate.details.get("criteria") or []:
+        if isinstance(row, dict) and row.get("met") is False:
+            return f"criterion {row.get('criterion')!r}: P(yes) {row.get('probability'):.2f} < {threshold:g}"
+    return f"score {candidate.score:.3f} < {threshold:g}" if candidate.score is not None else "failed"
+
+
+def none_passed_concern(candidates: list[CandidateResult], mode: str | None,
+                        threshold: float) -> NoCandidatePassed | None:
+    """Every candidate with a verdict failed: say so, with each one's first failure, so a close
+    pair of failures is never presented as two good answers a person must choose between."""
+    judged = [c for c in candidates if c.passed is not None]
+    failed_on: Literal["criteria", "questions"]
+    if mode == "criteria":
+        failed_on = "criteria"
+    elif mode == "questions":
+        failed_on = "questions"
+    else:
+        return None
+    if not judged or any(c.passed for c in judged):
+        return None
+    return NoCandidatePassed(
+        candidates=[c.id for c in judged],
+        message=f"no candidate passed the decision judge's {failed_on}",
+        evidence=NonePassedEvidence(mode=failed_on,
+                                    first_failures={c.id: _first_failure(c, threshold) for c in judged}))
