@@ -31,8 +31,10 @@ def imported_modules(path: Path) -> set[str]:
 
 
 def core_files() -> list[Path]:
-    skip = {CORE / "local_model", CORE / "policies", CORE / "strategies"}
-    return [p for p in sorted(CORE.rglob("*.py")) if not any(s in p.parents for s in skip)]
+    """The package's files outside the local-model extra (policies/ and strategies/ included)."""
+    skip = {CORE / "local_model"}
+    files = [p for p in sorted(CORE.rglob("*.py")) if not any(s in p.parents for s in skip)]
+    return files + sorted((ROOT / "policies").rglob("*.py")) + sorted((ROOT / "strategies").rglob("*.py"))
 
 
 def test_only_the_model_commands_import_the_local_model_package():
@@ -68,10 +70,11 @@ def test_library_evaluation_loads_no_local_model_code():
 
 @pytest.mark.slow
 def test_the_wheel_ships_py_typed_the_subpackages_and_the_extra_module(tmp_path):
-    """Built from a copy (symlinked subpackages resolved), so the shared tree gets no build/ dir."""
+    """Built from a copy of the tree, so the shared checkout gets no build/ dir."""
     src = tmp_path / "src"
     ignore = shutil.ignore_patterns("__pycache__", "*.pyc")
-    shutil.copytree(ROOT / "oracle", src / "oracle", ignore=ignore)
+    for tree in ("oracle", "policies", "strategies"):
+        shutil.copytree(ROOT / tree, src / tree, ignore=ignore)
     for name in ("pyproject.toml", "README.md"):
         shutil.copy(ROOT / name, src / name)
     subprocess.run([sys.executable, "-m", "pip", "wheel", "--no-deps", "--no-build-isolation", "-q",
@@ -79,6 +82,33 @@ def test_the_wheel_ships_py_typed_the_subpackages_and_the_extra_module(tmp_path)
     (wheel,) = (tmp_path / "dist").glob("oracle_router-*.whl")
     names = set(zipfile.ZipFile(wheel).namelist())
     for wanted in ("oracle/py.typed", "oracle/__init__.py", "oracle/local_model/llama_launcher.py",
-                   "oracle/policies/__init__.py", "oracle/strategies/verifier/__init__.py"):
+                   "oracle/policies/__init__.py", "oracle/strategies/verifier/__init__.py",
+                   "oracle/sandbox/runtime/wire.js", "oracle/serve/openapi.json",
+                   "oracle/strategies/llm_judge/templates/pointwise_user_v1.txt"):
         assert wanted in names, wanted
     assert not any(n.split("/")[0] in ("policies", "strategies", "tests") for n in names)
+    # Every source file of the three trees is in the wheel under its oracle.* name.
+    for tree, prefix in (("oracle", "oracle/"), ("policies", "oracle/policies/"), ("strategies", "oracle/strategies/")):
+        for path in (src / tree).rglob("*.py"):
+            assert prefix + str(path.relative_to(src / tree)) in names, path
+
+
+def test_the_build_configuration_lists_every_package_directory():
+    """setuptools' explicit package list (needed for the package-dir mapping) misses no package."""
+    import tomllib
+
+    config = tomllib.loads((ROOT / "pyproject.toml").read_text())["tool"]["setuptools"]
+    mapping = config["package-dir"]
+    found = set()
+    for tree, base in (("oracle", "oracle"), ("policies", "oracle.policies"), ("strategies", "oracle.strategies")):
+        for init in (ROOT / tree).rglob("__init__.py"):
+            rel = init.parent.relative_to(ROOT / tree).parts
+            found.add(".".join((base, *rel)))
+    assert set(config["packages"]) == found
+    assert mapping == {"": ".", "oracle.policies": "policies", "oracle.strategies": "strategies"}
+
+
+def test_no_symlink_is_tracked():
+    out = subprocess.run(["git", "ls-files", "-s"], cwd=ROOT, capture_output=True, text=True, check=True).stdout
+    links = [line.split("\t", 1)[1] for line in out.splitlines() if line.startswith("120000 ")]
+    assert links == []
