@@ -7,7 +7,7 @@ import json
 import os
 import time
 from collections import Counter
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Iterator, Literal, TextIO
 
@@ -36,6 +36,8 @@ class BatchReport:
     computed: int
     elapsed_s: float
     summary: dict[str, Any]
+    nodes: dict[str, int] = field(default_factory=dict)
+    """Ray engine: rows computed per Ray node id (empty for the local engine)."""
 
 
 def _todo(entries: Iterator[InputEntry], done: Counter[str]) -> Iterator[InputEntry]:
@@ -87,6 +89,7 @@ def _run_locked(input_path: str | Path, output_path: str | Path, *, config: Orac
              engine=engine, concurrency=concurrency)
     writer = RowWriter(output_path)
     entries = _todo(iter_entries(input_path, limits), done)
+    nodes: dict[str, int] = {}
     try:
         if engine == "ray":
             from oracle.batch.ray_engine import run_ray
@@ -94,9 +97,9 @@ def _run_locked(input_path: str | Path, output_path: str | Path, *, config: Orac
             from oracle.escalation.store import EscalationStore
 
             through = frozen_history_seq(output_path, store_path, resumed) if learn_history else None
-            run_ray(entries, config.model_dump_json(), store_path, writer, concurrency=concurrency,
-                    on_row=progress.update, address=ray_address, source=str(input_path), timeout_s=timeout_s,
-                    history_through=through)
+            nodes = run_ray(entries, config.model_dump_json(), store_path, writer, concurrency=concurrency,
+                            on_row=progress.update, address=ray_address, source=str(input_path),
+                            timeout_s=timeout_s, history_through=through)
         else:
             from oracle.batch.local import run_local
             from oracle.escalation.store import EscalationStore
@@ -116,9 +119,9 @@ def _run_locked(input_path: str | Path, output_path: str | Path, *, config: Orac
         writer.close()
         progress.close()
     report = BatchReport(total=total, resumed=resumed, computed=writer.rows,
-                         elapsed_s=time.perf_counter() - started, summary=summarize(output_path))
+                         elapsed_s=time.perf_counter() - started, summary=summarize(output_path), nodes=nodes)
     log.info("batch_done", rows=report.summary["rows"], total=total, computed=writer.rows,
-             elapsed_s=round(report.elapsed_s, 3))
+             elapsed_s=round(report.elapsed_s, 3), **({"nodes": nodes} if nodes else {}))
     return report
 
 
