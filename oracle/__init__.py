@@ -23,12 +23,17 @@ none of httpx, numpy, networkx or asyncio until a name that needs them is used.
 import typing as _typing
 from importlib import import_module as _import_module
 
+from oracle._internal import moved as _moved
+
+_moved.install()  # the module paths from before the regrouping still import (and warn)
+
 __all__ = [
     "BasePolicy",
     "ConfigError",
     "Escalation",
     "EvaluationContext",
     "EvaluationResult",
+    "Evaluator",
     "Oracle",
     "OracleConfig",
     "OracleError",
@@ -39,15 +44,14 @@ __all__ = [
     "Route",
     "Signals",
     "Status",
-    "Strategy",
     "Task",
     "TaskValidationError",
     "Trajectory",
     "Vote",
     "acompare",
     "compare",
+    "register_evaluator",
     "register_policy",
-    "register_strategy",
 ]
 
 __version__ = "0.1.0"
@@ -58,6 +62,7 @@ _WHERE = {
     "Escalation": "oracle.results.result",
     "EvaluationContext": "oracle.strategies.protocol",
     "EvaluationResult": "oracle.results.result",
+    "Evaluator": "oracle.strategies.protocol",
     "Oracle": "oracle._oracle",
     "OracleConfig": "oracle.config.model",
     "OracleError": "oracle.errors",
@@ -68,16 +73,18 @@ _WHERE = {
     "Route": "oracle.routing.route",
     "Signals": "oracle.routing.signals",
     "Status": "oracle.results.result",
-    "Strategy": "oracle.strategies.protocol",
     "Task": "oracle.tasks.task",
     "TaskValidationError": "oracle.errors",
     "Trajectory": "oracle.tasks.task",
     "Vote": "oracle.routing.route",
     "acompare": "oracle.comparison.api",
     "compare": "oracle.comparison.api",
+    "register_evaluator": "oracle._evaluators",
     "register_policy": "oracle.policies",
-    "register_strategy": "oracle.strategies.protocol",
 }
+
+_RENAMED = {"Strategy": "Evaluator", "register_strategy": "register_evaluator"}
+"""Deprecated names (before the evaluators had one word): they warn and give the new object."""
 
 if _typing.TYPE_CHECKING:
     from oracle.comparison.api import acompare, compare
@@ -91,12 +98,18 @@ if _typing.TYPE_CHECKING:
     from oracle.results.result import Escalation, EvaluationResult, OracleResult, Status
     from oracle.routing.route import Route, Vote
     from oracle.routing.signals import Signals
-    from oracle.strategies.protocol import EvaluationContext, Strategy, register_strategy
+    from oracle._evaluators import register_evaluator
+    from oracle._evaluators import register_evaluator as register_strategy  # deprecated
+    from oracle.strategies.protocol import EvaluationContext, Evaluator
+    from oracle.strategies.protocol import Evaluator as Strategy  # deprecated
     from oracle.tasks.task import Task, Trajectory
 
 
 def __getattr__(name: str) -> _typing.Any:
     module = _WHERE.get(name)
+    if module is None and name in _RENAMED:
+        _moved.renamed(f"oracle.{name}", f"oracle.{_RENAMED[name]}")
+        return __getattr__(_RENAMED[name])
     if module is None:
         raise AttributeError(f"module 'oracle' has no attribute {name!r}")
     value = getattr(_import_module(module), name)

@@ -10,6 +10,12 @@ from __future__ import annotations
 
 from typing import Callable, Iterable, TypeVar
 
+if __name__ != "oracle.policies":
+    # This folder installs as oracle.policies; under another name (``policies``, with the repository
+    # root on sys.path) it would be a second registry that configs never see.
+    raise ImportError(f"import oracle.policies, not {__name__}: this folder is the package oracle.policies "
+                      "(a second copy under another name would hold a registry of its own)")
+
 _REGISTRY: dict[str, type] = {}
 T = TypeVar("T", bound=type)
 

@@ -11,12 +11,12 @@ ROOT = Path(__file__).resolve().parent.parent
 
 # Adding a public name means adding it here, to oracle.__all__ and to oracle._WHERE.
 EXPECTED = {"Escalation", "EvaluationResult", "Oracle", "OracleConfig", "OracleError", "OracleResult",
-            "Policy", "Route", "Status", "Strategy", "Task", "Trajectory",
+            "Policy", "Route", "Status", "Evaluator", "Task", "Trajectory",
             # errors a library caller catches (README "Errors")
             "ConfigError", "PluginError", "TaskValidationError",
             # what a policy or an evaluator is written against
             "BasePolicy", "EvaluationContext", "ProviderPool", "Signals", "Vote", "register_policy",
-            "register_strategy",
+            "register_evaluator",
             # research comparisons (oracle/comparison/)
             "acompare", "compare"}
 
