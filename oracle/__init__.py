@@ -3,18 +3,51 @@
     from oracle import Oracle, OracleConfig
     result = Oracle(OracleConfig.load()).evaluate(task_dict)   # or: async with Oracle() as o: await o.aevaluate(...)
 
-Only the names in ``__all__`` are public, plus the modules ``oracle.config.model``, ``oracle.errors``,
-``oracle.tasks.task``, ``oracle.tasks.files``, ``oracle.results.result``, ``oracle.routing.route``, ``oracle.routing.signals``,
-``oracle.strategies.protocol``, ``oracle.routing.policy``, ``oracle.policies``, ``oracle.results.concerns``,
-``oracle.results.provenance``, ``oracle.results.ledger`` (what an evaluator reports: typed concerns, provenance and
-its call ledger), ``oracle.providers.prices``, ``oracle.providers``, ``oracle.integrations`` and (with the
-local-model extra) ``oracle.local_model``; anything else may change without notice (the internal
-subpackages ``oracle.routing`` and ``oracle.escalation``, and the ``oracle._*`` modules among them).
-Extension points: a routing policy is a class with ``vote(signals)
--> Vote | None`` (subclass ``BasePolicy``, register with ``register_policy``); an evaluator is an
-object with ``spec(config)`` and ``async evaluate(EvaluationContext) -> EvaluationResult``
-(register a factory with ``register_strategy``). Third-party packages declare them as entry points
-(groups ``oracle_router.policies``, ``oracle_router.evaluators``, ``oracle_router.commands``).
+The names in ``__all__`` are public, and these modules (pinned by tests/test_public_api.py):
+
+    oracle.errors                                    the error tree
+    oracle.config  oracle.config.model               the one config object and its sections
+    oracle.config.calibration                        calibration files
+    oracle.tasks  oracle.tasks.task                  tasks and trajectories
+    oracle.tasks.testspec  oracle.tasks.questions    test kinds, typed questions
+    oracle.tasks.files                               reading task files
+    oracle.results  oracle.results.result            what an evaluation returns,
+    oracle.results.concerns  oracle.results.provenance  oracle.results.ledger
+                                                     with its concerns, provenance and call ledger
+    oracle.routing  oracle.routing.signals           what routing reads,
+    oracle.routing.policy  oracle.routing.route      the policy protocol, the trace,
+    oracle.routing.settings                          each policy's settings
+    oracle.policies  oracle.policies.cues  oracle.policies.difficulty  oracle.policies.evidence
+    oracle.policies.judgment  oracle.policies.questions
+                                                     the built-in policies, one module per family
+    oracle.strategies  oracle.strategies.protocol    the Evaluator protocol, EvaluationContext
+    oracle.providers  oracle.providers.clients  oracle.providers.pool  oracle.providers.types
+    oracle.providers.openai_chat  oracle.providers.anthropic  oracle.providers.decisions
+    oracle.providers.prices                          model clients, wire formats, prices
+    oracle.escalation  oracle.escalation.human  oracle.escalation.store  oracle.escalation.resume
+                                                     asking a person, storing and resuming requests
+    oracle.comparison  oracle.comparison.api  oracle.comparison.summary  oracle.comparison.records
+                                                     research comparisons (compare, acompare)
+    oracle.integrations  oracle.integrations.sample  oracle.integrations.inspect
+    oracle.integrations.pydantic_evals  oracle.integrations.langsmith  oracle.integrations.deepeval
+                                                     framework adapters (each an optional extra)
+    oracle.local_model                               the embedded local model (local-model extra)
+
+Every other module is private and may change without notice: its name or a parent package's starts
+with an underscore (``oracle._oracle``, ``oracle.routing._chain``), or it is inside a package whose
+docstring starts with "Private" (``oracle.batch``, ``oracle.calibrate``, ``oracle.cli``,
+``oracle.rubrics``, ``oracle.sandbox``, ``oracle.serve`` and the three built-in evaluators
+``oracle.strategies.decision_judge``, ``oracle.strategies.llm_judge``, ``oracle.strategies.verifier``).
+The module paths from before the package was regrouped (``oracle.task``, ``oracle.result``, ...) and
+the names from before the evaluators had one word (``Strategy``, ``register_strategy``,
+``Oracle.run_strategy``) still work, with a ``DeprecationWarning`` naming the new one.
+
+Extension points: a routing policy is a class with ``vote(signals) -> Vote | None`` (subclass
+``BasePolicy``, register with ``register_policy``); an evaluator is an object with ``name``,
+``version``, ``spec(config)`` and ``async evaluate(EvaluationContext) -> EvaluationResult``
+(``Evaluator``; register a factory with ``register_evaluator``, run it with
+``Oracle.run_evaluator``). Third-party packages declare them as entry points (groups
+``oracle_router.policies``, ``oracle_router.evaluators``, ``oracle_router.commands``).
 
 Names are imported on first use (module ``__getattr__``), so ``import oracle`` stays cheap: it loads
 none of httpx, numpy, networkx or asyncio until a name that needs them is used.

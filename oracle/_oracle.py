@@ -26,11 +26,11 @@ from oracle._evaluators import evaluator_factory
 from oracle._internal.moved import renamed
 from oracle.config.model import OracleConfig
 from oracle.errors import ConfigError, PluginError, TaskValidationError
-from oracle.escalation.triggers import check_result, check_route
+from oracle.escalation._triggers import check_result, check_route
 from oracle.providers.pool import ProviderPool
 from oracle.results.result import EvaluationResult, OracleResult, Status
 from oracle.routing.route import Route
-from oracle.routing.chain import PolicyChain
+from oracle.routing._chain import PolicyChain
 from oracle.strategies.protocol import EvaluationContext, Evaluator
 from oracle.tasks.task import Task, TaskInput, Trajectory
 
@@ -77,7 +77,7 @@ class Oracle:
         ``providers``: the pool this Oracle owns (default: a new one); it closes it in ``aclose``.
         ``learn_history``: read prior hardness from ``store``'s outcome log, through a snapshot
         frozen now (``history_through``: rebuild the snapshot up to that seq), and log every
-        finished evaluation there (oracle.routing.history)."""
+        finished evaluation there (oracle.routing._history)."""
         self.config = config or OracleConfig.load()
         self.human = human
         self.store = store
@@ -87,7 +87,7 @@ class Oracle:
         if learn_history:
             if store is None:
                 raise ConfigError("learn_history: needs a store (the escalation store holds the outcome log)")
-            from oracle.routing.history import HistoryLearning
+            from oracle.routing._history import HistoryLearning
 
             self.learning = HistoryLearning(store, through_seq=history_through)
         self.providers = providers or ProviderPool()

@@ -15,7 +15,7 @@ import re
 import pytest
 
 from oracle.config.model import DecisionJudgeConfig, EscalationConfig, OracleConfig, ProvidersConfig
-from oracle.escalation.triggers import check_result
+from oracle.escalation._triggers import check_result
 from oracle._oracle import Oracle
 from oracle.results.result import Status
 from oracle._evaluators import evaluator_factory

@@ -13,7 +13,7 @@ import httpx
 import pytest
 
 from oracle.config.model import ClaimCheckConfig, DecisionJudgeConfig, OracleConfig, ProviderSettings, ProvidersConfig
-from oracle.escalation.triggers import check_result
+from oracle.escalation._triggers import check_result
 from oracle._oracle import Oracle
 from oracle.providers.decisions import SystemOneFormat
 from oracle.results.result import Status

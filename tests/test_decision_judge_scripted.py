@@ -351,7 +351,7 @@ async def test_an_exact_tie_passes_by_the_rule_but_asks_a_human(scripted_server)
     assert result.details["low_confidence"] is True and _kinds(result) == ["decision_low_confidence"]
     assert cand.details["criteria"][0]["low_confidence"] is True
     from oracle.config.model import EscalationConfig
-    from oracle.escalation.triggers import check_result
+    from oracle.escalation._triggers import check_result
     from oracle._oracle import Oracle
     request = check_result(task, Oracle().route(task, [CAND]), result, EscalationConfig(), [CAND.id])
     assert request is not None and request.reason == "decision_low_confidence"

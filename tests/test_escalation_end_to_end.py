@@ -13,7 +13,7 @@ from __future__ import annotations
 import pytest
 
 from oracle.config.model import EscalationConfig, OracleConfig
-from oracle.escalation.triggers import REASONS, check_result
+from oracle.escalation._triggers import REASONS, check_result
 from oracle._oracle import Oracle, as_task_input
 from oracle.results.result import OracleResult, Status
 from tests.data.tasks import code_task, open_task, question_task

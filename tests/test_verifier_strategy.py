@@ -209,8 +209,8 @@ async def test_a_test_may_ask_for_more_time_up_to_max_timeout_s():
 
 async def test_when_no_candidate_passes_there_is_no_best_and_the_escalation_says_why():
     from oracle.config.model import EscalationConfig
-    from oracle.escalation.triggers import check_result
-    from oracle.routing.chain import PolicyChain
+    from oracle.escalation._triggers import check_result
+    from oracle.routing._chain import PolicyChain
 
     task = Task(id="none", prompt=ADD_PROMPT, entry_point="add", tests=[
         {"kind": "call", "name": "small", "call": "add(1, 2)", "expected": 3},

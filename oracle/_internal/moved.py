@@ -77,7 +77,8 @@ class MovedFinder:
             return None
         from importlib.machinery import ModuleSpec
 
-        return ModuleSpec(fullname, _MovedModule(fullname, *entry))
+        loader: Any = _MovedModule(fullname, *entry)  # a Loader by its two methods (importlib.abc not imported)
+        return ModuleSpec(fullname, loader)
 
 
 def install() -> None:

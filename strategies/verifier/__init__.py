@@ -1,7 +1,5 @@
-"""Private: the test-running verifier (the evaluator ``verifier``; the Oracle builds it by name).
+"""Private: the test-running verifier (the evaluator ``verifier``; the Oracle builds
+``strategy.VerifierStrategy`` by name). Its sandbox is ``oracle.sandbox``.
 
-Its sandbox is ``oracle.sandbox``."""
-
-from oracle.strategies.verifier.strategy import VerifierStrategy
-
-__all__ = ["VerifierStrategy"]
+Nothing is imported here, so the verifier's modules importing each other through this package
+form no cycle with it."""

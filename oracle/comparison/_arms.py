@@ -2,7 +2,7 @@
 
 An arm is one of ``verifier``, ``decision_judge``, ``llm_judge`` (each evaluator run directly,
 whatever the router would say), ``routed`` (what the router picks) and ``baseline`` (no model,
-oracle/comparison/baseline.py). Running an arm gives a ``RunRecord``; an arm that cannot judge an item
+oracle/comparison/_baseline.py). Running an arm gives a ``RunRecord``; an arm that cannot judge an item
 gives a record with status ``n/a`` and the reason, so nothing is dropped silently.
 
 Which label kinds an arm's verdict covers (``kinds`` of an arm on an item):
@@ -25,8 +25,8 @@ import time
 from dataclasses import dataclass
 from typing import Any
 
-from oracle.comparison.baseline import baseline_verdict
-from oracle.comparison.labels import LabelledItem
+from oracle.comparison._baseline import baseline_verdict
+from oracle.comparison._labels import LabelledItem
 from oracle.comparison.records import RunRecord
 from oracle.config.model import OracleConfig
 from oracle.errors import OracleError
