@@ -102,9 +102,9 @@ def _first_routes(chain, parse_task, texts: list[str], repeat: int) -> tuple[lis
 
 
 def _chain_class():
-    """The policy chain of the tree on sys.path (it moved from oracle.router to oracle.routing.chain)."""
+    """The policy chain of the tree on sys.path (it moved from oracle.router to oracle.routing._chain)."""
     try:
-        from oracle.routing.chain import PolicyChain
+        from oracle.routing._chain import PolicyChain
     except ImportError:  # the baseline tree
         from oracle.router import PolicyChain
     return PolicyChain

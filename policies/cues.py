@@ -9,11 +9,9 @@ from __future__ import annotations
 from oracle.routing.settings import CueBalanceSettings
 from oracle.routing.route import Vote
 from oracle.routing.signals import Signals
-from oracle.policies import register_policy
 from oracle.policies._base import BasePolicy
 
 
-@register_policy("cue_balance")
 class CueBalance(BasePolicy):
     """Lean toward the verifier in proportion to checkable vocabulary, toward a judge otherwise."""
 

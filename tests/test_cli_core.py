@@ -78,7 +78,7 @@ def test_evaluate_infeasible_override_gives_failed_row_with_escalation(tmp_path)
 
 
 def test_history_feeds_prior_hardness(tmp_path):
-    from oracle.routing.history import hardness_from_rows
+    from oracle.routing._history import hardness_from_rows
 
     assert hardness_from_rows([{"task_id": "a", "status": "ok"}, {"task_id": "a", "status": "failed"},
                                {"task_id": "b", "status": "ok", "escalation": {"id": "e"}},

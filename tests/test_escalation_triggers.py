@@ -10,7 +10,7 @@ import pytest
 
 from oracle.results import concerns as cn
 from oracle.config.model import EscalationConfig, OracleConfig
-from oracle.escalation.triggers import REASONS, check_result, check_route, result_triggers
+from oracle.escalation._triggers import REASONS, check_result, check_route, result_triggers
 from oracle._oracle import Oracle
 from oracle.results.provenance import EvaluationProvenance, Execution
 from oracle.results.result import CandidateResult, EvaluationResult, Status

@@ -15,7 +15,7 @@ from oracle.batch import run_batch
 from oracle.config.model import OracleConfig
 from oracle.errors import ConfigError
 from oracle.escalation.store import EscalationStore
-from oracle.routing.history import HistoryLearning, HistorySnapshot, is_hard
+from oracle.routing._history import HistoryLearning, HistorySnapshot, is_hard
 from oracle._oracle import Oracle
 from oracle.tasks.task import TaskInput
 

@@ -15,7 +15,7 @@ from hypothesis import strategies as st
 from oracle.config.model import OracleConfig, PolicySettings, RoutingConfig
 from oracle.results.result import OracleResult
 from oracle.routing.route import Route
-from oracle.routing.chain import PolicyChain
+from oracle.routing._chain import PolicyChain
 from oracle.tasks.files import parse_task
 from tests.data.tasks import code_task, open_task, question_task
 

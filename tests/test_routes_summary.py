@@ -10,8 +10,8 @@ from pathlib import Path
 
 from oracle.batch import run_batch
 from oracle.config.model import OracleConfig
-from oracle.routing.summary import render_route_summary, summarize_routes
-from oracle.routing.chain import PolicyChain
+from oracle.routing._summary import render_route_summary, summarize_routes
+from oracle.routing._chain import PolicyChain
 from oracle.tasks.task import TaskInput
 from tests.data.tasks import code_task, open_task, question_task
 

@@ -73,7 +73,7 @@ import pytest  # noqa: E402
 
 from hypothesis import given, settings, strategies as st  # noqa: E402
 
-from oracle.routing.text_cues import (asks_graded_scale, asks_rationale, asks_scale_or_rationale, cue_counts,  # noqa: E402
+from oracle.routing._text_cues import (asks_graded_scale, asks_rationale, asks_scale_or_rationale, cue_counts,  # noqa: E402
                               has_code_line, is_yes_no_check)
 
 
@@ -115,7 +115,7 @@ _PHRASE_PIECES = ["rate it", "on a scale", "scale of", "1-5 stars", "1 to 10 poi
 @given(st.lists(st.one_of(st.sampled_from(_PHRASE_PIECES), st.text(max_size=3)), max_size=10))
 def test_scale_or_rationale_prefilter_never_hides_a_phrase(pieces):
     """The RE2 prefilter is a superset: the one-pass answer always equals the exact checks'."""
-    from oracle.routing.text_cues import asks_claim_check, prompt_phrases
+    from oracle.routing._text_cues import asks_claim_check, prompt_phrases
 
     text = "".join(pieces)
     assert asks_scale_or_rationale(text) == (asks_graded_scale(text), asks_rationale(text))
@@ -131,7 +131,7 @@ def test_scale_or_rationale_prefilter_never_hides_a_phrase(pieces):
     ("is the answer correct?", False), ("", False),
 ])
 def test_claim_check_phrases(text, claim):
-    from oracle.routing.text_cues import asks_claim_check, prompt_phrases
+    from oracle.routing._text_cues import asks_claim_check, prompt_phrases
 
     assert asks_claim_check(text) is claim
     assert prompt_phrases(text, text)[2] is claim
@@ -142,7 +142,7 @@ def test_claim_check_phrases(text, claim):
                                            "compute", "poem", "\u2003", "1", " ", "\n"]), st.text(max_size=4)),
                 max_size=30))
 def test_cue_counts_count_each_word_once(pieces):
-    from oracle.routing.text_cues import JUDGMENT_FORMS, VERIFIABLE_FORMS, _LETTERS_ONLY
+    from oracle.routing._text_cues import JUDGMENT_FORMS, VERIFIABLE_FORMS, _LETTERS_ONLY
 
     text = "".join(pieces).lower()
     spaced = text if text.isascii() else " ".join(text.split())

@@ -1,4 +1,5 @@
-"""Batch runs: JSONL in, one JSONL row per input line out, resumable after a crash.
+"""Private: batch runs (``oracle batch``), JSONL in, one JSONL row per input line out, resumable
+after a crash.
 
 Modules: ``source`` (lazy input, resume keys), ``output`` (fsynced appends, resume scan), ``rows``
 (row shape), ``local`` (asyncio engine), ``ray_engine`` (Ray engine, optional extra), ``progress``,

@@ -58,7 +58,7 @@ def run_batch(input_path: str | Path, output_path: str | Path, *, config: Oracle
 
     With a store and ``learn_history``, routing reads prior hardness from the store's outcome log
     through one snapshot frozen at the start (every route's trace names it) and each row's outcome
-    is logged there for later runs (oracle.routing.history).
+    is logged there for later runs (oracle.routing._history).
 
     Holds an exclusive lock on the output for the whole run (``OutputLocked`` when another run
     has it). ``timeout_s`` bounds each line, parsing included; None turns the bound off.

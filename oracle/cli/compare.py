@@ -48,14 +48,14 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 def _load(args: argparse.Namespace) -> tuple[list[Any], str, int]:
     """(items, source, reserved records dropped); bad input raises TaskValidationError (exit 2)."""
-    from oracle.comparison.labels import load_labelled
+    from oracle.comparison._labels import load_labelled
     from oracle.errors import TaskValidationError
 
     if args.import_format == "labelled":
         if not args.file:
             raise TaskValidationError("LABELLED: a labelled .jsonl file is required", field="LABELLED")
         return load_labelled(args.file), args.file, 0
-    from oracle.comparison.importers import HALUEVAL_FILE, SUITE_FILE, import_halueval, import_suite
+    from oracle.comparison._importers import HALUEVAL_FILE, SUITE_FILE, import_halueval, import_suite
     from oracle._internal.data_paths import DataNotFound, shared_data_dir
 
     try:
@@ -96,8 +96,8 @@ def _local_model(config: Any, wanted: bool) -> Iterator[Any]:
 
 def cmd_compare(args: argparse.Namespace) -> int:
     from oracle.comparison.api import check_settings, compare
-    from oracle.comparison.labels import dump_item
-    from oracle.comparison.table import render_table
+    from oracle.comparison._labels import dump_item
+    from oracle.comparison._table import render_table
     from oracle.config.model import OracleConfig
 
     arms = check_settings(args.arms.split(","), args.repeats, args.limit, args.timeout_s, args.concurrency)

@@ -45,7 +45,7 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 
 def _history(args: argparse.Namespace) -> dict[str, float] | None:
-    from oracle.routing.history import load_history
+    from oracle.routing._history import load_history
 
     return load_history(args.history) if getattr(args, "history", None) else None
 
@@ -54,7 +54,7 @@ def cmd_route(args: argparse.Namespace) -> int:
     # Routing needs the config, the task model and the policy chain only: not the Oracle, whose
     # evaluators bring the provider stack (httpx, asyncio) with them.
     from oracle.cli._render import render_route
-    from oracle.routing.chain import PolicyChain
+    from oracle.routing._chain import PolicyChain
     from oracle.tasks.files import load_tasks
 
     config = OracleConfig.load(args.config)

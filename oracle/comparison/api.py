@@ -18,10 +18,10 @@ from pathlib import Path
 from typing import Sequence, TextIO
 
 from oracle._internal.safe_files import write_atomic
-from oracle.comparison.labels import LabelledItem, load_labelled
-from oracle.comparison.plan import ORDERS_BOTH, ORDERS_ONE, limit_items, select_items
+from oracle.comparison._labels import LabelledItem, load_labelled
+from oracle.comparison._plan import ORDERS_BOTH, ORDERS_ONE, limit_items, select_items
 from oracle.comparison.records import ARMS, RunRecord
-from oracle.comparison.runner import RunSettings, run_units, summarize_runs
+from oracle.comparison._runner import RunSettings, run_units, summarize_runs
 from oracle.comparison.summary import CompareSummary
 from oracle.config.model import OracleConfig
 from oracle.errors import TaskValidationError
@@ -91,7 +91,7 @@ async def acompare(labelled: str | Path | Sequence[LabelledItem], out_dir: str |
     items = limit_items(select_items(items, select), limit, seed)
     if not items:
         raise TaskValidationError("--select: no item matches", field="--select")
-    from oracle.comparison.rubrics import apply_rubrics
+    from oracle.comparison._rubrics import apply_rubrics
 
     items, overlays, rubric_hashes = apply_rubrics(items, config)  # bad rubric: exit 2, nothing run
     out = Path(out_dir)
@@ -113,7 +113,7 @@ async def acompare(labelled: str | Path | Sequence[LabelledItem], out_dir: str |
         report_path: Path | None = None
         report_error: str | None = None
         if report:
-            from oracle.comparison.report import write_report
+            from oracle.comparison._report import write_report
 
             try:
                 report_path = write_report(summary, outcome.records, out / "report.html")

@@ -28,7 +28,7 @@ def read_config_file(path: Path) -> dict[str, Any]:
         if isinstance(exc, ConfigError):
             raise
         raise ConfigError(f"{path}: cannot parse: {exc}") from None
-    from oracle.tasks.limits import DEFAULT_LIMITS, input_problem
+    from oracle.tasks._limits import DEFAULT_LIMITS, input_problem
 
     problem = input_problem(data, DEFAULT_LIMITS.max_depth)  # a huge integer could not be hashed
     if problem is not None:
@@ -42,7 +42,7 @@ def _parse_config_file(path: Path) -> dict[str, Any]:
     if suffix in (".yaml", ".yml"):
         import yaml
 
-        from oracle.tasks.limits import DEFAULT_LIMITS
+        from oracle.tasks._limits import DEFAULT_LIMITS
         from oracle._internal.safe_yaml import load_yaml
 
         try:

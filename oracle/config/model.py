@@ -20,7 +20,7 @@ from pydantic import (BaseModel, ConfigDict, Field, SecretStr, SerializeAsAny, V
 from oracle._internal.canonical import sha256_json
 from oracle._internal.frozen import FrozenWithCache
 from oracle.errors import ConfigError
-from oracle.tasks.limits import InputLimits
+from oracle.tasks._limits import InputLimits
 from oracle.rubrics.gates import Gate
 from oracle.routing.settings import (CUE_PREFIX_CHARS, POLICY_SETTINGS, SCAN_CHARS, PolicySettings,
                                     merge_policy_settings)

@@ -22,6 +22,7 @@ from typing import TYPE_CHECKING, Any
 
 from oracle._internal.log import get_logger
 
+from oracle.errors import NotAnswered
 from oracle.escalation.human import HumanAnswer, ask_human
 from oracle.escalation.store import EscalationStore
 from oracle.results.result import Escalation, OracleResult, Status
@@ -169,10 +170,13 @@ def _record_answered(store: EscalationStore, request: Escalation, item: TaskInpu
 
 
 async def aresume_stored(oracle: "Oracle", store: EscalationStore, esc_id: str) -> OracleResult:
-    """Resume a stored request that has an answer; the final result is written back to the store."""
+    """Resume a stored request that has an answer; the final result is written back to the store.
+
+    Raises ``NotAnswered`` when the request has no answer yet, ``EscalationNotFound`` for an
+    unknown id."""
     entry = await asyncio.to_thread(store.get, esc_id)
     if entry.answer is None:
-        raise ValueError(f"escalation {entry.id}: no answer yet (use `oracle escalations answer`)")
+        raise NotAnswered(f"escalation {entry.id}: no answer yet (use `oracle escalations answer`)")
     final = await aresume(oracle, entry.item, entry.first_result, entry.request, entry.answer)
     if final.status == Status.pending and final.escalation is not None:
         applied = apply_answer(entry.item, entry.request, entry.answer).item

@@ -25,6 +25,10 @@ server that ignores ``logprobs`` answers without them once, the reply stands (ne
 client stops asking. Replies carry usage, ``cost_usd`` (``oracle.providers.prices``; None when no price is
 known) and ``provenance``. API keys come from ``api_key_env``/``api_key`` and are never logged,
 cached or traced.
+
+Public modules: this package, ``clients``, ``pool`` (``ProviderPool``), ``types``, the wire formats
+``openai_chat``, ``anthropic`` and ``decisions``, and ``prices``; the ``_`` modules (HTTP transport,
+retries, the response cache, body reading, the shared client core) are private.
 """
 
 from oracle.providers.clients import (AsyncChatClient, AsyncDecisionClient, ChatClient, DecisionClient,

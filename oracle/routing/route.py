@@ -146,7 +146,7 @@ class Route:
     schema_version: str = SCHEMA_VERSION
     elapsed_us: float = 0.0
     history_snapshot: HistoryRef | None = None
-    """The frozen routing-history snapshot prior hardness was read from (oracle.routing.history), when the
+    """The frozen routing-history snapshot prior hardness was read from (oracle.routing._history), when the
     Oracle learns from history; left out of the JSON otherwise, so other traces stay as they were."""
 
     @model_serializer(mode="wrap")

@@ -14,7 +14,7 @@ from typing import Any, Literal, Mapping, Sequence
 from oracle.routing._rounding import round_to
 from oracle.routing.settings import CUE_PREFIX_CHARS, SCAN_CHARS
 from oracle.tasks.task import Task, Trajectory
-from oracle.routing.text_cues import cue_counts, has_code_line, is_yes_no_check, prompt_phrases
+from oracle.routing._text_cues import cue_counts, has_code_line, is_yes_no_check, prompt_phrases
 
 RUNNABLE_LANGUAGES = frozenset({"python", "javascript"})
 TRAJECTORY_TEST_KINDS = frozenset({"tool_calls", "tool_result", "final_state"})

@@ -57,7 +57,7 @@ class Service:
         for kind in self.config.routing.enabled_evaluators:
             # Build each evaluator now: its first import (providers, sandbox) takes a second or more,
             # which would otherwise stall the event loop, and every request, on the first evaluation.
-            self.oracle.strategy(kind)
+            self.oracle.evaluator(kind)
         self._tmp = None if settings.work_dir else tempfile.TemporaryDirectory(prefix="oracle-serve-")
         work_dir = Path(settings.work_dir or self._tmp.name)  # type: ignore[union-attr]
         self.jobs = JobRegistry(max_running=settings.max_jobs, keep=settings.keep_jobs)

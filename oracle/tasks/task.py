@@ -21,7 +21,7 @@ from pydantic_core import PydanticCustomError
 
 from oracle._internal.frozen import FrozenWithCache
 from oracle._internal.validation_errors import NAMED_FIELD_ERROR, format_validation_error
-from oracle.tasks.limits import DEFAULT_LIMITS, InputLimits, input_problem
+from oracle.tasks._limits import DEFAULT_LIMITS, InputLimits, input_problem
 from oracle.tasks.questions import Question, scoring_problem
 from oracle.tasks.testspec import ReferenceCheck, TestCase
 

@@ -22,9 +22,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Sequence, TextIO
 
-from oracle.comparison.arms import ArmRunner, Shown, arm_kinds, baseline_record, label_in_options, options_shown, reorder
-from oracle.comparison.labels import LabelledItem
-from oracle.comparison.plan import Unit, check_manifest, manifest, plan_units
+from oracle.comparison._arms import ArmRunner, Shown, arm_kinds, baseline_record, label_in_options, options_shown, reorder
+from oracle.comparison._labels import LabelledItem
+from oracle.comparison._plan import Unit, check_manifest, manifest, plan_units
 from oracle.comparison.records import RunRecord, run_key
 from oracle.comparison.summary import CompareSummary, build_summary
 from oracle.config.model import OracleConfig
@@ -57,7 +57,7 @@ class _Executor:
 
     def __init__(self, config: OracleConfig, settings: RunSettings, known: dict[str, RunRecord], pool: Any,
                  overlays: dict[str, dict[str, dict[str, Any]]] | None = None) -> None:
-        from oracle.routing.chain import PolicyChain
+        from oracle.routing._chain import PolicyChain
 
         self.config = config
         self.settings = settings

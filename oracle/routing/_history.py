@@ -41,7 +41,7 @@ def load_history(path: str | Path) -> dict[str, float]:
     The file is user input like a task file: missing, a directory, binary, or a line that is not
     a JSON object are all ``TaskValidationError`` (exit 2), never an internal error.
     """
-    from oracle.tasks.limits import DEFAULT_LIMITS
+    from oracle.tasks._limits import DEFAULT_LIMITS
     from oracle.tasks.files import check_input_file, decode_json, read_lines
 
     path = check_input_file(path)

@@ -144,7 +144,7 @@ def summarize_routes(rows: Iterable[Mapping[str, Any]]) -> RouteSummary:
 def load_result_rows(path: str | Path) -> Iterator[dict[str, Any]]:
     """Result rows from a JSONL file, streamed. A line that is not a JSON object with a ``status``
     (a task line, say: the wrong file) is bad input naming its line."""
-    from oracle.tasks.limits import DEFAULT_LIMITS
+    from oracle.tasks._limits import DEFAULT_LIMITS
     from oracle.tasks.files import check_input_file, decode_json, read_lines
 
     checked = check_input_file(path)
