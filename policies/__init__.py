@@ -8,20 +8,10 @@ directly; third-party policies come from the ``oracle_router.policies`` entry po
 
 from __future__ import annotations
 
-from typing import Callable, Iterable, TypeVar
+from typing import Iterable
 
-_REGISTRY: dict[str, type] = {}
-T = TypeVar("T", bound=type)
-
-
-def register_policy(name: str) -> Callable[[T], T]:
-    """Class decorator: make a policy available under ``name`` in configs."""
-
-    def deco(cls: T) -> T:
-        _REGISTRY[name] = cls
-        return cls
-
-    return deco
+from oracle.policies._registry import REGISTRY as _REGISTRY
+from oracle.policies._registry import register_policy
 
 
 def registered_policies(names: Iterable[str] = ()) -> dict[str, type]:

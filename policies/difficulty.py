@@ -14,7 +14,7 @@ from __future__ import annotations
 from oracle.routing.settings import DifficultySettings
 from oracle.routing.route import Vote
 from oracle.routing.signals import Signals
-from oracle.policies import register_policy
+from oracle.policies._registry import register_policy
 from oracle.policies._base import BasePolicy
 
 
