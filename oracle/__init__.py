@@ -87,7 +87,7 @@ __all__ = [
     "register_policy",
 ]
 
-__version__ = "0.1.0"
+from oracle._internal.version import __version__
 
 _WHERE = {
     "BasePolicy": "oracle.policies._base",

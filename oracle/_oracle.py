@@ -14,6 +14,7 @@ event loop the caller uses.
 from __future__ import annotations
 
 import asyncio
+import functools
 import threading
 import time
 from contextlib import asynccontextmanager
@@ -237,7 +238,8 @@ class Oracle:
         if res.escalation is not None and (self.human is not None or self.store is not None):
             from oracle.escalation.resume import settle
 
-            res = await settle(self, item, res, human=self.human, store=self.store, providers=pool)
+            res = await settle(functools.partial(self.evaluate_once, providers=pool), item, res,
+                               human=self.human, store=self.store)
         if self.learning is not None:
             await asyncio.to_thread(self.learning.record, item.task, res)
         return res

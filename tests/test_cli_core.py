@@ -53,6 +53,10 @@ def test_missing_file_and_bad_config_exit_2(tmp_path):
     cfg.write_text("routing:\n  threshhold: 0.3\n")
     out = oracle("--config", str(cfg), "config", "show")
     assert out.returncode == 2 and "routing.threshhold" in out.stderr
+    cfg.write_text("routing:\n  policies:\n    magic: {weight: 1}\n")
+    for command in (["config", "show"], ["route", str(ROOT / "examples" / "n_plus_one" / "task.json")]):
+        out = oracle("--config", str(cfg), *command)
+        assert out.returncode == 2 and "routing.policies: unknown policies ['magic']" in out.stderr, out.stderr
 
 
 def test_config_show_reflects_file_and_env(tmp_path):

@@ -153,10 +153,10 @@ def test_a_plugin_that_fails_to_load_is_an_error_naming_it(tmp_path):
     assert helped.returncode == 2
     assert "broken-cmd" in helped.stderr and "this plugin is broken on purpose" in helped.stderr
     code = """
-from oracle import OracleConfig, PluginError
+from oracle import Oracle, OracleConfig, PluginError
 from oracle._evaluators import evaluator_factory
 try:
-    OracleConfig(routing={"policies": {"broken_policy": {"weight": 1}}})
+    Oracle(OracleConfig(routing={"policies": {"broken_policy": {"weight": 1}}}))
 except Exception as exc:
     print("config:", type(exc).__name__, exc)
 try:

@@ -47,7 +47,7 @@ def test_oracle_route_loads_no_provider_batch_or_logging_stack():
                              "oracle._internal.plugins"}  # no entry-point scan: every name it uses is built in
     assert not loaded & unwanted, sorted(loaded & unwanted)
     # A JSON task file and the built-in config: no YAML or TOML parser, no message-list models.
-    lazy = {"yaml", "tomllib", "oracle._internal.safe_yaml", "oracle._internal.messages"}
+    lazy = {"yaml", "tomllib", "oracle._internal.safe_yaml", "oracle.tasks._messages"}
     assert not loaded & lazy, sorted(loaded & lazy)
 
 

@@ -109,7 +109,7 @@ async def acalibrate(items: Sequence[LabelledItem], config: OracleConfig, *, mod
                      seed: int = 0, review_rate: float | None = None, target_precision: float | None = None,
                      data_dir: Path | None = None, source: str | None = None,
                      now: _dt.datetime | None = None) -> CalibrationFileV2:
-    from oracle import __version__
+    from oracle._internal.version import __version__
 
     kept, dropped = drop_reserved(items, data_dir)
     collected = await collect(kept, config)

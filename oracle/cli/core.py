@@ -129,7 +129,10 @@ def _row_without_route(res: OracleResult) -> str:
 def cmd_config_show(args: argparse.Namespace) -> int:
     import yaml
 
+    from oracle.routing.chain import build_policies
+
     config = OracleConfig.load(args.config)
+    build_policies(config)                         # a policy name nothing registers is an error here too
     data = config.public_dump()                    # API keys as "set"/"unset", never their values
     out = {"config_hash": config.hash(), "config": data}
     if args.json:

@@ -156,7 +156,7 @@ def cmd_resume(args: argparse.Namespace) -> int:
     config = OracleConfig.load(args.config)
     with _open(args) as store:
         try:
-            final = run_sync(aresume_stored(Oracle(config), store, args.id))
+            final = run_sync(aresume_stored(Oracle(config).evaluate_once, store, args.id))
         except (EscalationNotFound, ValueError) as exc:
             return _bad_input(exc)
     print(final.to_json() if args.json else render_result(final))

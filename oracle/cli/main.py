@@ -13,7 +13,7 @@ import importlib
 import sys
 from typing import Sequence
 
-from oracle import __version__
+from oracle._internal.version import __version__
 
 EXIT_OK, EXIT_INTERNAL, EXIT_BAD_INPUT, EXIT_NOT_OK = 0, 1, 2, 3
 LOG_LEVELS = ("debug", "info", "warning", "error", "critical")

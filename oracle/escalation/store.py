@@ -292,7 +292,7 @@ MAX_ROW_JSON_BYTES = 256 * 1024 * 1024
 
 def _check_text(value: str) -> None:
     """``ValueError`` for text no UTF-8 encoder can write (a lone surrogate)."""
-    from oracle.tasks._limits import scalar_problem
+    from oracle._internal.decoded import scalar_problem
 
     problem = scalar_problem(value)
     if problem is not None:

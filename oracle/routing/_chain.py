@@ -18,6 +18,7 @@ from typing import Any, Callable, Mapping, Sequence
 
 from oracle.routing._rounding import round_to
 from oracle.config.model import OracleConfig
+from oracle.errors import ConfigError
 from oracle.routing.settings import PolicySettings
 from oracle.routing.policy import Policy
 from oracle.routing.route import SCHEMA_VERSION, Gate, Route, VoteRecord
@@ -29,10 +30,16 @@ _clock = time.perf_counter_ns
 
 
 def build_policies(config: OracleConfig) -> list[Policy]:
-    """Instantiate the enabled, positively weighted policies named in the config, in name order."""
+    """Instantiate the enabled, positively weighted policies named in the config, in name order.
+
+    A name no policy is registered under (built in, ``register_policy``, or an installed plugin's
+    entry point) is a ``ConfigError`` naming ``routing.policies``, before anything is routed."""
     from oracle.policies import registered_policies
 
-    registry = registered_policies()
+    registry = registered_policies(config.routing.policies)
+    unknown = sorted(set(config.routing.policies) - set(registry))
+    if unknown:
+        raise ConfigError(f"routing.policies: unknown policies {unknown}; known: {sorted(registry)}")
     out: list[Policy] = []
     for name in sorted(config.routing.policies):
         settings = config.routing.policies[name]

@@ -20,7 +20,7 @@ from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse, Response
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
-from oracle import __version__
+from oracle._internal.version import __version__
 from oracle.config.model import OracleConfig
 from oracle.errors import EscalationNotFound, NotAnswered, TaskValidationError
 from oracle.serve import openapi_doc
@@ -211,7 +211,7 @@ def create_app(config: OracleConfig, settings: ServeSettings, *,
         s = svc()
         store = s.stored()
         try:
-            final = await aresume_stored(s.oracle, store, esc_id)
+            final = await aresume_stored(s.oracle.evaluate_once, store, esc_id)
         except EscalationNotFound as exc:
             raise ApiProblem(404, "not_found", str(exc)) from None
         except NotAnswered as exc:

@@ -53,7 +53,7 @@ from oracle.strategies.decision_judge.results import candidate_result, explain, 
 from oracle.strategies.decision_judge.scoring import AnswerVerdict, criteria_verdict, merge_orders, question_mode_score
 from oracle.strategies.decision_judge.validation import Mode, validate_for_decision
 from oracle.strategies._judging.faults import contain, error_info, raise_if_nothing_judged, unjudged_concern
-from oracle.strategies.llm_judge.ranking import gather_or_cancel
+from oracle.strategies._judging.gather import gather_or_cancel
 
 ESCALATION_KEYS = ("low_confidence", "refused", "order_flip", "abstained", "unparsed")
 """Boolean flags in ``EvaluationResult.details``, for people; escalation reads ``concerns``."""

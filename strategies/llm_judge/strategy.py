@@ -35,12 +35,13 @@ from oracle.tasks.task import Task, Trajectory
 from oracle.results.ledger import CallLedger
 from oracle.results.provenance import EvaluationProvenance
 from oracle.strategies._judging.faults import contain, error_info, raise_if_nothing_judged
+from oracle.strategies._judging.gather import gather_or_cancel
 from oracle.strategies.llm_judge.calls import ChatCompleter
 from oracle.strategies.llm_judge.concerns import judge_concerns
 from oracle.strategies.llm_judge.pairwise import PairwiseRun, run_pairwise
 from oracle.strategies.llm_judge.pointwise import score_candidate
 from oracle.strategies.llm_judge.prompts import prompt_hash, task_template_hashes
-from oracle.strategies.llm_judge.ranking import (all_pairs_judgements, gather_or_cancel, judgement_budget, normalized_copeland,
+from oracle.strategies.llm_judge.ranking import (all_pairs_judgements, judgement_budget, normalized_copeland,
                                 position_bias)
 
 ESCALATION_KEYS = ("order_inconsistent_pairs", "cycles", "unparsed_pairs", "unparsed_candidates",
