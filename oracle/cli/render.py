@@ -187,9 +187,9 @@ def result_blocks(res: OracleResult, *, show_route: bool = True) -> list[Block]:
     """The result for people; ``show_route=False`` (``oracle evaluate --no-route``) replaces the
     routing table with one line naming the evaluator, for reading many verdicts at once."""
     route = res.route
-    blocks = (route_blocks(route, res.task_id) if show_route
-              else [_line(f"task {res.task_id}: ", (route.evaluator or "NONE", "bold"),
-                          f" (route confidence {route.confidence:.3f})")])
+    blocks: list[Block] = (route_blocks(route, res.task_id) if show_route
+                           else [_line(f"task {res.task_id}: ", (route.evaluator or "NONE", "bold"),
+                                       f" (route confidence {route.confidence:.3f})")])
     status = _line("status: ")
     status.append_text(_status(res.status.value))
     r = res.result
@@ -201,8 +201,8 @@ def result_blocks(res: OracleResult, *, show_route: bool = True) -> list[Block]:
     if r is not None:
         if r.error:
             blocks.append(_line((f"error: {r.error.type}: {r.error.message}", "red")))
-        rows = [[c.id, "-" if c.score is None else f"{c.score:.3f}", _verdict(c.passed), _status(c.status.value),
-                 why(c.details)[:WHY_CHARS]] for c in r.candidates]
+        rows: list[Sequence[str | Text]] = [[c.id, "-" if c.score is None else f"{c.score:.3f}", _verdict(c.passed), _status(c.status.value),
+                                              why(c.details)[:WHY_CHARS]] for c in r.candidates]
         if rows:
             blocks.append(Grid([Col("candidate"), Col("score", numeric=True), Col("passed"), Col("status"),
                                 Col("why", text=True)], rows))
