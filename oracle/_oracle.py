@@ -12,24 +12,26 @@ event loop the caller uses.
 
 from __future__ import annotations
 
-import asyncio
 import threading
 import time
 from contextlib import asynccontextmanager
-from typing import Any, AsyncIterator, Iterable, Mapping
+from typing import TYPE_CHECKING, Any, AsyncIterator, Iterable, Mapping
 
 from oracle._internal.log import get_logger
 
 from oracle import _telemetry as telemetry
 from oracle.config.model import OracleConfig
 from oracle.errors import ConfigError, TaskValidationError
-from oracle.escalation.triggers import check_result, check_route
 from oracle.providers.pool import ProviderPool
-from oracle.results.result import EvaluationResult, OracleResult, Status
 from oracle.routing.route import Route
 from oracle.routing.chain import PolicyChain
-from oracle.strategies.protocol import EvaluationContext, Strategy, strategy_factory
 from oracle.tasks.task import Task, TaskInput, Trajectory
+
+# What only an evaluation needs (the result models, the escalation checks, the evaluators, asyncio)
+# is imported by the methods that evaluate: `Oracle().route(...)` loads none of it.
+if TYPE_CHECKING:
+    from oracle.results.result import EvaluationResult, OracleResult
+    from oracle.strategies.protocol import EvaluationContext, Strategy
 
 log = get_logger("oracle")
 
@@ -144,6 +146,8 @@ class Oracle:
             raise TaskValidationError(f"task.rubric: {exc}", field="task.rubric") from None
 
     def strategy(self, kind: str) -> Strategy | None:
+        from oracle.strategies.protocol import strategy_factory
+
         with self._lock:
             if kind not in self._strategies:
                 factory = strategy_factory(kind)
@@ -166,6 +170,9 @@ class Oracle:
     async def _run_strategy(self, item: TaskInput, route: Route, kind: str,
                             extra: Mapping[str, Any] | None, providers: ProviderPool,
                             config: OracleConfig) -> EvaluationResult:
+        from oracle.results.result import EvaluationResult
+        from oracle.strategies.protocol import EvaluationContext
+
         start = time.perf_counter()
         try:
             strategy = self.strategy(kind)
@@ -206,11 +213,16 @@ class Oracle:
 
             res = await settle(self, item, res, human=self.human, store=self.store, providers=pool)
         if self.learning is not None:
+            import asyncio
+
             await asyncio.to_thread(self.learning.record, item.task, res)
         return res
 
     async def evaluate_once(self, item: TaskInput, *, providers: ProviderPool | None = None) -> OracleResult:
         """One route + evaluation + escalation check, with no human in the loop."""
+        from oracle.escalation.triggers import check_result, check_route
+        from oracle.results.result import OracleResult, Status
+
         rubric, config, given = None, self.config, item.task
         if item.task.rubric is not None:
             resolved = self._rubric(item)
@@ -271,6 +283,8 @@ def completed(result: EvaluationResult, strategy: Strategy, ctx: EvaluationConte
 
 def run_sync(coro: Any) -> Any:
     """Run a coroutine to completion from sync code, even when a loop is already running."""
+    import asyncio
+
     try:
         asyncio.get_running_loop()
     except RuntimeError:
