@@ -65,6 +65,16 @@ def test_no_color_or_a_pipe_means_plain(monkeypatch):
     assert out.getvalue() == plain_text(grid()) + "\n"
 
 
+def test_under_a_live_progress_bar_stdout_is_still_the_terminal_behind_it(monkeypatch):
+    """With a bar on the same screen, rich swaps stdout for a proxy that draws above the bar."""
+    from rich.console import Console
+    from rich.file_proxy import FileProxy
+
+    monkeypatch.delenv("NO_COLOR", raising=False)
+    assert not plain_output(FileProxy(Console(file=io.StringIO()), Terminal()))
+    assert plain_output(FileProxy(Console(file=io.StringIO()), io.StringIO()))
+
+
 def _mask_timing(text: str) -> str:
     return re.sub(r"\d+ us", "N us", text)
 

@@ -66,6 +66,9 @@ def plain_output(stream: TextIO) -> bool:
     """Plain text when ``stream`` is not a terminal or ``NO_COLOR`` is set (no-color.org)."""
     if os.environ.get("NO_COLOR"):
         return True
+    # Under a live progress bar sharing the screen, stdout is rich's proxy (it draws what is
+    # written above the bar); the terminal is the file behind it.
+    stream = getattr(stream, "rich_proxied_file", stream)
     isatty = getattr(stream, "isatty", None)
     try:
         return not (callable(isatty) and isatty())
