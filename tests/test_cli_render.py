@@ -44,6 +44,12 @@ def test_plain_layout_is_pinned_ascii_without_trailing_spaces():
     ]
 
 
+def test_text_from_a_task_is_printed_as_written_never_as_markup():
+    cells = [["[bold]id[/bold]", ":smile:", "[red]x"]]
+    text = plain_text([Grid([Col("a"), Col("b"), Col("c")], cells), Text("[override] :x:")])
+    assert "[bold]id[/bold]  :smile:  [red]x" in text and text.endswith("[override] :x:")
+
+
 def test_a_terminal_gets_colour_and_the_same_columns(monkeypatch):
     monkeypatch.delenv("NO_COLOR", raising=False)
     monkeypatch.setenv("COLUMNS", "120")
