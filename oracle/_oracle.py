@@ -13,8 +13,6 @@ event loop the caller uses.
 
 from __future__ import annotations
 
-import asyncio
-import functools
 import threading
 import time
 from contextlib import asynccontextmanager
@@ -27,17 +25,18 @@ from oracle._evaluators import evaluator_factory
 from oracle._internal.moved import renamed
 from oracle.config.model import OracleConfig
 from oracle.errors import ConfigError, PluginError, TaskValidationError
-from oracle.escalation._triggers import check_result, check_route
 from oracle.providers.pool import ProviderPool
-from oracle.results.result import EvaluationResult, OracleResult, Status
 from oracle.routing.route import Route
 from oracle.routing._chain import PolicyChain
-from oracle.strategies.protocol import EvaluationContext, Evaluator
 from oracle.tasks.task import Task, TaskInput, Trajectory
 
+# What only an evaluation needs (the result models, the escalation checks, the evaluators, asyncio)
+# is imported by the methods that evaluate: `Oracle().route(...)` loads none of it.
 if TYPE_CHECKING:
     from oracle.escalation.human import AsyncHumanOracle, HumanOracle
     from oracle.escalation.store import EscalationStore
+    from oracle.results.result import EvaluationResult, OracleResult
+    from oracle.strategies.protocol import EvaluationContext, Evaluator
 
 log = get_logger("oracle")
 
@@ -157,6 +156,8 @@ class Oracle:
 
         Raises ``PluginError`` for a plugin that fails to load or makes something that is not an
         ``Evaluator``; ``run_evaluator`` turns that into a failed result."""
+        from oracle.strategies.protocol import Evaluator
+
         with self._lock:
             if name not in self._evaluators:
                 factory = evaluator_factory(name)
@@ -185,6 +186,9 @@ class Oracle:
     async def _run_evaluator(self, item: TaskInput, route: Route | None, name: str,
                              extra: Mapping[str, Any] | None, providers: ProviderPool,
                              config: OracleConfig) -> EvaluationResult:
+        from oracle.results.result import EvaluationResult
+        from oracle.strategies.protocol import EvaluationContext
+
         start = time.perf_counter()
         try:
             evaluator = self.evaluator(name)
@@ -236,16 +240,23 @@ class Oracle:
     async def _settled(self, item: TaskInput, pool: ProviderPool) -> OracleResult:
         res = await self.evaluate_once(item, providers=pool)
         if res.escalation is not None and (self.human is not None or self.store is not None):
+            import functools
+
             from oracle.escalation.resume import settle
 
             res = await settle(functools.partial(self.evaluate_once, providers=pool), item, res,
                                human=self.human, store=self.store)
         if self.learning is not None:
+            import asyncio
+
             await asyncio.to_thread(self.learning.record, item.task, res)
         return res
 
     async def evaluate_once(self, item: TaskInput, *, providers: ProviderPool | None = None) -> OracleResult:
         """One route + evaluation + escalation check, with no human in the loop."""
+        from oracle.escalation._triggers import check_result, check_route
+        from oracle.results.result import OracleResult, Status
+
         rubric, config, given = None, self.config, item.task
         if item.task.rubric is not None:
             resolved = self._rubric(item)
@@ -309,6 +320,8 @@ def completed(result: EvaluationResult, evaluator: Evaluator, ctx: EvaluationCon
 
 def run_sync(coro: Any) -> Any:
     """Run a coroutine to completion from sync code, even when a loop is already running."""
+    import asyncio
+
     try:
         asyncio.get_running_loop()
     except RuntimeError:

@@ -109,7 +109,7 @@ def test_evaluate_files_blocking_request_in_store_as_pending(tmp_path):
 
 
 def test_render_gives_each_candidate_a_reason():
-    from oracle.cli._render import _why
+    from oracle.cli.render import why as _why
 
     assert _why({"summary": "2/3 tests passed"}) == "2/3 tests passed"
     assert _why({"questions": [{"question_id": "team", "selected": "billing", "confidence": 0.8}]}) \

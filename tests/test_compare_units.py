@@ -13,7 +13,7 @@ from oracle.comparison._metrics import bootstrap_interval, cohen_kappa, stabilit
 from oracle.comparison._plan import limit_items, plan_units
 from oracle.comparison.records import RunRecord
 from oracle.comparison.summary import build_summary
-from oracle.comparison._table import render_table
+from oracle.cli.render import comparison_blocks, plain_text
 from oracle.config.model import OracleConfig
 
 YES_NO = {"id": "answer", "type": "choice", "instructions": "Is it wrong?", "options": {"yes": "y", "no": "n"},
@@ -145,7 +145,7 @@ def test_summary_and_table_report_na_costs_and_routing():
     assert routed.routing_accuracy == 0.5 and routed.cost_per_100_items_usd == 50.0
     gap = summary.routing_gap
     assert gap.routed == 1.0 and gap.best_single_arm == "decision_judge" and gap.per_item_best == 0.5
-    table = render_table(summary)
+    table = plain_text(comparison_blocks(summary))
     assert "n/a verifier x2: no tests" in table and "a price is unknown" in table
 
 

@@ -97,7 +97,8 @@ def _local_model(config: Any, wanted: bool) -> Iterator[Any]:
 def cmd_compare(args: argparse.Namespace) -> int:
     from oracle.comparison.api import check_settings, compare
     from oracle.comparison._labels import dump_item
-    from oracle.comparison._table import render_table
+    from oracle.cli.progress_bar import rich_bar
+    from oracle.cli.render import comparison_blocks, show
     from oracle.config.model import OracleConfig
 
     arms = check_settings(args.arms.split(","), args.repeats, args.limit, args.timeout_s, args.concurrency)
@@ -114,11 +115,11 @@ def cmd_compare(args: argparse.Namespace) -> int:
         result = compare(items, args.output, arms=arms, repeats=args.repeats, both_orders=args.both_orders,
                          limit=args.limit, select=args.select, seed=args.seed, timeout_s=args.timeout_s,
                          concurrency=args.concurrency, config=run_config, report=not args.no_report,
-                         source=source, dropped_reserved=dropped)
+                         source=source, dropped_reserved=dropped, progress_bar=rich_bar())
     if args.summary_json:
         print(json.dumps(result.summary.model_dump(mode="json"), indent=2, sort_keys=True))
     else:
-        print(render_table(result.summary))
+        show(comparison_blocks(result.summary))
         print(f"\nruns: {result.runs_path} ({result.computed} run now, {result.resumed} resumed)\n"
               f"summary: {result.summary_path}\nreport: {_report_line(result, args.no_report)}")
     return 0
