@@ -21,7 +21,6 @@ from typing import TYPE_CHECKING, Any, AsyncIterator, Iterable, Mapping
 from oracle._internal.log import get_logger
 
 from oracle import _telemetry as telemetry
-from oracle._evaluators import evaluator_factory
 from oracle._internal.moved import renamed
 from oracle.config.model import OracleConfig
 from oracle.errors import ConfigError, PluginError, TaskValidationError
@@ -156,6 +155,7 @@ class Oracle:
 
         Raises ``PluginError`` for a plugin that fails to load or makes something that is not an
         ``Evaluator``; ``run_evaluator`` turns that into a failed result."""
+        from oracle._evaluators import evaluator_factory
         from oracle.strategies.protocol import Evaluator
 
         with self._lock:

@@ -58,7 +58,7 @@ def test_library_route_loads_no_provider_evaluation_or_terminal_stack():
     loaded = loaded_after(f"import json\nfrom oracle import Oracle\nOracle().route(json.load(open({str(task)!r})))")
     assert "oracle._oracle" in loaded and "oracle.routing._chain" in loaded
     unwanted = set(HEAVY) | {"rich", "structlog", "sqlite3", "ssl", "oracle.providers.clients", "oracle.results.result",
-                             "oracle.escalation.triggers", "oracle.strategies.protocol", "oracle.cli"}
+                             "oracle.escalation._triggers", "oracle.strategies.protocol", "oracle.cli"}
     assert not loaded & unwanted, sorted(loaded & unwanted)
 
 
