@@ -9,7 +9,7 @@ third-party policies come from the ``oracle_router.policies`` entry point group
 
 from __future__ import annotations
 
-from typing import Iterable
+from typing import Callable, Iterable, TypeVar
 
 if __name__ != "oracle.policies":
     # This folder installs as oracle.policies; under another name (``policies``, with the repository
