@@ -6,7 +6,7 @@ import pytest
 
 from oracle.config.model import OracleConfig, apply_env_overrides
 from oracle.errors import ConfigError
-from oracle.routing.chain import PolicyChain
+from oracle.routing._chain import PolicyChain
 
 
 def test_defaults_hash_is_stable_and_changes_with_settings():

@@ -71,7 +71,7 @@ PUBLIC_MODULES = {
     "oracle.config", "oracle.config.model", "oracle.config.calibration",
     "oracle.tasks", "oracle.tasks.task", "oracle.tasks.testspec", "oracle.tasks.questions", "oracle.tasks.files",
     "oracle.results", "oracle.results.result", "oracle.results.concerns", "oracle.results.provenance",
-    "oracle.results.ledger",
+    "oracle.results.ledger", "oracle.results.verdict",
     "oracle.routing", "oracle.routing.signals", "oracle.routing.policy", "oracle.routing.route",
     "oracle.routing.settings",
     "oracle.policies", "oracle.policies.cues", "oracle.policies.difficulty", "oracle.policies.evidence",

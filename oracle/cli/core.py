@@ -129,7 +129,7 @@ def _row_without_route(res: OracleResult) -> str:
 def cmd_config_show(args: argparse.Namespace) -> int:
     import yaml
 
-    from oracle.routing.chain import build_policies
+    from oracle.routing._chain import build_policies
 
     config = OracleConfig.load(args.config)
     build_policies(config)                         # a policy name nothing registers is an error here too

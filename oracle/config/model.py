@@ -304,7 +304,7 @@ class OracleConfig(FrozenWithCache):
     @model_validator(mode="after")
     def _default_enabled(self) -> "OracleConfig":
         # Policy names are checked against the registry by the chain that builds them
-        # (oracle.routing.chain.build_policies): the registry is routing's, above this model.
+        # (oracle.routing._chain.build_policies): the registry is routing's, above this model.
         if self.routing.default_evaluator not in self.routing.enabled_evaluators:
             raise ValueError("routing.default_evaluator: must be one of routing.enabled_evaluators")
         return self
