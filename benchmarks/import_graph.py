@@ -10,8 +10,8 @@ between them, of import cycles as groups of modules that import each other (stro
 components) with the modules in them, and of elementary cycles. Imports inside functions count;
 each figure is given with imports under ``if TYPE_CHECKING:`` counted and without them (grimp
 cannot leave them out of one graph after building it, so the second figure comes from a second
-graph built with ``exclude_type_checking_imports``). Nothing is left out of the cycles here, not
-even the evaluator registry's, which the cycle check still excuses.
+graph built with ``exclude_type_checking_imports``). Nothing is left out of the cycles, here or in
+the cycle check.
 """
 
 from __future__ import annotations

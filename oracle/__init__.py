@@ -12,9 +12,9 @@ The names in ``__all__`` are public, and these modules (pinned by tests/test_pub
     oracle.tasks.testspec  oracle.tasks.questions    test kinds, typed questions
     oracle.tasks.files                               reading task files
     oracle.results  oracle.results.result            what an evaluation returns,
-    oracle.results.concerns  oracle.results.provenance  oracle.results.ledger
-    oracle.results.verdict                           with its concerns, provenance, call ledger
-                                                     and the verdict on one candidate
+    oracle.results.concerns  oracle.results.provenance  oracle.results.ledger  oracle.results.verdict
+                                                     with its concerns, provenance, call ledger and
+                                                     the verdict on one candidate
     oracle.routing  oracle.routing.signals           what routing reads,
     oracle.routing.policy  oracle.routing.route      the policy protocol, the trace,
     oracle.routing.settings                          each policy's settings

@@ -70,9 +70,10 @@ class Oracle:
                  human: HumanOracle | AsyncHumanOracle | None = None, store: EscalationStore | None = None,
                  providers: ProviderPool | None = None, learn_history: bool = False,
                  history_through: int | None = None) -> None:
-        """``human``: a ``HumanOracle`` (sync ``ask``) or ``AsyncHumanOracle`` (``aask``) asked at once
-        when a request fires; ``store``: an ``EscalationStore`` where unanswered requests wait (blocking ones make
-        the result ``pending``). Both optional; without them a request is only attached.
+        """``human``: a ``HumanOracle`` (sync ``ask``) or ``AsyncHumanOracle`` (``aask``) asked at
+        once when a request fires; ``store``: an ``EscalationStore`` where unanswered requests wait
+        (blocking ones make the result ``pending``). Both optional; without them a request is only
+        attached.
         ``providers``: the pool this Oracle owns (default: a new one); it closes it in ``aclose``.
         ``learn_history``: read prior hardness from ``store``'s outcome log, through a snapshot
         frozen now (``history_through``: rebuild the snapshot up to that seq), and log every
@@ -165,8 +166,9 @@ class Oracle:
                     return None
                 made = factory()
                 if not isinstance(made, Evaluator):
-                    raise PluginError(f"evaluator {name!r}: its factory made {type(made).__name__}, which is not "
-                                      "an Evaluator (name, version, spec(config), async evaluate(ctx))", plugin=name)
+                    raise PluginError(f"evaluator {name!r}: its factory made {type(made).__name__}, which is "
+                                      "not an Evaluator (name, version, spec(config), async evaluate(ctx))",
+                                      plugin=name)
                 self._evaluators[name] = made
             return self._evaluators[name]
 

@@ -17,7 +17,7 @@
     │   └── NotAnswered             resuming a request that has no answer yet
     └── OutputLocked                another process is writing the same batch output
 
-By contract ``Oracle.evaluate`` never raises on model, network or sandbox faults: strategies catch
+By contract ``Oracle.evaluate`` never raises on model, network or sandbox faults: evaluators catch
 ``OracleError`` and return a result whose ``status`` and ``error`` say what happened. Bad input is
 still rejected up front, before any model call or code execution.
 """

@@ -15,7 +15,7 @@ once.
 - ``lint-imports`` with the contracts in pyproject.toml (layers, rooms that must not know each
   other);
 - no import cycle among the package's modules (grimp's graph: imports inside functions and under
-  ``TYPE_CHECKING`` count), apart from ``REGISTRY_IMPORTS``.
+  ``TYPE_CHECKING`` count).
 
 tests/test_typecheck.py runs this command, so the README's test command and CI run it too.
 """
@@ -37,17 +37,6 @@ ROOT = Path(__file__).resolve().parent.parent
 BUILD_INPUTS = ("pyproject.toml", "README.md", "oracle", "policies", "strategies")
 """What building the package reads: its configuration, the readme its metadata embeds, and the
 three package folders (copied so that a stale build/ folder or a local file cannot leak in)."""
-
-REGISTRY_IMPORTS = (
-    ("oracle.strategies.protocol", "oracle.strategies.decision_judge.strategy"),
-    ("oracle.strategies.protocol", "oracle.strategies.llm_judge.strategy"),
-    ("oracle.strategies.protocol", "oracle.strategies.verifier.strategy"),
-)
-"""The one cycle left: the evaluator registry imports the built-in evaluators so that they
-register, and they import it (issue 25 item 4 moves their assembly to the Oracle layer). Left out
-of the cycle check until then; an entry whose import no longer exists is an error, so this list
-cannot outlive the cycle (delete it with the matching ignore_imports in pyproject.toml)."""
-
 
 def install_tree(source: Path, site: Path) -> Path:
     """Install the package whose build inputs are in ``source`` into ``site`` (emptied first): a
@@ -104,33 +93,27 @@ def _graph_main(site: str) -> None:
     print(json.dumps({"modules": sorted(graph.modules), "imports": edges}))
 
 
-def cycles(modules: list[str], imports: list[tuple[str, str]],
-           left_out: tuple[tuple[str, str], ...] = ()) -> tuple[list[list[str]], int]:
+def cycles(modules: list[str], imports: list[tuple[str, str]]) -> tuple[list[list[str]], int]:
     """The import cycles: one group of modules per strongly connected component with more than one
     module (a module that imports itself does not occur), and the number of elementary cycles."""
     import networkx as nx
 
     g = nx.DiGraph()
     g.add_nodes_from(modules)
-    g.add_edges_from(e for e in map(tuple, imports) if e not in left_out)
+    g.add_edges_from(map(tuple, imports))
     groups = sorted((sorted(c) for c in nx.strongly_connected_components(g) if len(c) > 1), key=lambda c: (-len(c), c))
     return groups, sum(1 for _ in nx.simple_cycles(g))
 
 
 def check_graph(site: Path) -> list[str]:
-    """Problems with the import graph: a module it missed or saw twice, a cycle, a stale exception."""
+    """Problems with the import graph: a module it missed or saw twice, a cycle."""
     graph = import_graph(site)
     problems = []
     expected = installed_modules(site)
     if sorted(graph["modules"]) != sorted(expected):
         problems.append(f"grimp's modules differ from the installed files: missing "
                         f"{sorted(expected - set(graph['modules']))}, extra {sorted(set(graph['modules']) - expected)}")
-    imports = {tuple(e) for e in graph["imports"]}
-    stale = [e for e in REGISTRY_IMPORTS if e not in imports]
-    if stale:
-        problems.append(f"REGISTRY_IMPORTS in tests/static_checks.py names imports that no longer exist: {stale}; "
-                        "delete them (and the matching ignore_imports in pyproject.toml)")
-    groups, _ = cycles(graph["modules"], graph["imports"], REGISTRY_IMPORTS)
+    groups, _ = cycles(graph["modules"], graph["imports"])
     for group in groups:
         problems.append(f"import cycle among {len(group)} modules: {', '.join(group)}")
     return problems

@@ -32,8 +32,8 @@ MOVED: dict[str, tuple[str, str]] = {
     "oracle.calibration": ("oracle.config.calibration", "oracle.config.calibration"),
     # The old module held the protocol and the registry; the registry's module has both names
     # (EvaluationContext, the protocol and every old registry function) and is the one registry.
-    "oracle.strategy": ("oracle._evaluators",
-                        "oracle.strategies.protocol (Evaluator, EvaluationContext) and oracle (register_evaluator)"),
+    "oracle.strategy": ("oracle._evaluators", "oracle.strategies.protocol (Evaluator, EvaluationContext) "
+                                              "and oracle (register_evaluator)"),
     # The README named oracle.telemetry.use_tracer_provider.
     "oracle.telemetry": ("oracle._telemetry", "oracle._telemetry"),
 }
