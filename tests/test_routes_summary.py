@@ -13,6 +13,7 @@ from oracle.config.model import OracleConfig
 from oracle.cli.render import plain_text, route_summary_blocks
 from oracle.routing._summary import summarize_routes
 from oracle.routing._chain import PolicyChain
+from oracle.routing.route import route_adapter
 from oracle.tasks.task import TaskInput
 from tests.data.tasks import code_task, open_task, question_task
 
@@ -22,7 +23,7 @@ CHAIN = PolicyChain(OracleConfig())
 
 def routed(data):
     item = TaskInput.model_validate(data)
-    return CHAIN.route(item.task, item.trajectories).model_dump(mode="json")
+    return route_adapter().dump_python(CHAIN.route(item.task, item.trajectories), mode="json")
 
 
 def test_figures_from_real_traces_in_both_row_shapes():

@@ -55,6 +55,7 @@ def cmd_route(args: argparse.Namespace) -> int:
     # evaluators bring the provider stack (httpx, asyncio) with them.
     from oracle.cli.render import BLANK, route_blocks, show
     from oracle.routing._chain import PolicyChain
+    from oracle.routing.route import route_adapter
     from oracle.tasks.files import load_tasks
 
     config = OracleConfig.load(args.config)
@@ -63,8 +64,8 @@ def cmd_route(args: argparse.Namespace) -> int:
     for item in tasks:
         route = chain.route(item.task, item.trajectories, history=history)
         if args.json:
-            print(json.dumps({"task_id": item.task.id, "route": route.model_dump(mode="json")},
-                             sort_keys=True))
+            row = {"task_id": item.task.id, "route": route_adapter().dump_python(route, mode="json")}
+            print(json.dumps(row, sort_keys=True))
         else:
             show([*route_blocks(route, item.task.id), BLANK])
     return 0

@@ -142,10 +142,6 @@ class LocalModelServer:
         self.stop()
         raise RuntimeError(f"llama.cpp server not ready within {ready_timeout_s:g}s")
 
-    def healthy(self) -> bool:
-        return (self.process is not None and self.process.poll() is None
-                and self.alias in (probe(self.base_url) or []))
-
     def stop(self, *, grace_s: float = 5.0) -> None:
         if self.process is None:
             return
