@@ -18,10 +18,7 @@ import fcntl
 import os
 import resource
 
-try:
-    from bpf import SYSCALLS, machine  # inside the sandbox: the runtime runs as flat scripts
-except ImportError:  # on the host (tests)
-    from oracle.sandbox.runtime.bpf import SYSCALLS, machine
+from .bpf import SYSCALLS, machine
 
 _libc = ctypes.CDLL(None, use_errno=True)
 _syscall = _libc.syscall

@@ -42,15 +42,9 @@ import struct
 import sys
 import time
 
-HERE = os.path.dirname(os.path.abspath(__file__))
-sys.path.insert(0, HERE)
+from . import bpf, candidate_side, rpc, test_side, wire, worker_state  # noqa: F401 (rpc: preloaded for every run)
 
-import bpf  # noqa: E402
-import candidate_side  # noqa: E402
-import rpc  # noqa: E402,F401
-import test_side  # noqa: E402
-import wire  # noqa: E402
-import worker_state  # noqa: E402
+HERE = os.path.dirname(os.path.abspath(__file__))
 
 TYPE_CHECKING = False  # type checkers read the block below; at run time nothing more is imported
 if TYPE_CHECKING:
