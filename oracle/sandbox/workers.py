@@ -203,9 +203,10 @@ class Worker:
     def send(self, message: dict, fds: tuple[int, ...] = ()) -> None:
         frame = wire.dumps(message)
         try:
-            if fds:
-                socket.send_fds(self.sock, [frame[:4]], list(fds))  # type: ignore[arg-type]
-                self.sock.sendall(frame[4:])  # type: ignore[union-attr]
+            if fds:  # one sendmsg with the descriptors (one wakeup of the worker); the rest, if any, after
+                sent = socket.send_fds(self.sock, [frame], list(fds))  # type: ignore[arg-type]
+                if sent < len(frame):
+                    self.sock.sendall(frame[sent:])  # type: ignore[union-attr]
             else:
                 self.sock.sendall(frame)  # type: ignore[union-attr]
         except (OSError, AttributeError) as exc:
