@@ -12,7 +12,10 @@ say "memory limit exceeded" with evidence.
 CPU: every group gets the same weight (v1 ``cpu.shares``, v2 ``cpu.weight``), so under contention
 a run that spins in many processes gets no more CPU than a run with one thread, and cannot starve a
 sibling run into a timeout. No quota: bandwidth control costs every context switch, and the weight
-already bounds a run whenever anything else wants the CPU.
+already bounds a run whenever anything else wants the CPU. The groups' common parent weighs as much
+as one ordinary process per CPU (``PARENT_WEIGHT_PER_CPU``): with the default weight of one process,
+every run of the machine together would get one process's share next to the machine's other work
+(on a busy machine, a fraction of one CPU for all of them, and honest runs judged starved).
 """
 
 from __future__ import annotations
@@ -27,6 +30,19 @@ from oracle.sandbox.slots import kill_until_gone
 
 CGROUP_ROOT = Path("/sys/fs/cgroup")
 GROUP_PREFIX = "oracle-sandbox"
+PARENT_WEIGHT_PER_CPU = {1: ("cpu.shares", 1024, 262144), 2: ("cpu.weight", 100, 10000)}
+"""Per cgroup version: the parent's weight file, one ordinary process's weight, the largest allowed."""
+
+
+def weigh_parent(support: CgroupSupport) -> None:
+    """Give the runs' common parent group the weight of one ordinary process per CPU (module docstring)."""
+    if support.cpu_parent is None or support.version not in PARENT_WEIGHT_PER_CPU:
+        return
+    fname, one, most = PARENT_WEIGHT_PER_CPU[support.version]
+    try:
+        (support.cpu_parent / fname).write_text(str(min(most, one * (os.cpu_count() or 1))))
+    except OSError:
+        pass  # not ours to weigh (a parent we may create groups in but not change): the slots still share fairly
 
 
 @dataclass(frozen=True)
@@ -155,6 +171,7 @@ class RunCgroup:
         name = f"slot-{self.slot_uid}" if self.slot_uid is not None else \
             f"run-{os.getpid()}-{uuid.uuid4().hex[:10]}"
         s = self.support
+        weigh_parent(s)
         if s.version == 2:
             parent = s.memory_parent or s.pids_parent
             if parent is None:
