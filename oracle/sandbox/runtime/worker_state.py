@@ -3,8 +3,9 @@
 Why: a run's process has the worker's uid, so whatever the kernel lets a process change in another
 process of its uid (limits, priority, CPU affinity, scheduling policy) would carry into every later
 run forked from this worker. The per-run seccomp filter (bpf.py) refuses those calls; this module is
-the check behind it. ``snapshot()`` records every attribute a fork hands down; the worker compares it
-before each fork and after each run, and any difference destroys the worker.
+the check behind it. ``Baseline`` records every attribute a fork hands down (``snapshot()`` names
+them); the worker compares against it before each fork and after each run, and any difference
+destroys the worker.
 
 Kernel objects that outlive their process: System V shared memory, message queues and semaphore
 sets (refused by the per-run filter; swept here by uid in case one appears anyway). POSIX message
