@@ -206,8 +206,18 @@ def _check_imported_from(import_root: Path) -> dict:
     return where
 
 
+def _check_all_imported_from(import_root: Path) -> None:
+    """Every ``oracle`` module this arm loaded came from its own tree (an editable install of another
+    tree would otherwise fill in a module the arm's tree lacks, and the arm would mix two versions)."""
+    foreign = sorted(name for name, module in list(sys.modules.items())
+                     if name.split(".")[0] == "oracle" and getattr(module, "__file__", None)
+                     and not Path(module.__file__).resolve().is_relative_to(import_root))
+    if foreign:
+        raise SystemExit(f"modules imported from outside {import_root}: {foreign[:10]}")
+
+
 async def _run_verifier(items, config, strategy, workers: int, gate: str):
-    from oracle.strategies.protocol import EvaluationContext
+    from oracle import EvaluationContext
 
     async def evaluate(task, trajectories):
         return await strategy.evaluate(EvaluationContext(task=task, trajectories=tuple(trajectories),
@@ -243,8 +253,8 @@ def verifier_child(args: argparse.Namespace) -> dict:
     sys.path.insert(0, str(import_root))  # before the first oracle import: this checkout wins
     imported_from = _check_imported_from(import_root)
 
-    from oracle.config.model import OracleConfig
-    from oracle.tasks.task import Task, Trajectory
+    # The public names: they hold across the package's layouts, so a baseline of any age imports.
+    from oracle import OracleConfig, Task, Trajectory
     from oracle.strategies.verifier.strategy import VerifierStrategy
 
     data = Path(args.data)
@@ -263,6 +273,7 @@ def verifier_child(args: argparse.Namespace) -> dict:
     started = time.perf_counter()
     results = asyncio.run(_run_verifier(items, config, strategy, args.workers, args.gate))
     wall = time.perf_counter() - started
+    _check_all_imported_from(import_root)
 
     per_candidate, failed_tasks, backends = [], [], set()
     for (task, trajectories), result in zip(items, results):

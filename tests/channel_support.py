@@ -3,7 +3,9 @@
 Each case forks a candidate process (``candidate_side.serve``) and a test process
 (``test_side.run_isolated``) joined by a socket pair, exactly as a sandbox worker does, and returns
 the test process's verdict. It is fast (a few milliseconds a case), so property tests can run many
-cases; the sandboxed path is exercised separately through ``VerifierStrategy``.
+cases; the sandboxed path is exercised separately through ``VerifierStrategy``. The driver imports
+the runtime as the sandbox does: a copy of the package (``install_runtime``) in its start directory,
+without the rest of ``oracle``.
 """
 
 from __future__ import annotations
@@ -15,13 +17,12 @@ import sys
 import tempfile
 from pathlib import Path
 
-RUNTIME = Path(__file__).resolve().parents[1] / "oracle" / "sandbox" / "runtime"
+from oracle.sandbox.workers import install_runtime
 
 _DRIVER = r'''
 import json, os, socket, sys
-sys.path.insert(0, sys.argv[1])
-import candidate_side, rpc, test_side, wire
-cases = json.load(open(sys.argv[2]))
+from runtime import candidate_side, rpc, test_side, wire
+cases = json.load(open(sys.argv[1]))
 results = []
 for case in cases:
     a, b = socket.socketpair()
@@ -54,7 +55,7 @@ for case in cases:
     os.waitpid(cpid, 0)
     os.waitpid(tpid, 0)
     results.append(json.loads(data) if data else {"outcome": "no verdict", "message": ""})
-with open(sys.argv[3], "w") as fh:
+with open(sys.argv[2], "w") as fh:
     json.dump(results, fh)
 '''
 
@@ -65,8 +66,9 @@ def run_cases(cases: list[dict], timeout: float = 120) -> list[dict]:
     with tempfile.TemporaryDirectory() as tmp:
         src, dst = Path(tmp) / "cases.json", Path(tmp) / "verdicts.json"
         src.write_text(json.dumps(cases))
+        install_runtime(Path(tmp))  # `python -c` puts its start directory, tmp, first on sys.path
         env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
-        proc = subprocess.run([sys.executable, "-c", _DRIVER, str(RUNTIME), str(src), str(dst)], cwd=tmp,
+        proc = subprocess.run([sys.executable, "-c", _DRIVER, str(src), str(dst)], cwd=tmp,
                               env=env, capture_output=True, timeout=timeout)
         assert proc.returncode == 0, proc.stderr.decode(errors="replace")[-3000:]
         return json.loads(dst.read_text())

@@ -13,7 +13,6 @@
 from __future__ import annotations
 
 import string
-import sys
 
 import pytest
 from hypothesis import HealthCheck, given, settings
@@ -21,14 +20,11 @@ from hypothesis import strategies as st
 
 from oracle.strategies.verifier import harness
 from oracle.sandbox import probe
+from oracle.sandbox.runtime import handover, rpc
 from oracle.tasks.task import Task, Trajectory
 
-from .channel_support import RUNTIME, run_cases, run_one
+from .channel_support import run_cases, run_one
 from .test_verdict_integrity import _evaluate
-
-sys.path.insert(0, str(RUNTIME))
-import rpc  # noqa: E402
-import handover  # noqa: E402
 
 BACKENDS = [b for b in ("nsjail", "bubblewrap", "landlock") if b in probe().available]
 
@@ -355,7 +351,7 @@ def test_container_arguments_are_written_back_with_plain_data_only():
 
 FORGE_WRITE_BACK = '''
 import sys
-rpc = sys.modules["rpc"]
+rpc = next(m for n, m in sys.modules.items() if n.rsplit(".", 1)[-1] == "rpc")
 def _forge(self, message, called, reply):
     reply["out"] = [[0, [{"h": 1, "o": "t", "k": "callable"}, {"h": 99, "o": "c", "k": "object"}]]]
 rpc.Peer._add_write_back = _forge

@@ -7,19 +7,14 @@ import collections
 import enum
 import math
 import socket
-import sys
 import threading
 from decimal import Decimal
-from pathlib import Path
 
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-RUNTIME = Path(__file__).resolve().parents[1] / "oracle" / "sandbox" / "runtime"
-sys.path.insert(0, str(RUNTIME))
-import rpc  # noqa: E402
-import wire  # noqa: E402
+from oracle.sandbox.runtime import rpc, wire
 
 scalars = st.one_of(st.none(), st.booleans(), st.integers(), st.integers(min_value=-10**400, max_value=10**400),
                     st.floats(allow_nan=True, allow_infinity=True), st.complex_numbers(allow_nan=False),

@@ -10,7 +10,6 @@ import math
 import re
 import shutil
 import subprocess
-import sys
 from pathlib import Path
 from typing import Any
 
@@ -18,11 +17,9 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-RUNTIME = Path(__file__).resolve().parents[1] / "oracle" / "sandbox" / "runtime"
-sys.path.insert(0, str(RUNTIME))
-import wire  # noqa: E402
-
-from tests.test_channel_codec import same  # noqa: E402
+from oracle.sandbox.runtime import wire
+from oracle.sandbox.workers import RUNTIME_DIR
+from tests.test_channel_codec import same
 
 ECHO = Path(__file__).resolve().parent / "data" / "wire_echo.js"
 NODE = shutil.which("node")
@@ -138,7 +135,7 @@ def test_an_integer_past_the_digit_limit_is_refused():
 class Echo:
     def __init__(self) -> None:
         assert NODE is not None
-        self.proc = subprocess.Popen([NODE, str(ECHO), str(RUNTIME / "wire.js")], stdin=subprocess.PIPE,
+        self.proc = subprocess.Popen([NODE, str(ECHO), str(RUNTIME_DIR / "wire.js")], stdin=subprocess.PIPE,
                                      stdout=subprocess.PIPE, stderr=subprocess.PIPE)
         assert self.proc.stdin is not None and self.proc.stdout is not None
         self.channel = wire.Channel(self.proc.stdout.fileno(), self.proc.stdin.fileno())

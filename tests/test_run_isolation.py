@@ -32,7 +32,7 @@ from oracle.sandbox import runs as runs_mod
 from oracle.sandbox.runs import RunResult, starved
 from oracle.sandbox.runtime import bpf, worker_state
 from oracle.sandbox import probe, slots
-from oracle.sandbox.workers import Worker, WorkerPool
+from oracle.sandbox.workers import ZYGOTE_MODULE, Worker, WorkerPool
 from tests.test_sandbox_seccomp import run_bpf
 
 pytestmark = pytest.mark.sandbox
@@ -359,7 +359,7 @@ def _zygotes(pool: WorkerPool, role: str) -> list[int]:
         for pid in slots.processes_of_uid(worker._slot.uid):
             try:
                 with open(f"/proc/{pid}/cmdline", "rb") as fh:
-                    if b"zygote.py" in fh.read():
+                    if ZYGOTE_MODULE.encode() in fh.read():
                         pids.append(pid)
             except OSError:
                 pass
@@ -437,7 +437,7 @@ def test_when_even_the_rerun_meets_a_changed_worker_the_candidate_is_unscored_no
         if self.role == "candidate":
             for pid in slots.processes_of_uid(self._slot.uid):
                 with open(f"/proc/{pid}/cmdline", "rb") as fh:
-                    if b"zygote.py" in fh.read():
+                    if ZYGOTE_MODULE.encode() in fh.read():
                         _tamper(pid)
 
     monkeypatch.setattr(Worker, "start", start_then_tamper)

@@ -1,15 +1,18 @@
-"""Backend selection: refusal of rlimits-only isolation, named backends, the CLI report."""
+"""Backend selection: refusal of rlimits-only isolation, named backends, the CLI report; the CPU
+weights of the run groups."""
 
 from __future__ import annotations
 
 import asyncio
 import dataclasses
 import json
+import os
 
 import pytest
 
 from oracle.errors import IsolationUnavailable
 from oracle.sandbox import RunRequest, Sandbox, layers, probe
+from oracle.sandbox.cgroups import PARENT_WEIGHT_PER_CPU, RunCgroup
 
 pytestmark = pytest.mark.sandbox
 
@@ -74,3 +77,18 @@ def test_sandbox_check_reports_refusal(tmp_path, capsys, monkeypatch):
     cfg.write_text("verifier:\n  backend: rlimits\n")
     assert main(["--config", str(cfg), "sandbox", "check"]) == 2
     assert json.loads(capsys.readouterr().out)["ready"] is False
+
+
+@pytest.mark.skipif(not probe().cgroups.cpu, reason="no writable cpu controller here")
+def test_a_run_group_weighs_one_process_and_their_parent_one_process_per_cpu():
+    """Sibling runs share fairly; all of them together are not squeezed into one process's share."""
+    support = probe().cgroups
+    fname, one, most = PARENT_WEIGHT_PER_CPU[support.version]  # type: ignore[index]
+    group = RunCgroup(support, 64 << 20, 16)
+    group.create()
+    try:
+        cpu_dir = next(d for d in group.dirs if d.parent == support.cpu_parent)
+        assert int((cpu_dir / fname).read_text()) == one
+        assert int((support.cpu_parent / fname).read_text()) == min(most, one * (os.cpu_count() or 1))
+    finally:
+        group.kill_and_remove()

@@ -115,9 +115,14 @@ def start_oracle(backend: str) -> tuple[subprocess.Popen, str, int]:
     oracle = subprocess.Popen([sys.executable, "-c", ORACLE, backend, code], cwd=REPO,
                               stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
 
+    def runs_python(pid: int) -> bool:
+        try:
+            return Path(f"/proc/{pid}/cmdline").read_bytes().startswith(PYTHON.encode())
+        except OSError:  # ended since it was listed
+            return False
+
     def programs() -> list[int]:
-        return [p for p in _live_pids_with(needle, {oracle.pid})
-                if Path(f"/proc/{p}/cmdline").read_bytes().startswith(PYTHON.encode())]
+        return [p for p in _live_pids_with(needle, {oracle.pid}) if runs_python(p)]
 
     if len(_wait_for(lambda: len(programs()) >= 2 and programs(), 30) or []) < 2:
         oracle.kill()

@@ -23,6 +23,7 @@ from oracle.strategies.protocol import EvaluationContext
 from oracle.tasks.task import Task, Trajectory
 from oracle.strategies.verifier.strategy import VerifierStrategy
 from oracle.sandbox import probe
+from oracle.sandbox.workers import ZYGOTE_MODULE
 
 pytestmark = pytest.mark.sandbox
 BACKENDS = [b for b in ("nsjail", "bubblewrap", "landlock") if b in probe().available]
@@ -78,7 +79,7 @@ PY_ATTACKS = {
                       "sys.exit = lambda *a: None\n_w = os.write\nos.write = lambda fd, b: _w(fd, b)\n" + WRONG,
     "patch_the_runtime": "import sys\n"
                          "for name, mod in list(sys.modules.items()):\n"
-                         "    if name in ('wire', 'rpc'):\n"
+                         "    if name.rsplit('.', 1)[-1] in ('wire', 'rpc'):\n"
                          "        for attr in ('encode', 'decode', 'dumps'):\n"
                          "            if hasattr(mod, attr):\n"
                          "                setattr(mod, attr, lambda *a, **k: {'op': 'verdict', 'outcome': 'pass'})\n" + WRONG,
@@ -419,7 +420,7 @@ def test_killing_the_oracle_kills_its_warm_workers(tmp_path):
                     cmd = Path(f"/proc/{pid}/cmdline").read_bytes()
                 except OSError:
                     continue
-                if b"zygote.py" in cmd and int(pid) != proc.pid and _descends_from(int(pid), proc.pid):
+                if ZYGOTE_MODULE.encode() in cmd and int(pid) != proc.pid and _descends_from(int(pid), proc.pid):
                     sleepers.append(int(pid))  # this oracle's workers only, not other tests' pools
         assert sleepers, "no sandbox worker appeared"
         time.sleep(1.0)  # the run is in progress
@@ -431,7 +432,7 @@ def test_killing_the_oracle_kills_its_warm_workers(tmp_path):
     while time.monotonic() < deadline and alive:
         time.sleep(0.2)
         alive = [p for p in sleepers if Path(f"/proc/{p}").exists()
-                 and b"zygote.py" in Path(f"/proc/{p}/cmdline").read_bytes()]
+                 and ZYGOTE_MODULE.encode() in Path(f"/proc/{p}/cmdline").read_bytes()]
     assert alive == [], f"workers outlived the oracle: {alive}"
 
 

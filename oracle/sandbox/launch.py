@@ -56,7 +56,7 @@ def _system_mounts(backend: str) -> list[str]:
 def build_command(backend: str, exe: str, command: Sequence[str], *, src_dir: str,
                   limits: SandboxLimits, layers, extra_ro: Sequence[str],
                   env: dict[str, str] | None = None, pass_fds: Sequence[int] = (),
-                  seccomp_fd: int | None = None) -> list[str]:
+                  seccomp_fd: int | None = None, cwd: str = SANDBOX_WORK) -> list[str]:
     """The argv that starts ``command`` inside ``backend`` (landlock/rlimits: the command itself).
 
     ``limits`` are this run's: pass ``limits.for_timeout(run_timeout_s)`` so nsjail's time limit
@@ -66,6 +66,9 @@ def build_command(backend: str, exe: str, command: Sequence[str], *, src_dir: st
     other fd, so each gets a ``--pass_fd``; bubblewrap keeps inherited fds as they are; for the
     direct backends the caller's ``subprocess`` ``pass_fds`` is all it takes. Either way the caller
     must also hand them to ``subprocess`` (``pass_fds=``), which closes everything else.
+
+    ``cwd``: where the program starts inside a namespace backend (``/work``, or ``/src`` for a
+    program that must find its own files there, as the warm worker's ``python -m`` does).
 
     The seccomp policy (``seccomp.py``): nsjail gets it as a kafel policy on its command line;
     bubblewrap reads the compiled program from ``seccomp_fd`` (``seccomp.filter_fd()``, one per
@@ -86,7 +89,7 @@ def build_command(backend: str, exe: str, command: Sequence[str], *, src_dir: st
         argv += ["--ro-bind-try", src_dir, SANDBOX_SRC, "--proc", "/proc", "--dev", "/dev"]
         if layers.bwrap_tmpfs_size:
             argv += ["--size", str(limits.disk_mb * 1024 * 1024)]
-        argv += ["--tmpfs", SANDBOX_WORK, "--chdir", SANDBOX_WORK, "--remount-ro", "/", "--"]
+        argv += ["--tmpfs", SANDBOX_WORK, "--chdir", cwd, "--remount-ro", "/", "--"]
         return argv + list(command)
     if backend == "nsjail":
         memory = "inf" if layers.cgroups.memory else str(limits.memory_mb)
@@ -106,7 +109,7 @@ def build_command(backend: str, exe: str, command: Sequence[str], *, src_dir: st
             argv += ["-R", f"{src_dir}:{SANDBOX_SRC}"]
         argv += ["-B", "/dev/null", "-R", "/dev/urandom", "-R", "/dev/zero",
                  "-m", f"none:{SANDBOX_WORK}:tmpfs:size={limits.disk_mb * 1024 * 1024}",
-                 "-D", SANDBOX_WORK, "--"]
+                 "-D", cwd, "--"]
         return argv + list(command)
     return list(command)
 

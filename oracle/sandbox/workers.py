@@ -1,7 +1,7 @@
 """Warm sandboxed workers: one long-lived sandbox per worker, a fresh forked process per run.
 
 A worker is one sandbox (nsjail, bubblewrap or Landlock, on its own slot uid and cgroup) holding a
-warm interpreter (runtime/zygote.py) that forks a clean process for every run. The verifier uses
+warm interpreter (the runtime package's zygote.py) that forks a clean process for every run. The verifier uses
 workers in pairs: the candidate's side and the test's side never share a sandbox, a uid or a
 process, and meet only through the channel the host hands to both (runtime/wire.py).
 
@@ -36,10 +36,31 @@ from oracle.sandbox.limits import SandboxLimits
 
 RUNTIME_DIR = Path(__file__).with_name("runtime")
 RUNTIME_SUFFIXES = (".py", ".js")
+RUNTIME_PACKAGE = "runtime"
+"""The runtime's name inside the sandbox: ``/src/runtime``, started as ``-m runtime.zygote`` from ``/src``."""
+ZYGOTE_MODULE = f"{RUNTIME_PACKAGE}.zygote"
 WORKER_LIFETIME_S = 7 * 24 * 3600
 """The sandbox's own wall-clock limit for a worker; each run has its own limit, set by the host."""
 START_TIMEOUT_S = 20.0
 _HEADER = struct.Struct(">I")
+
+
+def install_runtime(dest: Path) -> Path:
+    """Copy the runtime package into ``dest/runtime`` (world-readable, nothing else) and return it.
+
+    Why a copy: the sandbox sees only ``dest`` (read-only at ``/src``), never the installed
+    ``oracle``; the zygote starts with ``dest`` as its working directory, so ``python -m`` puts that
+    read-only directory, and nothing writable, first on its ``sys.path``.
+    """
+    package = dest / RUNTIME_PACKAGE
+    package.mkdir(mode=0o755)
+    for path in sorted(RUNTIME_DIR.iterdir()):
+        if path.suffix not in RUNTIME_SUFFIXES or (path.name.startswith("_") and path.name != "__init__.py"):
+            continue
+        target = package / path.name
+        target.write_bytes(path.read_bytes())
+        target.chmod(0o644)
+    return package
 
 
 class WorkerBroken(SandboxError):
@@ -76,12 +97,7 @@ class Worker:
         src, work = base / "src", base / "work"
         src.mkdir(mode=0o755)
         work.mkdir(mode=0o700)
-        for path in sorted(RUNTIME_DIR.iterdir()):
-            if path.suffix not in RUNTIME_SUFFIXES or path.name.startswith("_"):
-                continue
-            target = src / path.name
-            target.write_bytes(path.read_bytes())
-            target.chmod(0o644)
+        install_runtime(src)
         if uid is not None:
             os.chown(base, uid, uid)
             os.chown(work, uid, uid)
@@ -97,12 +113,14 @@ class Worker:
                "OPENSSL_CONF": "/dev/null"}  # node reads /etc/ssl at start; /etc is not in the sandbox
         # Inside a namespace sandbox /dev/shm is the sandbox's own: emptied after every run like /work.
         scratch = [work_path] + (["/dev/shm"] if namespaces else [])
-        command = [self.interpreter, "-I", f"{src_path}/zygote.py", str(child_fd), ":".join(scratch)]
+        # -E -s as -I, but not -P: -m puts the start directory (the read-only copy's parent) on sys.path.
+        command = [self.interpreter, "-E", "-s", "-m", ZYGOTE_MODULE, str(child_fd), ":".join(scratch)]
         exe = sb.layers.available.get(sb.backend, "")
         filter_fd = seccomp.filter_fd() if sb.backend == "bubblewrap" else None
         inherited = (child_fd,) if filter_fd is None else (child_fd, filter_fd)
         argv = build_command(sb.backend, exe, command, src_dir=str(src), limits=limits, layers=sb.layers,
-                             extra_ro=sb.extra_ro_paths, env=env, pass_fds=(child_fd,), seccomp_fd=filter_fd)
+                             extra_ro=sb.extra_ro_paths, env=env, pass_fds=(child_fd,), seccomp_fd=filter_fd,
+                             cwd=SANDBOX_SRC)
         confinement = None
         if sb.backend == "landlock":
             read = ["/usr", *[d for d in SYSTEM_DIRS if os.path.exists(d)], *sb.extra_ro_paths, str(src),
@@ -118,7 +136,7 @@ class Worker:
         try:
             self.proc = subprocess.Popen(
                 argv, stdin=subprocess.DEVNULL, stdout=log, stderr=log, pass_fds=inherited,
-                preexec_fn=hook, start_new_session=True, cwd=str(work) if not namespaces else "/",
+                preexec_fn=hook, start_new_session=True, cwd=str(src) if not namespaces else "/",
                 env=env if not namespaces else {"PATH": "/usr/bin:/bin"})
         except (OSError, subprocess.SubprocessError) as exc:
             raise SandboxError(f"{sb.backend}: cannot start a sandbox worker: {exc}") from exc
@@ -185,9 +203,10 @@ class Worker:
     def send(self, message: dict, fds: tuple[int, ...] = ()) -> None:
         frame = wire.dumps(message)
         try:
-            if fds:
-                socket.send_fds(self.sock, [frame[:4]], list(fds))  # type: ignore[arg-type]
-                self.sock.sendall(frame[4:])  # type: ignore[union-attr]
+            if fds:  # one sendmsg with the descriptors (one wakeup of the worker); the rest, if any, after
+                sent = socket.send_fds(self.sock, [frame], list(fds))  # type: ignore[arg-type]
+                if sent < len(frame):
+                    self.sock.sendall(frame[sent:])  # type: ignore[union-attr]
             else:
                 self.sock.sendall(frame)  # type: ignore[union-attr]
         except (OSError, AttributeError) as exc:

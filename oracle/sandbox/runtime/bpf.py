@@ -17,7 +17,7 @@ the reach from a run to the worker it was forked from (and to anything else outs
   to the next.
 
 Everything is refused with EPERM, an error a program can handle, never a kill. Pure standard library:
-the runtime runs as flat scripts inside the sandbox.
+the runtime package runs inside the sandbox without the rest of ``oracle``.
 """
 
 from __future__ import annotations

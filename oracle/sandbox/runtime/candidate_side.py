@@ -12,8 +12,7 @@ import os
 import sys
 import types
 
-import rpc
-import wire
+from . import rpc, wire
 
 
 def load(source: str) -> types.ModuleType:

@@ -37,7 +37,7 @@ import json
 import operator
 import types
 
-import wire
+from . import wire
 
 _PROBED = frozenset({"__length_hint__", "__array__", "__array_interface__", "__array_struct__", "__deepcopy__",
                      "__copy__", "__reduce_ex__", "__reduce__", "__getstate__", "__setstate__", "__fspath__",

@@ -26,9 +26,7 @@ import keyword
 import sys
 import types
 
-import handover
-import rpc
-import wire
+from . import handover, rpc, wire
 
 _MISSING = object()
 _BUILTIN_NAMES = frozenset(dir(builtins))
@@ -193,7 +191,7 @@ def run_isolated(spec: dict) -> dict:
 def run_in_process(spec: dict) -> dict:
     """The opt-in weak mode: the test runs in the candidate's own process (``integrity: in_process``).
     The candidate can forge this verdict; results say so and raise the weak-isolation escalation."""
-    import candidate_side
+    from . import candidate_side
 
     try:
         module = candidate_side.load(spec["code"])

@@ -22,14 +22,15 @@ No run can read another's data, and none can change what later runs start from:
 
 Control protocol with the host (one stream socket, frames as in wire.py): the host sends ``run``
 with the run's file descriptors attached (SCM_RIGHTS) and may send ``kill``; this process answers
-``ready`` once, ``started`` and ``exited`` per run, or ``refused`` (with ``tampered``) instead of
-``started`` when the pre-fork check fails.
+``ready`` once, ``exited`` per run, or ``refused`` (with ``tampered``) instead of running it when the
+pre-fork check fails.
 """
 
 from __future__ import annotations
 
 import ctypes
 import fcntl
+import gc
 import json
 import os
 import resource
@@ -42,15 +43,9 @@ import struct
 import sys
 import time
 
-HERE = os.path.dirname(os.path.abspath(__file__))
-sys.path.insert(0, HERE)
+from . import bpf, candidate_side, rpc, test_side, wire, worker_state  # noqa: F401 (rpc: preloaded for every run)
 
-import bpf  # noqa: E402
-import candidate_side  # noqa: E402
-import rpc  # noqa: E402,F401
-import test_side  # noqa: E402
-import wire  # noqa: E402
-import worker_state  # noqa: E402
+HERE = os.path.dirname(os.path.abspath(__file__))
 
 TYPE_CHECKING = False  # type checkers read the block below; at run time nothing more is imported
 if TYPE_CHECKING:
@@ -96,17 +91,26 @@ def _children_of(pid: int) -> list[int]:
     try:
         out: list[int] = []
         for tid in os.listdir(f"/proc/{pid}/task"):
-            with open(f"/proc/{pid}/task/{tid}/children") as fh:
-                out.extend(int(p) for p in fh.read().split())
+            fd = os.open(f"/proc/{pid}/task/{tid}/children", os.O_RDONLY | os.O_CLOEXEC)
+            try:
+                data = b""
+                while chunk := os.read(fd, 65536):
+                    data += chunk
+            finally:
+                os.close(fd)
+            out.extend(map(int, data.split()))
         return out
     except (OSError, ValueError):
         return []
 
 
+_HAS_CHILDREN_FILE = os.path.exists(f"/proc/{os.getpid()}/task/{os.getpid()}/children")
+
+
 def descendants() -> list[int]:
     """Every process below this one (children are re-parented here: we are their subreaper)."""
     me = os.getpid()
-    if os.path.exists(f"/proc/{me}/task/{me}/children"):
+    if _HAS_CHILDREN_FILE:
         found, todo = [], [me]
         while todo:
             kids = _children_of(todo.pop())
@@ -176,8 +180,15 @@ def wipe(path: str) -> bool:
         entries = os.listdir(path)
     except OSError:
         return not os.path.exists(path)
+    if not entries:
+        return True
     for name in entries:
         full = os.path.join(path, name)
+        try:
+            os.rmdir(full)  # the common case: the run's own directory, left empty
+            continue
+        except OSError:
+            pass
         try:
             if os.path.isdir(full) and not os.path.islink(full):
                 _make_writable(full)
@@ -218,9 +229,9 @@ def _place_fds(fds: list[int], roles: list[str]) -> None:
 
 
 class _Worker:
-    """What this process fixed at start: the per-run filter and the state every run starts from."""
+    """What this process fixed at start: the state every run starts from, and its uid."""
 
-    baseline: dict
+    baseline: worker_state.Baseline
     uid: int
 
 
@@ -271,9 +282,8 @@ def _tampering(before_fork: bool = False) -> list[str]:
     has just handed some over); after a run, those too, and any System V object of this uid (none can
     be made under the filter, so one is tampering; the host removes it with the worker)."""
     if before_fork:  # before a fork: what another process could have changed since the last run
-        now = worker_state.snapshot(None)
-        return worker_state.changes({k: v for k, v in _Worker.baseline.items() if k in now}, now)
-    found = worker_state.changes(_Worker.baseline, worker_state.snapshot())
+        return _Worker.baseline.changes(with_fds=False)
+    found = _Worker.baseline.changes(with_fds=True)
     left = worker_state.sysv_objects(_Worker.uid)
     if left:
         found.append(f"System V IPC objects left behind: {sorted(left)}")
@@ -313,7 +323,6 @@ def _run(sock: socket.socket, message: dict, fds: list[int], work: str, scratch:
     for fd in fds:
         os.close(fd)
     pidfd = os.pidfd_open(pid)
-    _send(sock, {"op": "started", "pid": pid})
     poller = select.poll()
     poller.register(sock.fileno(), select.POLLIN)
     poller.register(pidfd, select.POLLIN)
@@ -374,7 +383,13 @@ def main() -> int:
     # (attaching a filter costs the kernel a pass over every syscall number; once per worker, not per
     # run). This process needs none of what it refuses.
     bpf.Prepared(bpf.run_filter(bpf.machine(), worker_state.ancestors())).apply()
-    _Worker.baseline = worker_state.snapshot()
+    _Worker.baseline = worker_state.Baseline()
+    # Everything this process holds now lives as long as it does: keep it out of the cyclic collector.
+    # Why: a run's process inherits the collector's counters, and a collection there walks every object
+    # it inherited, writing to (and so copying) every page that holds one; frozen, none is walked. The
+    # run's own objects are collected as usual.
+    gc.collect()
+    gc.freeze()
     _send(sock, {"op": "ready", "pid": os.getpid(), "python": sys.version.split()[0]})
     while True:
         message, fds = _recv(sock)
