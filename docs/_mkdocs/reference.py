@@ -19,19 +19,21 @@ from mkdocs.structure.files import File, Files
 
 ROOT = Path(__file__).resolve().parents[2]
 SECTION = "API reference"
-_MODULE = re.compile(r"``(oracle(?:\.[A-Za-z_]\w*)+)``")
+_MODULE = re.compile(r"(?<![\w.])(oracle(?:\.[A-Za-z_]\w*)+)")
 
 
 def public_modules(root: Path = ROOT) -> list[str]:
-    """``oracle`` and the modules its docstring lists as public, in the order listed."""
+    """``oracle`` and the modules its docstring names as public, in the order named: every
+    ``oracle.*`` name after the sentence saying what is public ("... are public, ...") and before
+    the one saying what is not ("anything else ..." or "Every other module is private ...")."""
     doc = ast.get_docstring(ast.parse((root / "oracle" / "__init__.py").read_text(encoding="utf-8"))) or ""
-    start = doc.find("plus the modules")
-    end = doc.find("anything else", start)
-    if start == -1 or end == -1:
-        raise ValueError("oracle/__init__.py's docstring no longer lists the public modules as "
-                         "'... plus the modules ``...``; anything else may change ...'")
+    start = doc.find("are public")
+    ends = [i for i in (doc.find("anything else", start), doc.find("Every other module", start)) if i != -1]
+    if start == -1 or not ends:
+        raise ValueError("oracle/__init__.py's docstring no longer says which modules are public "
+                         "('... are public ...' followed by 'anything else ...' or 'Every other module ...')")
     names = ["oracle"]
-    for name in _MODULE.findall(doc[start:end]):
+    for name in _MODULE.findall(doc[start:min(ends)]):
         if name not in names and not any(part.startswith("_") for part in name.split(".")):
             names.append(name)
     return names
@@ -66,7 +68,7 @@ def reference_modules(root: Path = ROOT) -> list[str]:
         if (folder / "__init__.py").is_file() and _only_a_docstring(folder / "__init__.py"):
             out.extend(f"{module}.{path.stem}" for path in sorted(folder.glob("*.py"))
                        if not path.stem.startswith("_") and path.stem != "__init__")
-    return out
+    return list(dict.fromkeys(out))
 
 
 def _page(module: str) -> str:
@@ -78,12 +80,26 @@ def _uri(module: str) -> str:
     return f"reference/{module}.md"
 
 
+def reference_nav(modules: list[str]) -> list[dict[str, Any]]:
+    """The pages grouped by room (``oracle.config.*`` under "oracle.config"); a room of one page is
+    that page."""
+    rooms: dict[str, list[str]] = {}
+    for module in modules:
+        rooms.setdefault(".".join(module.split(".")[:2]), []).append(module)
+    nav: list[dict[str, Any]] = []
+    for room, members in rooms.items():
+        members.sort(key=lambda module: module != room)  # the room's own package first
+        pages = [{module: _uri(module)} for module in members]
+        nav.append(pages[0] if len(pages) == 1 else {room: pages})
+    return nav
+
+
 def on_config(config: Any, **kwargs: Any) -> Any:
     """Add the reference pages to the nav (the nav in mkdocs.yml ends with an empty section)."""
     nav = config.nav or []
     for entry in nav:
         if isinstance(entry, dict) and SECTION in entry:
-            entry[SECTION] = [{module: _uri(module)} for module in reference_modules()]
+            entry[SECTION] = reference_nav(reference_modules())
             break
     else:
         raise ValueError(f"mkdocs.yml: the nav has no {SECTION!r} section for the generated pages")
