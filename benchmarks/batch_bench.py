@@ -66,10 +66,7 @@ def main() -> None:
     parser.add_argument("--base-url", help=argparse.SUPPRESS)
     parser.add_argument("--workdir", help=argparse.SUPPRESS)
     args = parser.parse_args()
-    if args.child:
-        import structlog
-        import logging
-        structlog.configure(wrapper_class=structlog.make_filtering_bound_logger(logging.WARNING))
+    if args.child:  # the library logs through stdlib logging: unconfigured, nothing is formatted
         print(json.dumps(child(args.child, args.concurrency, args.base_url, Path(args.workdir))))
         return
 

@@ -9,7 +9,7 @@ is the same as the documented command
 and prints the terminal table plus the figures this benchmark used to print (share of "yes"
 verdicts, order-averaged agreement), read from the run records. Items: a balanced, seeded sample of
 short ``halueval/general_data.json`` records, reserved records (and records sharing a reserved
-prompt) excluded by the converter (oracle/comparison/importers.py). Both judges answer the same
+prompt) excluded by the converter (oracle/comparison/_importers.py). Both judges answer the same
 question, "Does the response contain hallucinated (false or unverifiable) information?": the
 decision judge as a choice between yes and no (asked in both option orders), the LLM judge as the
 rubric criterion "The answer to this question is 'yes': ..." (a pass means yes).

@@ -245,7 +245,7 @@ def verifier_child(args: argparse.Namespace) -> dict:
 
     from oracle.config.model import OracleConfig
     from oracle.tasks.task import Task, Trajectory
-    from oracle.strategies.verifier import VerifierStrategy
+    from oracle.strategies.verifier.strategy import VerifierStrategy
 
     data = Path(args.data)
     problems = humaneval_sample.problems(data)

@@ -25,7 +25,8 @@ from typing import Any, AsyncIterator
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from oracle.config.model import OracleConfig  # noqa: E402
-from oracle.strategies.protocol import EvaluationContext, strategy_factory  # noqa: E402
+from oracle._evaluators import evaluator_factory  # noqa: E402
+from oracle.strategies.protocol import EvaluationContext  # noqa: E402
 from oracle.tasks.task import Task, Trajectory  # noqa: E402
 from tests.plugins.scripted_server import RecordedRequest, Reply, ScriptedServer, chat_reply  # noqa: E402
 
@@ -57,7 +58,7 @@ def _handler(with_logprobs: bool):
 
 async def _run(judge_name: str, server: ScriptedServer, evaluations: int, criteria: int) -> dict[str, Any]:
     config = OracleConfig(providers={"judge": {"base_url": server.base_url, "model": "scripted-model"}})
-    factory: Any = strategy_factory(judge_name)
+    factory: Any = evaluator_factory(judge_name)
     try:
         judge = factory()                       # strategies that read their settings per evaluation
     except TypeError:

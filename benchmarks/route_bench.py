@@ -1,6 +1,6 @@
 """Routing speed: this tree against a baseline commit, side by side in one run (issue 12).
 
-    python benchmarks/route_bench.py [--baseline-ref 90164d9] [--repeat 1] [--rounds 12]
+    python benchmarks/route_bench.py [--baseline-ref 90164d9] [--max-ratio 0.6] [--repeat 1] [--rounds 12]
         [--size-repeat 40] [--data PATH] [--json PATH]
 
 What is timed: ``PolicyChain.route(task, trajectories)`` once, the FIRST route of objects parsed
@@ -11,7 +11,8 @@ time (thread_time, steadier on a busy machine) are both recorded.
 
 Arms: ``current`` (this working tree) and ``baseline`` (``--baseline-ref``, default 90164d9, checked
 out with ``git worktree add --detach`` into a temporary directory and put first on the child's
-``sys.path``; removed afterwards). Each arm is one child process that stays up; the parent asks
+``sys.path``, its top-level policies/ and strategies/ loaded as ``oracle.policies`` /
+``oracle.strategies``; removed afterwards). Each arm is one child process that stays up; the parent asks
 them in turn for ``--rounds`` short passes over the suite (about a tenth of a second each), each
 arm first in every other round, so a change in the machine's speed (a shared VM's speed swings by
 half within seconds) hits both arms alike. Both arms convert the suite with THIS tree's
@@ -20,7 +21,8 @@ benchmarks/suite_tasks.py.
 Measured per arm:
 
 - the dev suite (<data>/suite/dev_suite.jsonl, 308 items): median and p90 of the first route over
-  ``--repeat`` fresh parses of every item; the issue requires current <= 0.6 x baseline (median);
+  ``--repeat`` fresh parses of every item; current <= ``--max-ratio`` x baseline (median) passes
+  (0.6 against 90164d9 was issue 12's target; as a regression check against a recent ref, 1.25);
 - flatness: synthetic tasks with ONE field at 100 B, 10 KB and 1 MB (the prompt, every criterion,
   every answer, every execution output; the other fields small), median first route over
   ``--size-repeat`` fresh parses each;
@@ -101,18 +103,49 @@ def _first_routes(chain, parse_task, texts: list[str], repeat: int) -> tuple[lis
     return wall, cpu, evaluators
 
 
+def _import_tree(root: Path) -> dict[str, str]:
+    """Import oracle, oracle.policies and oracle.strategies from the tree at ``root``; where each came from.
+
+    ``root`` goes first on ``sys.path``. A tree whose policies/ and strategies/ sit at its top (mapped
+    into ``oracle`` by the build configuration) has them loaded from there, since the editable install
+    on ``sys.path`` would otherwise supply its own tree's. A tree that is not on sys.path's first entry
+    fails here, so an arm never measures another tree's code.
+    """
+    sys.path.insert(0, str(root))
+    import oracle
+
+    for name in ("policies", "strategies"):
+        folder = root / name
+        if (folder / "__init__.py").is_file() and not (root / "oracle" / name).exists():
+            spec = importlib.util.spec_from_file_location(f"oracle.{name}", folder / "__init__.py",
+                                                          submodule_search_locations=[str(folder)])
+            module = importlib.util.module_from_spec(spec)
+            sys.modules[spec.name] = module
+            spec.loader.exec_module(module)
+            setattr(oracle, name, module)
+    import oracle.policies
+    import oracle.strategies
+
+    where = {m.__name__: m.__file__ for m in (oracle, oracle.policies, oracle.strategies)}
+    for name, path in where.items():
+        assert Path(path).resolve().is_relative_to(root.resolve()), (name, path, str(root))
+    return where
+
+
 def _chain_class():
-    """The policy chain of the tree on sys.path (it moved from oracle.router to oracle.routing.chain)."""
-    try:
-        from oracle.routing.chain import PolicyChain
-    except ImportError:  # the baseline tree
-        from oracle.router import PolicyChain
-    return PolicyChain
+    """The policy chain of the tree on sys.path (oracle.router, then oracle.routing.chain, now
+    oracle.routing._chain)."""
+    for name in ("oracle.routing._chain", "oracle.routing.chain", "oracle.router"):
+        try:
+            return importlib.import_module(name).PolicyChain
+        except ImportError:
+            continue
+    raise ImportError("no PolicyChain in this tree")
 
 
 def child(args: argparse.Namespace) -> None:
     """Serve timing passes on request: one JSON line on stdout per command read from stdin."""
-    sys.path.insert(0, args.import_root)
+    _import_tree(Path(args.import_root))
     suite_mod = _load_by_path("_bench_suite_tasks", BENCH_DIR / "suite_tasks.py")
     _load_by_path("humaneval_sample", BENCH_DIR / "humaneval_sample.py")
     from oracle.config.model import OracleConfig
@@ -120,7 +153,6 @@ def child(args: argparse.Namespace) -> None:
     import oracle
 
     imported_from = str(Path(oracle.__file__).resolve().parent.parent)
-    assert imported_from == str(Path(args.import_root).resolve()), (imported_from, args.import_root)
     chain = _chain_class()(OracleConfig.load(env=False))
     texts = [json.dumps(data) for _, data in suite_mod.suite_tasks(Path(args.suite))]
     # Warm the code paths (not the objects: every timed route gets new ones).
@@ -192,6 +224,8 @@ def _pct(values: list[float], q: float) -> float:
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--baseline-ref", default=DEFAULT_BASELINE)
+    ap.add_argument("--max-ratio", type=float, default=REQUIRED_RATIO,
+                    help="the median ratio current / baseline that passes")
     ap.add_argument("--repeat", type=int, default=1, help="fresh parses of each dev-suite item per round")
     ap.add_argument("--rounds", type=int, default=12, help="alternating rounds of both arms")
     ap.add_argument("--size-repeat", type=int, default=40, help="fresh parses per field and size")
@@ -267,9 +301,9 @@ def main() -> int:
         print(f"{arm:<10}{a['median_us']:>11}{a['p90_us']:>9}{a['cpu_median_us']:>12}   {a['round_medians_us']}")
     print(f"per-round ratio (current / baseline): {summary['round_ratios']}, median "
           f"{statistics.median(summary['round_ratios']):.3f}; load 1-min {base['loadavg'][0]} -> {cur['loadavg'][-1]}")
-    verdict = "ok" if summary["ratio_median"] <= REQUIRED_RATIO else "NOT MET"
+    verdict = "ok" if summary["ratio_median"] <= args.max_ratio else "NOT MET"
     print(f"current / baseline ({args.baseline_ref} = {commit[:10]}): median {summary['ratio_median']}, "
-          f"cpu median {summary['ratio_cpu_median']} (required <= {REQUIRED_RATIO}: {verdict}); "
+          f"cpu median {summary['ratio_cpu_median']} (required <= {args.max_ratio}: {verdict}); "
           f"same evaluator on {same}/{n_items} items")
     print("\nfirst route by field size (median us; one field grown, the others small):")
     print(f"{'field':<10}{'arm':<10}" + "".join(f"{k:>10}" for k in SIZES))

@@ -19,7 +19,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from benchmarks.suite_tasks import suite_path, suite_tasks  # noqa: E402
 from oracle.config.model import OracleConfig  # noqa: E402
-from oracle.routing.chain import PolicyChain  # noqa: E402
+from oracle.routing._chain import PolicyChain  # noqa: E402
 from oracle.tasks.files import parse_task  # noqa: E402
 
 KINDS = ("verifier", "decision_judge", "llm_judge")

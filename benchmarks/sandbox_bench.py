@@ -29,7 +29,7 @@ from oracle.config.model import OracleConfig  # noqa: E402
 from oracle._internal.data_paths import DATA_ENV, DataNotFound, shared_data_dir  # noqa: E402
 from oracle.strategies.protocol import EvaluationContext  # noqa: E402
 from oracle.tasks.task import Task, Trajectory  # noqa: E402
-from oracle.strategies.verifier import VerifierStrategy  # noqa: E402
+from oracle.strategies.verifier.strategy import VerifierStrategy  # noqa: E402
 from oracle.sandbox import RunRequest, Sandbox, probe  # noqa: E402
 
 from benchmarks import humaneval_sample  # noqa: E402

@@ -1,7 +1,8 @@
 """The Oracle facade: route a task, run only the chosen evaluator, check for escalation.
 
-The Oracle keeps no history: each call returns its own trace. Strategies are built once per
-evaluator kind and reused; they hold no settings (each evaluation's context carries the config).
+The Oracle keeps no history: each call returns its own trace. Evaluators are built once per name
+(oracle/_evaluators.py: the built-ins, registered ones, plugins) and reused; they hold no settings
+(each evaluation's context carries the config).
 ``aevaluate`` is the real implementation; ``evaluate`` is a thin sync runner over it.
 
 The Oracle owns its model connections (a ``ProviderPool``). Inside ``async with Oracle(...)`` (or
@@ -12,24 +13,29 @@ event loop the caller uses.
 
 from __future__ import annotations
 
-import asyncio
 import threading
 import time
 from contextlib import asynccontextmanager
-from typing import Any, AsyncIterator, Iterable, Mapping
+from typing import TYPE_CHECKING, Any, AsyncIterator, Iterable, Mapping
 
 from oracle._internal.log import get_logger
 
 from oracle import _telemetry as telemetry
+from oracle._internal.moved import renamed
 from oracle.config.model import OracleConfig
-from oracle.errors import ConfigError, TaskValidationError
-from oracle.escalation.triggers import check_result, check_route
+from oracle.errors import ConfigError, PluginError, TaskValidationError
 from oracle.providers.pool import ProviderPool
-from oracle.results.result import EvaluationResult, OracleResult, Status
 from oracle.routing.route import Route
-from oracle.routing.chain import PolicyChain
-from oracle.strategies.protocol import EvaluationContext, Strategy, strategy_factory
+from oracle.routing._chain import PolicyChain
 from oracle.tasks.task import Task, TaskInput, Trajectory
+
+# What only an evaluation needs (the result models, the escalation checks, the evaluators, asyncio)
+# is imported by the methods that evaluate: `Oracle().route(...)` loads none of it.
+if TYPE_CHECKING:
+    from oracle.escalation.human import AsyncHumanOracle, HumanOracle
+    from oracle.escalation.store import EscalationStore
+    from oracle.results.result import EvaluationResult, OracleResult
+    from oracle.strategies.protocol import EvaluationContext, Evaluator
 
 log = get_logger("oracle")
 
@@ -60,16 +66,18 @@ class Oracle:
     """Routes and evaluates tasks under one configuration."""
 
     def __init__(self, config: OracleConfig | None = None, *,
-                 history: Mapping[str, float] | None = None, human: Any = None,
-                 store: Any = None, providers: ProviderPool | None = None, learn_history: bool = False,
+                 history: Mapping[str, float] | None = None,
+                 human: HumanOracle | AsyncHumanOracle | None = None, store: EscalationStore | None = None,
+                 providers: ProviderPool | None = None, learn_history: bool = False,
                  history_through: int | None = None) -> None:
-        """``human``: a HumanOracle (sync ``ask`` or async ``aask``) asked at once when a request
-        fires; ``store``: an EscalationStore where unanswered requests wait (blocking ones make
-        the result ``pending``). Both optional; without them a request is only attached.
+        """``human``: a ``HumanOracle`` (sync ``ask``) or ``AsyncHumanOracle`` (``aask``) asked at
+        once when a request fires; ``store``: an ``EscalationStore`` where unanswered requests wait
+        (blocking ones make the result ``pending``). Both optional; without them a request is only
+        attached.
         ``providers``: the pool this Oracle owns (default: a new one); it closes it in ``aclose``.
         ``learn_history``: read prior hardness from ``store``'s outcome log, through a snapshot
         frozen now (``history_through``: rebuild the snapshot up to that seq), and log every
-        finished evaluation there (oracle.routing.history)."""
+        finished evaluation there (oracle.routing._history)."""
         self.config = config or OracleConfig.load()
         self.human = human
         self.store = store
@@ -79,11 +87,11 @@ class Oracle:
         if learn_history:
             if store is None:
                 raise ConfigError("learn_history: needs a store (the escalation store holds the outcome log)")
-            from oracle.routing.history import HistoryLearning
+            from oracle.routing._history import HistoryLearning
 
             self.learning = HistoryLearning(store, through_seq=history_through)
         self.providers = providers or ProviderPool()
-        self._strategies: dict[str, Strategy] = {}
+        self._evaluators: dict[str, Evaluator] = {}
         self._lock = threading.Lock()
         self._held = 0
 
@@ -143,47 +151,79 @@ class Oracle:
         except RubricError as exc:
             raise TaskValidationError(f"task.rubric: {exc}", field="task.rubric") from None
 
-    def strategy(self, kind: str) -> Strategy | None:
+    def evaluator(self, name: str) -> Evaluator | None:
+        """The evaluator called ``name`` (built once, then reused), or None when none has the name.
+
+        Raises ``PluginError`` for a plugin that fails to load or makes something that is not an
+        ``Evaluator``; ``run_evaluator`` turns that into a failed result."""
+        from oracle._evaluators import evaluator_factory
+        from oracle.strategies.protocol import Evaluator
+
         with self._lock:
-            if kind not in self._strategies:
-                factory = strategy_factory(kind)
+            if name not in self._evaluators:
+                factory = evaluator_factory(name)
                 if factory is None:
                     return None
-                self._strategies[kind] = factory()
-            return self._strategies[kind]
+                made = factory()
+                if not isinstance(made, Evaluator):
+                    raise PluginError(f"evaluator {name!r}: its factory made {type(made).__name__}, which is "
+                                      "not an Evaluator (name, version, spec(config), async evaluate(ctx))",
+                                      plugin=name)
+                self._evaluators[name] = made
+            return self._evaluators[name]
 
-    async def run_strategy(self, item: TaskInput, route: Route, kind: str,
-                           extra: Mapping[str, Any] | None = None, *,
-                           providers: ProviderPool | None = None,
-                           config: OracleConfig | None = None) -> EvaluationResult:
-        """Run one evaluator; any exception it leaks becomes a failed result, never a crash.
+    async def run_evaluator(self, item: TaskInput, route: Route | None, name: str,
+                            extra: Mapping[str, Any] | None = None, *,
+                            providers: ProviderPool | None = None,
+                            config: OracleConfig | None = None) -> EvaluationResult:
+        """Run the evaluator called ``name`` (a built-in, a registered one or a plugin's) on ``item``.
 
+        Never raises on the evaluator's account: an unknown name, an evaluator that cannot be built
+        and any exception it leaks give a failed result, whose ``evaluator`` is ``name`` as given.
         ``config``: this evaluation's settings when they differ from the Oracle's (a rubric's
         thresholds); evaluators read settings only from their context."""
         async with self._lease(providers) as pool:
-            return await self._run_strategy(item, route, kind, extra, pool, config or self.config)
+            return await self._run_evaluator(item, route, name, extra, pool, config or self.config)
 
-    async def _run_strategy(self, item: TaskInput, route: Route, kind: str,
-                            extra: Mapping[str, Any] | None, providers: ProviderPool,
-                            config: OracleConfig) -> EvaluationResult:
+    async def _run_evaluator(self, item: TaskInput, route: Route | None, name: str,
+                             extra: Mapping[str, Any] | None, providers: ProviderPool,
+                             config: OracleConfig) -> EvaluationResult:
+        from oracle.results.result import EvaluationResult
+        from oracle.strategies.protocol import EvaluationContext
+
         start = time.perf_counter()
         try:
-            strategy = self.strategy(kind)
-        except Exception as exc:  # noqa: BLE001 - a strategy that cannot be built is a failure row
-            return EvaluationResult.failure(kind, exc)  # type: ignore[arg-type]
-        if strategy is None:
+            evaluator = self.evaluator(name)
+        except Exception as exc:  # noqa: BLE001 - an evaluator that cannot be built is a failure row
+            return EvaluationResult.failure(name, exc)
+        if evaluator is None:
             return EvaluationResult.failure(
-                kind, f"evaluator {kind!r} is not available in this build", error_type="EvaluatorUnavailable")  # type: ignore[arg-type]
+                name, f"no evaluator is called {name!r} (built-in, registered or installed as a plugin)",
+                error_type="EvaluatorUnavailable")
         ctx = EvaluationContext(task=item.task, trajectories=tuple(item.trajectories),
                                 config=config, route=route, extra=dict(extra or {}),
                                 providers=providers)
-        with telemetry.evaluator_span(kind) as span:  # a no-op unless a tracer provider is configured
+        with telemetry.evaluator_span(name) as span:  # a no-op unless a tracer provider is configured
             try:
-                result = await strategy.evaluate(ctx)
+                result = await evaluator.evaluate(ctx)
             except Exception as exc:  # noqa: BLE001 - contract: evaluate never raises out of the Oracle
-                log.warning("strategy_raised", evaluator=kind, task_id=item.task.id, error=repr(exc))
-                result = EvaluationResult.failure(kind, exc)  # type: ignore[arg-type]
-            return span.finish(completed(result, strategy, ctx, latency_ms=(time.perf_counter() - start) * 1000))
+                log.warning("evaluator_raised", evaluator=name, task_id=item.task.id, error=repr(exc))
+                result = EvaluationResult.failure(name, exc)
+            return span.finish(completed(result, evaluator, ctx, name=name,
+                                         latency_ms=(time.perf_counter() - start) * 1000))
+
+    def strategy(self, kind: str) -> Evaluator | None:
+        """Deprecated name of ``evaluator``."""
+        renamed("Oracle.strategy", "Oracle.evaluator")
+        return self.evaluator(kind)
+
+    async def run_strategy(self, item: TaskInput, route: Route | None, kind: str,
+                           extra: Mapping[str, Any] | None = None, *,
+                           providers: ProviderPool | None = None,
+                           config: OracleConfig | None = None) -> EvaluationResult:
+        """Deprecated name of ``run_evaluator``."""
+        renamed("Oracle.run_strategy", "Oracle.run_evaluator")
+        return await self.run_evaluator(item, route, kind, extra, providers=providers, config=config)
 
     async def aevaluate(self, task: Task | TaskInput | Mapping[str, Any],
                         trajectories: Iterable[Any] | None = None) -> OracleResult:
@@ -202,15 +242,23 @@ class Oracle:
     async def _settled(self, item: TaskInput, pool: ProviderPool) -> OracleResult:
         res = await self.evaluate_once(item, providers=pool)
         if res.escalation is not None and (self.human is not None or self.store is not None):
+            import functools
+
             from oracle.escalation.resume import settle
 
-            res = await settle(self, item, res, human=self.human, store=self.store, providers=pool)
+            res = await settle(functools.partial(self.evaluate_once, providers=pool), item, res,
+                               human=self.human, store=self.store)
         if self.learning is not None:
+            import asyncio
+
             await asyncio.to_thread(self.learning.record, item.task, res)
         return res
 
     async def evaluate_once(self, item: TaskInput, *, providers: ProviderPool | None = None) -> OracleResult:
         """One route + evaluation + escalation check, with no human in the loop."""
+        from oracle.escalation._triggers import check_result, check_route
+        from oracle.results.result import OracleResult, Status
+
         rubric, config, given = None, self.config, item.task
         if item.task.rubric is not None:
             resolved = self._rubric(item)
@@ -224,7 +272,7 @@ class Oracle:
         if route.evaluator is None:
             return OracleResult(task_id=item.task.id, status=Status.failed, route=route, result=None,
                                 escalation=escalation)
-        result = await self.run_strategy(item, route, route.evaluator, providers=providers, config=config)
+        result = await self.run_evaluator(item, route, route.evaluator, providers=providers, config=config)
         if escalation is None and esc_cfg.enabled:
             escalation = check_result(item.task, route, result, esc_cfg,
                                       [t.id for t in item.trajectories])
@@ -247,21 +295,24 @@ class Oracle:
         return run_sync(once())  # type: ignore[no-any-return]
 
 
-def completed(result: EvaluationResult, strategy: Strategy, ctx: EvaluationContext, *,
+def completed(result: EvaluationResult, evaluator: Evaluator, ctx: EvaluationContext, *, name: str,
               latency_ms: float) -> EvaluationResult:
-    """The strategy's result with what it left empty filled in, as a new object.
+    """The evaluator's result with what it left empty filled in, as a new object.
 
-    A strategy fills latency and provenance itself (from its context); the Oracle never edits the
-    object a strategy returned, so a strategy that keeps it (a cache, a log) sees what it made.
+    An evaluator fills latency and provenance itself (from its context); the Oracle never edits the
+    object an evaluator returned, so one that keeps it (a cache, a log) sees what it made. The
+    result is named after the evaluator it came from: ``name``, as it was asked for.
     """
     prov = result.provenance
     prov_update: dict[str, Any] = {}
     if not prov.config_hash:
         prov_update["config_hash"] = ctx.config.hash()
-    if not prov.strategy:
-        prov_update["strategy"] = {"name": getattr(strategy, "name", result.evaluator),
-                                   "version": getattr(strategy, "version", None)}
+    if not prov.evaluator:
+        prov_update["evaluator"] = {"name": getattr(evaluator, "name", name),
+                                    "version": getattr(evaluator, "version", None)}
     update: dict[str, Any] = {}
+    if result.evaluator != name:
+        update["evaluator"] = name
     if prov_update:
         update["provenance"] = prov.model_copy(update=prov_update)
     if not result.latency_ms:
@@ -271,6 +322,8 @@ def completed(result: EvaluationResult, strategy: Strategy, ctx: EvaluationConte
 
 def run_sync(coro: Any) -> Any:
     """Run a coroutine to completion from sync code, even when a loop is already running."""
+    import asyncio
+
     try:
         asyncio.get_running_loop()
     except RuntimeError:

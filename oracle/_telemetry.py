@@ -100,7 +100,7 @@ def _tracer() -> Any:
     provider = active_provider()
     if provider is None:
         return None
-    from oracle import __version__
+    from oracle._internal.version import __version__
 
     return provider.get_tracer(INSTRUMENTATION_NAME, __version__)
 
@@ -255,7 +255,7 @@ def call_attributes(record: "CallRecord") -> dict[str, Any]:
 
 def evaluation_events(result: "OracleResult") -> Iterator[tuple[str, dict[str, Any]]]:
     """The ``gen_ai.evaluation.result`` events of one result (see the module docstring)."""
-    from oracle.integrations.sample import criterion_scores, verdict
+    from oracle.results.verdict import criterion_scores, verdict
 
     evaluation = result.result
     evaluator = result.route.evaluator or "none"
@@ -266,7 +266,7 @@ def evaluation_events(result: "OracleResult") -> Iterator[tuple[str, dict[str, A
             error = "NoFeasibleEvaluator"
         elif evaluation.error is not None:
             error = evaluation.error.type
-        v = verdict(result)
+        v = verdict(result, None)
         yield EVALUATION_EVENT, _clean({**common, "gen_ai.evaluation.name": f"oracle.{evaluator}",
                                         "gen_ai.evaluation.score.label": result.status.value,
                                         "gen_ai.evaluation.explanation": v.reason, "error.type": error})

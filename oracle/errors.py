@@ -13,10 +13,11 @@
     │   └── IsolationUnavailable    the required isolation layer is missing on this machine
     ├── EscalationStoreError        the escalation store cannot be read or written
     │   ├── EscalationNotFound      no request with that id (or an ambiguous prefix)
-    │   └── AlreadyAnswered         the first answer stands (pass replace=True to change it)
+    │   ├── AlreadyAnswered         the first answer stands (pass replace=True to change it)
+    │   └── NotAnswered             resuming a request that has no answer yet
     └── OutputLocked                another process is writing the same batch output
 
-By contract ``Oracle.evaluate`` never raises on model, network or sandbox faults: strategies catch
+By contract ``Oracle.evaluate`` never raises on model, network or sandbox faults: evaluators catch
 ``OracleError`` and return a result whose ``status`` and ``error`` say what happened. Bad input is
 still rejected up front, before any model call or code execution.
 """
@@ -115,6 +116,11 @@ class AlreadyAnswered(EscalationStoreError):
     def __init__(self, message: str, *, existing: object = None) -> None:
         self.existing = existing
         super().__init__(message)
+
+
+class NotAnswered(EscalationStoreError, ValueError):
+    """A stored request was resumed before anyone answered it (a ``ValueError`` too, as the
+    ``ValueError`` raised here before was)."""
 
 
 class OutputLocked(OracleError):

@@ -1,14 +1,21 @@
-"""Routing policies, one small module per family, registered by name so config files can name them.
+"""Routing policies, one small module per family, known by name so config files can name them.
 
 Each policy is an immutable object with ``name``, ``version``, ``weight`` and a pure
 ``vote(signals)`` (see ``oracle.policies._base.BasePolicy``). The built-in families are imported
-directly; third-party policies come from the ``oracle_router.policies`` entry point group
+directly by this package (they register nothing themselves); ``register_policy`` adds one in code;
+third-party policies come from the ``oracle_router.policies`` entry point group
 (oracle/_internal/plugins.py), looked up only when a config names a policy no built-in has.
 """
 
 from __future__ import annotations
 
 from typing import Callable, Iterable, TypeVar
+
+if __name__ != "oracle.policies":
+    # This folder installs as oracle.policies; under another name (``policies``, with the repository
+    # root on sys.path) it would be a second registry that configs never see.
+    raise ImportError(f"import oracle.policies, not {__name__}: this folder is the package oracle.policies "
+                      "(a second copy under another name would hold a registry of its own)")
 
 _REGISTRY: dict[str, type] = {}
 T = TypeVar("T", bound=type)
@@ -36,8 +43,17 @@ def registered_policies(names: Iterable[str] = ()) -> dict[str, type]:
 def _load_builtins() -> None:
     if _BUILTINS_LOADED:
         return
-    from oracle.policies import cues, difficulty, evidence, judgment, questions  # noqa: F401 - they register
+    # Direct imports (a rename fails here and in mypy): the families define their policies and
+    # register nothing themselves, so no family imports this package back.
+    from oracle.policies.cues import CueBalance
+    from oracle.policies.difficulty import Difficulty
+    from oracle.policies.evidence import ExecutionEvidence, ReferenceAnswer, ToolUse
+    from oracle.policies.judgment import OpenEndedJudgment, PairwisePreference
+    from oracle.policies.questions import ClaimCheck, ClosedQuestion
 
+    for cls in (CueBalance, Difficulty, ExecutionEvidence, ReferenceAnswer, ToolUse, OpenEndedJudgment,
+                PairwisePreference, ClosedQuestion, ClaimCheck):  # the order the registry always had
+        _REGISTRY[cls.name] = cls
     _BUILTINS_LOADED.append(True)
 
 

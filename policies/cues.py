@@ -9,11 +9,9 @@ from __future__ import annotations
 from oracle.routing.settings import CueBalanceSettings
 from oracle.routing.route import Vote
 from oracle.routing.signals import Signals
-from oracle.policies import register_policy
 from oracle.policies._base import BasePolicy
 
 
-@register_policy("cue_balance")
 class CueBalance(BasePolicy):
     """Lean toward the verifier in proportion to checkable vocabulary, toward a judge otherwise."""
 
@@ -29,8 +27,7 @@ class CueBalance(BasePolicy):
         if v + j < cfg.min_density or v + j <= 0:
             return None
         share = v / (v + j)
-        # oracle.routing.policy.spread, inline: the total is 2 * base + swing + decision_judge, which the
-        # settings keep above 0.
+        # Normalized to sum to 1: the total, 2 * base + swing + decision_judge, is above 0 (the settings check).
         verifier, judge, decision = cfg.base + cfg.swing * share, cfg.base + cfg.swing * (1 - share), cfg.decision_judge
         total = verifier + decision + judge
         return Vote({"decision_judge": decision / total, "llm_judge": judge / total, "verifier": verifier / total},

@@ -14,11 +14,9 @@ from __future__ import annotations
 from oracle.routing.settings import DifficultySettings
 from oracle.routing.route import Vote
 from oracle.routing.signals import Signals
-from oracle.policies import register_policy
 from oracle.policies._base import BasePolicy
 
 
-@register_policy("difficulty")
 class Difficulty(BasePolicy):
     name = "difficulty"
     version = "2"

@@ -9,11 +9,9 @@ from __future__ import annotations
 from oracle.routing.settings import ExecutionEvidenceSettings, ReferenceAnswerSettings, ToolUseSettings
 from oracle.routing.route import Vote
 from oracle.routing.signals import Signals
-from oracle.policies import register_policy
 from oracle.policies._base import BasePolicy
 
 
-@register_policy("execution_evidence")
 class ExecutionEvidence(BasePolicy):
     """Runnable tests -> verifier; tests in an unsupported language or bare code -> lean to a judge."""
 
@@ -35,7 +33,6 @@ class ExecutionEvidence(BasePolicy):
         return None
 
 
-@register_policy("reference_answer")
 class ReferenceAnswer(BasePolicy):
     """A short reference is an answer key to check against; a long one guides a judge."""
 
@@ -54,7 +51,6 @@ class ReferenceAnswer(BasePolicy):
         return self._vote(f"long reference ({s.reference_chars} chars): judge against it", "long_reference")
 
 
-@register_policy("tool_use")
 class ToolUse(BasePolicy):
     """Expected tool calls, results or final state -> verifier; tool steps with none expected -> a judge.
 

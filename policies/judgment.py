@@ -9,11 +9,9 @@ from __future__ import annotations
 from oracle.routing.settings import OpenEndedJudgmentSettings, PairwisePreferenceSettings
 from oracle.routing.route import Vote
 from oracle.routing.signals import Signals
-from oracle.policies import register_policy
 from oracle.policies._base import BasePolicy
 
 
-@register_policy("open_ended_judgment")
 class OpenEndedJudgment(BasePolicy):
     """A graded scale, a rationale, or judgment vocabulary in the prompt -> LLM judge."""
 
@@ -33,7 +31,6 @@ class OpenEndedJudgment(BasePolicy):
         return None
 
 
-@register_policy("pairwise_preference")
 class PairwisePreference(BasePolicy):
     """Several free-text candidates with no tests or questions: a preference to judge."""
 

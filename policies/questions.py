@@ -9,11 +9,9 @@ from __future__ import annotations
 from oracle.routing.settings import ClaimCheckSettings, ClosedQuestionSettings
 from oracle.routing.route import Vote
 from oracle.routing.signals import Signals
-from oracle.policies import register_policy
 from oracle.policies._base import BasePolicy
 
 
-@register_policy("closed_question")
 class ClosedQuestion(BasePolicy):
     """Explicit questions -> decision judge; yes/no criteria lean there too; open criteria do not."""
 
@@ -36,7 +34,6 @@ class ClosedQuestion(BasePolicy):
         return self._vote(f"{s.n_criteria} open criteria: a rubric to judge", "open_criteria")
 
 
-@register_policy("claim_check")
 class ClaimCheck(BasePolicy):
     """One claim and text evidence, a claim check asked for -> decision judge (claim check).
 

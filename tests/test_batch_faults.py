@@ -7,11 +7,12 @@ import json
 from collections import Counter
 
 import pytest
-from structlog.testing import capture_logs
 
-from oracle.batch import export_parquet, render_summary, run_batch
+from oracle.batch import export_parquet, run_batch
+from oracle.cli.render import batch_summary_blocks, plain_text
 from oracle.batch.output import prepare_output
 from tests.batch_support import batch_config, faulty_handler, verdicts, write_mixed_tasks
+from tests.plugins.oracle_logs import captured_logs
 
 
 @pytest.mark.slow
@@ -21,7 +22,7 @@ def test_every_line_gets_exactly_one_row(scripted_server, tmp_path):
     kinds = write_mixed_tasks(src, 520)
     n_lines = len(src.read_text().splitlines())
     assert n_lines == 520 and kinds["bad_json"] > 20 and kinds["bad_schema"] > 20 and kinds["duplicate"] > 0
-    with capture_logs() as logs:
+    with captured_logs() as logs:
         report = run_batch(src, out, config=batch_config(scripted_server), concurrency=32,
                            store_path=str(tmp_path / "esc.sqlite"), progress_interval_s=0.0, progress_tty=False)
     rows = [json.loads(r) for r in out.read_text().splitlines()]
@@ -49,7 +50,7 @@ def test_every_line_gets_exactly_one_row(scripted_server, tmp_path):
     assert dj["count"] == sum(1 for r in rows if r["evaluator"] == "decision_judge")
     assert dj["failures"] == len(faults) and dj["latency_p95_ms"] >= dj["latency_p50_ms"] > 0
     assert report.summary["evaluators"]["(invalid input)"]["count"] == kinds["bad_json"] + kinds["bad_schema"]
-    table = render_summary(report.summary)
+    table = plain_text(batch_summary_blocks(report.summary))
     assert "decision_judge" in table and "p95 ms" in table
 
     # a rerun over a finished file does nothing and duplicates nothing

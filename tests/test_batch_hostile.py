@@ -171,7 +171,7 @@ def test_resume_drops_duplicate_rows_and_recomputes_nothing(tmp_path, scripted_s
 
 def test_the_ray_worker_gives_hostile_lines_their_rows_too(tmp_path):
     """The Ray engine ships raw lines; its worker function parses them like the local engine
-    (called directly here: Ray itself is an opt-in extra)."""
+    (called directly here, without a cluster: tests/test_batch_ray.py runs the engine on one)."""
     from oracle.batch.ray_engine import _evaluate_chunk
     from oracle.batch.source import entry_to_wire, iter_entries
     from oracle.config.model import OracleConfig

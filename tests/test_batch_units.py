@@ -7,13 +7,15 @@ import json
 
 from oracle.batch.progress import Progress
 from oracle.batch.source import iter_entries, parse_entry
-from oracle.batch.summary import render_summary, summarize
+from oracle.batch.summary import summarize
+from oracle.cli.progress_bar import rich_bar
+from oracle.cli.render import batch_summary_blocks, plain_text
 from tests.data.tasks import question_task
 
 
 def test_progress_draws_a_bar_on_a_terminal():
     out = io.StringIO()
-    p = Progress(4, skipped=1, stream=out, tty=True)
+    p = Progress(4, skipped=1, stream=out, tty=True, bar=rich_bar())
     p._last = -1e9
     p.update({"status": "failed"})
     p.close()
@@ -39,7 +41,8 @@ def test_summary_per_evaluator(tmp_path):
     lj = s["evaluators"]["llm_judge"]
     assert lj["failures"] == 1 and lj["escalations"] == 1 and lj["cost_unknown"] == 1
     assert s["evaluators"]["(invalid input)"]["count"] == 1
-    assert "(+1 unknown)" in render_summary(s) and "50.0% of 20" in render_summary(s)
+    table = plain_text(batch_summary_blocks(s))
+    assert "(+1 unknown)" in table and "50.0% of 20" in table
 
 
 def test_keys_follow_content_and_repeats(tmp_path):

@@ -64,8 +64,8 @@ def test_version_1_files_still_load(tmp_path: Path):
 
 
 def _halueval_file(tmp_path: Path, shared_data: Path, n: int) -> Path:
-    from oracle.comparison.importers import import_halueval
-    from oracle.comparison.labels import dump_item
+    from oracle.comparison._importers import import_halueval
+    from oracle.comparison._labels import dump_item
 
     items, _dropped = import_halueval(shared_data, n=n, seed=11)
     path = tmp_path / "halueval.jsonl"

@@ -53,6 +53,10 @@ def test_missing_file_and_bad_config_exit_2(tmp_path):
     cfg.write_text("routing:\n  threshhold: 0.3\n")
     out = oracle("--config", str(cfg), "config", "show")
     assert out.returncode == 2 and "routing.threshhold" in out.stderr
+    cfg.write_text("routing:\n  policies:\n    magic: {weight: 1}\n")
+    for command in (["config", "show"], ["route", str(ROOT / "examples" / "n_plus_one" / "task.json")]):
+        out = oracle("--config", str(cfg), *command)
+        assert out.returncode == 2 and "routing.policies: unknown policies ['magic']" in out.stderr, out.stderr
 
 
 def test_config_show_reflects_file_and_env(tmp_path):
@@ -78,7 +82,7 @@ def test_evaluate_infeasible_override_gives_failed_row_with_escalation(tmp_path)
 
 
 def test_history_feeds_prior_hardness(tmp_path):
-    from oracle.routing.history import hardness_from_rows
+    from oracle.routing._history import hardness_from_rows
 
     assert hardness_from_rows([{"task_id": "a", "status": "ok"}, {"task_id": "a", "status": "failed"},
                                {"task_id": "b", "status": "ok", "escalation": {"id": "e"}},
@@ -105,7 +109,7 @@ def test_evaluate_files_blocking_request_in_store_as_pending(tmp_path):
 
 
 def test_render_gives_each_candidate_a_reason():
-    from oracle.cli._render import _why
+    from oracle.cli.render import why as _why
 
     assert _why({"summary": "2/3 tests passed"}) == "2/3 tests passed"
     assert _why({"questions": [{"question_id": "team", "selected": "billing", "confidence": 0.8}]}) \

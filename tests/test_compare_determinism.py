@@ -22,7 +22,7 @@ import httpx
 import pytest
 
 from oracle.comparison.api import compare
-from oracle.comparison.importers import import_suite
+from oracle.comparison._importers import import_suite
 from oracle.config.model import OracleConfig
 
 pytestmark = [pytest.mark.sandbox, pytest.mark.slow]

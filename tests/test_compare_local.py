@@ -15,7 +15,7 @@ import pytest
 
 from oracle.cli.main import main
 from oracle.comparison.api import compare
-from oracle.comparison.importers import import_suite
+from oracle.comparison._importers import import_suite
 from oracle.config.model import OracleConfig
 
 pytestmark = [pytest.mark.local_model, pytest.mark.sandbox, pytest.mark.slow, pytest.mark.timeout(1800)]

@@ -18,7 +18,7 @@ from pathlib import Path
 import pytest
 
 from oracle.comparison.api import compare
-from oracle.comparison.importers import import_suite
+from oracle.comparison._importers import import_suite
 from oracle.config.model import OracleConfig
 from tests.test_compare_determinism import reference_server
 

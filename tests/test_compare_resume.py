@@ -18,8 +18,8 @@ from pathlib import Path
 
 import pytest
 
-from oracle.comparison.importers import import_suite
-from oracle.comparison.labels import dump_item
+from oracle.comparison._importers import import_suite
+from oracle.comparison._labels import dump_item
 
 pytestmark = [pytest.mark.sandbox, pytest.mark.slow]
 ROOT = Path(__file__).resolve().parent.parent

@@ -6,14 +6,14 @@ import json
 
 import pytest
 
-from oracle.comparison.arms import arm_kinds, llm_task, reorder
-from oracle.comparison.baseline import baseline_verdict, token_f1
-from oracle.comparison.labels import parse_lines
-from oracle.comparison.metrics import bootstrap_interval, cohen_kappa, stability, units
-from oracle.comparison.plan import limit_items, plan_units
+from oracle.comparison._arms import arm_kinds, llm_task, reorder
+from oracle.comparison._baseline import baseline_verdict, token_f1
+from oracle.comparison._labels import parse_lines
+from oracle.comparison._metrics import bootstrap_interval, cohen_kappa, stability, units
+from oracle.comparison._plan import limit_items, plan_units
 from oracle.comparison.records import RunRecord
 from oracle.comparison.summary import build_summary
-from oracle.comparison.table import render_table
+from oracle.cli.render import comparison_blocks, plain_text
 from oracle.config.model import OracleConfig
 
 YES_NO = {"id": "answer", "type": "choice", "instructions": "Is it wrong?", "options": {"yes": "y", "no": "n"},
@@ -145,7 +145,7 @@ def test_summary_and_table_report_na_costs_and_routing():
     assert routed.routing_accuracy == 0.5 and routed.cost_per_100_items_usd == 50.0
     gap = summary.routing_gap
     assert gap.routed == 1.0 and gap.best_single_arm == "decision_judge" and gap.per_item_best == 0.5
-    table = render_table(summary)
+    table = plain_text(comparison_blocks(summary))
     assert "n/a verifier x2: no tests" in table and "a price is unknown" in table
 
 
@@ -159,9 +159,9 @@ def test_unknown_arms_are_bad_input(arms):
 
 
 def test_suite_conversion_drops_reserved_records_and_round_trips(shared_data, tmp_path):
-    from oracle.comparison.importers import import_suite
-    from oracle.comparison.labels import dump_item
-    from oracle.comparison.reserved import Reserved, suite_pool_key
+    from oracle.comparison._importers import import_suite
+    from oracle.comparison._labels import dump_item
+    from oracle.comparison._reserved import Reserved, suite_pool_key
 
     suite = shared_data("suite/dev_suite.jsonl")
     data = suite.parent.parent

@@ -6,6 +6,7 @@ import pytest
 
 from oracle.config.model import OracleConfig, apply_env_overrides
 from oracle.errors import ConfigError
+from oracle.routing._chain import PolicyChain
 
 
 def test_defaults_hash_is_stable_and_changes_with_settings():
@@ -23,8 +24,10 @@ def test_secret_key_not_in_hash_or_dump():
 
 
 def test_unknown_policy_and_key_rejected():
-    with pytest.raises(Exception, match="unknown policies"):
-        OracleConfig.model_validate({"routing": {"policies": {"magic": {"weight": 1}}}})
+    # The chain that builds the policies checks their names (the registry is routing's).
+    config = OracleConfig.model_validate({"routing": {"policies": {"magic": {"weight": 1}}}})
+    with pytest.raises(ConfigError, match=r"routing.policies: unknown policies \['magic'\]"):
+        PolicyChain(config)
     with pytest.raises(ConfigError, match="routing.treshold"):
         OracleConfig.load(_write("routing:\n  treshold: 1\n", ".yaml"), env=False)
 

@@ -15,10 +15,11 @@ import re
 import pytest
 
 from oracle.config.model import DecisionJudgeConfig, EscalationConfig, OracleConfig, ProvidersConfig
-from oracle.escalation.triggers import check_result
+from oracle.escalation._triggers import check_result
 from oracle._oracle import Oracle
 from oracle.results.result import Status
-from oracle.strategies.protocol import EvaluationContext, strategy_factory
+from oracle._evaluators import evaluator_factory
+from oracle.strategies.protocol import EvaluationContext
 from oracle.tasks.task import Criterion, Task, Trajectory
 from tests.plugins.scripted_server import RecordedRequest, chat_reply, decision_handler
 
@@ -42,7 +43,7 @@ def _config(server, *, native: str | None = None, **judge) -> OracleConfig:
 
 
 async def _evaluate(config: OracleConfig, task: Task, cands=CANDIDATES):
-    judge = strategy_factory("decision_judge")()
+    judge = evaluator_factory("decision_judge")()
     return await judge.evaluate(EvaluationContext(task=task, trajectories=tuple(cands), config=config))
 
 

@@ -13,11 +13,12 @@ import httpx
 import pytest
 
 from oracle.config.model import ClaimCheckConfig, DecisionJudgeConfig, OracleConfig, ProviderSettings, ProvidersConfig
-from oracle.escalation.triggers import check_result
+from oracle.escalation._triggers import check_result
 from oracle._oracle import Oracle
 from oracle.providers.decisions import SystemOneFormat
 from oracle.results.result import Status
-from oracle.strategies.protocol import EvaluationContext, strategy_factory
+from oracle._evaluators import evaluator_factory
+from oracle.strategies.protocol import EvaluationContext
 from oracle.strategies.decision_judge.claims import CLAIM_QUESTIONS, claim_verdict
 from oracle.strategies.decision_judge.requests import decision_request
 from oracle.tasks.task import Task, Trajectory
@@ -35,7 +36,7 @@ def _config(judge: ProviderSettings, decision: ProviderSettings | None = None, *
 
 
 async def _evaluate(config: OracleConfig, task: Task = TASK, *cands: Trajectory):
-    judge = strategy_factory("decision_judge")()
+    judge = evaluator_factory("decision_judge")()
     return await judge.evaluate(EvaluationContext(task=task, trajectories=cands or (CLAIM,), config=config))
 
 

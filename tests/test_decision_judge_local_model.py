@@ -14,7 +14,7 @@ from oracle.tasks.questions import Question, QuestionInputs
 from oracle.results.result import Status
 from oracle.strategies.protocol import EvaluationContext
 from oracle.tasks.task import Task, Trajectory
-from oracle.strategies.decision_judge.strategy import make_decision_judge
+from oracle.strategies.decision_judge.strategy import DecisionJudge
 
 pytestmark = [pytest.mark.local_model, pytest.mark.slow]
 
@@ -36,7 +36,7 @@ async def test_readout_probabilities_over_labels_sum_to_one_and_mass_is_recorded
                  levels=["rude", "neutral", "polite"], inputs=QuestionInputs(task=[], candidate=["answer"])),
     ])
     config = _config(local_model)
-    result = await make_decision_judge().evaluate(
+    result = await DecisionJudge().evaluate(
         EvaluationContext(task=task, trajectories=(REPLY,), config=config))
     assert result.status in (Status.ok, Status.unparsed), result.error
     assert result.details["backend"] == "logprob_readout"
@@ -57,8 +57,8 @@ async def test_readout_is_repeatable_at_temperature_zero(local_model):
     task = Task(id="t", prompt="What is the capital of France?", criteria=["The answer is correct"])
     config = _config(local_model)
     ctx = EvaluationContext(task=task, trajectories=(Trajectory(id="a", answer="Paris."),), config=config)
-    first = await make_decision_judge().evaluate(ctx)
-    second = await make_decision_judge().evaluate(ctx)
+    first = await DecisionJudge().evaluate(ctx)
+    second = await DecisionJudge().evaluate(ctx)
     assert first.status == Status.ok, first.error
     p1 = first.candidates[0].details["criteria"][0]["probability"]
     p2 = second.candidates[0].details["criteria"][0]["probability"]
@@ -71,7 +71,7 @@ async def test_the_default_coverage_floor_never_turns_crumbs_into_a_verdict(loca
     model really put on the labels is recorded; a question above it is read."""
     task = Task(id="t", prompt="What is the capital of France?", criteria=["The answer is correct"])
     config = _config(local_model, coverage_floor=OracleConfig().decision_judge.coverage_floor)
-    result = await make_decision_judge().evaluate(
+    result = await DecisionJudge().evaluate(
         EvaluationContext(task=task, trajectories=(Trajectory(id="a", answer="Paris."),), config=config))
     details = result.candidates[0].details
     floor = config.decision_judge.coverage_floor

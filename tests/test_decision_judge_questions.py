@@ -16,7 +16,8 @@ from oracle.config.model import DecisionJudgeConfig, OracleConfig, ProviderSetti
 from oracle.providers.decisions import SystemOneFormat
 from oracle.tasks.questions import Question
 from oracle.results.result import Status
-from oracle.strategies.protocol import EvaluationContext, strategy_factory
+from oracle._evaluators import evaluator_factory
+from oracle.strategies.protocol import EvaluationContext
 from oracle.strategies.decision_judge.requests import decision_request
 from oracle.tasks.task import Task, Trajectory
 from tests.plugins.jevcompat_server import jevcompat_mock
@@ -36,7 +37,7 @@ def _config(settings_judge: ProviderSettings, decision: ProviderSettings | None 
 
 
 async def _evaluate(config: OracleConfig, task: Task, *cands: Trajectory):
-    judge = strategy_factory("decision_judge")()
+    judge = evaluator_factory("decision_judge")()
     return await judge.evaluate(EvaluationContext(task=task, trajectories=cands or (CAND,), config=config))
 
 

@@ -10,7 +10,8 @@ import pytest
 from oracle.config.model import DecisionJudgeConfig, OracleConfig, ProvidersConfig
 from oracle.tasks.questions import Question, QuestionInputs
 from oracle.results.result import Status
-from oracle.strategies.protocol import EvaluationContext, strategy_factory
+from oracle._evaluators import evaluator_factory
+from oracle.strategies.protocol import EvaluationContext
 from oracle.tasks.task import Criterion, Task, Trajectory
 from oracle.strategies.decision_judge.readout import PROMPT_TEMPLATE_HASH
 from oracle.strategies.decision_judge.strategy import DecisionJudge
@@ -27,7 +28,7 @@ def _config(server, *, native: str | None = None, **judge) -> OracleConfig:
 
 
 async def _evaluate(config: OracleConfig, task: Task, *cands: Trajectory):
-    judge = strategy_factory("decision_judge")()
+    judge = evaluator_factory("decision_judge")()
     ctx = EvaluationContext(task=task, trajectories=tuple(cands), config=config)
     return await judge.evaluate(ctx)
 
@@ -350,7 +351,7 @@ async def test_an_exact_tie_passes_by_the_rule_but_asks_a_human(scripted_server)
     assert result.details["low_confidence"] is True and _kinds(result) == ["decision_low_confidence"]
     assert cand.details["criteria"][0]["low_confidence"] is True
     from oracle.config.model import EscalationConfig
-    from oracle.escalation.triggers import check_result
+    from oracle.escalation._triggers import check_result
     from oracle._oracle import Oracle
     request = check_result(task, Oracle().route(task, [CAND]), result, EscalationConfig(), [CAND.id])
     assert request is not None and request.reason == "decision_low_confidence"

@@ -13,7 +13,7 @@ from __future__ import annotations
 import pytest
 
 from oracle.config.model import EscalationConfig, OracleConfig
-from oracle.escalation.triggers import REASONS, check_result
+from oracle.escalation._triggers import REASONS, check_result
 from oracle._oracle import Oracle, as_task_input
 from oracle.results.result import OracleResult, Status
 from tests.data.tasks import code_task, open_task, question_task
@@ -29,7 +29,7 @@ def _run(config: OracleConfig, data: dict) -> OracleResult:
     try:
         return oracle.evaluate(data)
     finally:
-        verifier = oracle.strategy("verifier") if data["task"].get("evaluator") == "verifier" else None
+        verifier = oracle.evaluator("verifier") if data["task"].get("evaluator") == "verifier" else None
         if verifier is not None:
             verifier.close()  # type: ignore[attr-defined]
 
@@ -42,7 +42,7 @@ def _run_routed_to(config: OracleConfig, data: dict, evaluator: str) -> OracleRe
     oracle = Oracle(config)
     item = as_task_input(data)
     route = oracle.route(item)
-    result = asyncio.run(oracle.run_strategy(item, route, evaluator))
+    result = asyncio.run(oracle.run_evaluator(item, route, evaluator))
     escalation = check_result(item.task, route, result, config.escalation, [t.id for t in item.trajectories])
     return OracleResult(task_id=item.task.id, status=result.status, route=route, result=result,
                         escalation=escalation)

@@ -6,11 +6,13 @@ evaluators (sandboxed code, the scripted model server over HTTP)."""
 
 from __future__ import annotations
 
+import dataclasses
+
 import pytest
 
 from oracle.results import concerns as cn
 from oracle.config.model import EscalationConfig, OracleConfig
-from oracle.escalation.triggers import REASONS, check_result, check_route, result_triggers
+from oracle.escalation._triggers import REASONS, check_result, check_route, result_triggers
 from oracle._oracle import Oracle
 from oracle.results.provenance import EvaluationProvenance, Execution
 from oracle.results.result import CandidateResult, EvaluationResult, Status
@@ -38,14 +40,14 @@ def test_no_feasible_evaluator_names_the_missing_fact_and_feasible_options():
 
 def test_low_route_confidence_names_both_evaluators():
     item = _item(open_task(id="unsure"))
-    route = _route(item).model_copy(update={"low_confidence": True, "runner_up": "decision_judge",
-                                            "margin": 0.05, "confidence": 0.4, "override": False})
+    route = dataclasses.replace(_route(item), low_confidence=True, runner_up="decision_judge", margin=0.05,
+                                confidence=0.4, override=False)
     esc = check_route(item.task, route, CFG)
     assert esc is not None and esc.reason == "low_route_confidence" and not esc.blocking
     assert route.evaluator in esc.question and "decision_judge" in esc.question and "0.05" in esc.question
     assert esc.options == [route.evaluator, "decision_judge"]
     assert "votes" in esc.evidence and "signals" in esc.evidence
-    wide = route.model_copy(update={"margin": 0.5})
+    wide = dataclasses.replace(route, margin=0.5)
     assert check_route(item.task, wide, CFG) is None
 
 

@@ -17,6 +17,7 @@ from hypothesis import strategies as st
 
 from oracle.errors import TaskValidationError
 from oracle._oracle import Oracle
+from oracle.routing.route import route_adapter
 from oracle.tasks.task import TaskInput
 from oracle.tasks.files import decode_json, parse_task
 
@@ -139,7 +140,7 @@ def test_loading_and_routing_never_raise_anything_but_task_validation_error(docu
     assert route.evaluator in (None, "decision_judge", "llm_judge", "verifier")
     assert math.isfinite(route.confidence)
     item.task.content_hash()
-    json.loads(route.model_dump_json())
+    json.loads(route_adapter().dump_json(route))
 
 
 @settings(max_examples=500, derandomize=True, deadline=None, database=None)

@@ -15,7 +15,7 @@ from oracle.batch import run_batch
 from oracle.config.model import OracleConfig
 from oracle.errors import ConfigError
 from oracle.escalation.store import EscalationStore
-from oracle.routing.history import HistoryLearning, HistorySnapshot, is_hard
+from oracle.routing._history import HistoryLearning, HistorySnapshot, is_hard
 from oracle._oracle import Oracle
 from oracle.tasks.task import TaskInput
 
@@ -117,13 +117,13 @@ def test_an_oracle_learns_from_its_store_and_names_the_snapshot(tmp_path):
         later = second.evaluate(UNROUTABLE)
         assert later.route.signals["prior_hardness"] == 1.0
         assert later.route.history_snapshot.evaluations == 2
-        assert json.loads(later.route.to_json())["history_snapshot"]["hash"] == later.route.history_snapshot.hash
+        assert json.loads(later.to_json())["route"]["history_snapshot"]["hash"] == later.route.history_snapshot.hash
         assert second.evaluate(GOOD).route.signals["prior_hardness"] is None  # never seen
 
         plain = Oracle(config, store=store)  # opt-in: no snapshot, nothing logged
         before = store.last_outcome_seq()
         routed = plain.evaluate(UNROUTABLE)
-        assert routed.route.history_snapshot is None and "history_snapshot" not in routed.route.to_json()
+        assert routed.route.history_snapshot is None and "history_snapshot" not in routed.to_json()
         assert routed.route.signals["prior_hardness"] is None
         assert store.last_outcome_seq() == before
 

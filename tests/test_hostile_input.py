@@ -17,7 +17,7 @@ from pathlib import Path
 import pytest
 
 from oracle.errors import OracleError, TaskValidationError
-from oracle.tasks.limits import InputLimits
+from oracle.tasks._limits import InputLimits
 from oracle._oracle import Oracle
 from oracle.tasks.task import Criterion, Task, TaskInput, Trajectory
 from oracle.tasks.files import load_tasks

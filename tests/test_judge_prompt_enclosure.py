@@ -26,7 +26,8 @@ from oracle.config.model import DecisionJudgeConfig, OracleConfig, ProvidersConf
 from oracle.tasks.questions import Question
 from oracle.strategies._judging.enclosure import LESS_THAN_FORMS, SLASH_FORMS, enclose, escape_material
 from oracle.strategies.llm_judge.strategy import LLMJudge
-from oracle.strategies.protocol import EvaluationContext, strategy_factory
+from oracle._evaluators import evaluator_factory
+from oracle.strategies.protocol import EvaluationContext
 from oracle.tasks.task import Task, Trajectory
 from tests.plugins.scripted_server import chat_reply
 
@@ -99,7 +100,7 @@ async def _run_decision(server, task: Task, answers: list[str], **judge) -> list
     server.requests.clear()
     server.set_handler(lambda req: YES_A if not judge.get("backend") == "sampled" else chat_reply("Yes"))
     cands = tuple(Trajectory(id=f"c{i}", answer=a) for i, a in enumerate(answers))
-    result = await strategy_factory("decision_judge")().evaluate(
+    result = await evaluator_factory("decision_judge")().evaluate(
         EvaluationContext(task=task, trajectories=cands, config=_decision_config(server, **judge)))
     assert server.requests, result.error
     return _user_texts(server)
@@ -131,7 +132,7 @@ async def test_candidate_ids_cannot_add_option_lines(scripted_server):
     task = Task(id="t", prompt=PROMPT, questions=[_compare(*ids)])
     scripted_server.set_handler(lambda req: YES_A)
     cands = tuple(Trajectory(id=i, answer=HARMLESS) for i in ids)
-    await strategy_factory("decision_judge")().evaluate(
+    await evaluator_factory("decision_judge")().evaluate(
         EvaluationContext(task=task, trajectories=cands, config=_decision_config(scripted_server)))
     for text in _user_texts(scripted_server):
         _check_blocks(text)
@@ -150,7 +151,7 @@ async def test_native_requests_carry_candidate_text_as_one_value(scripted_server
         judge=scripted_server.provider_settings(kind="openai"),
         decision=scripted_server.provider_settings(kind=wire, model="scripted-decider")))
     cands = tuple(Trajectory(id=f"c{i}", answer=a) for i, a in enumerate(ATTACKS))
-    await strategy_factory("decision_judge")().evaluate(
+    await evaluator_factory("decision_judge")().evaluate(
         EvaluationContext(task=TASKS["criteria"], trajectories=cands, config=config))
     seen = set()
     for req in scripted_server.requests:

@@ -16,7 +16,6 @@ ROOT = Path(__file__).resolve().parent.parent
 
 SCRIPT = """
 import json, logging, sys
-import structlog
 from oracle import Oracle, OracleConfig
 if {with_handler}:
     logging.basicConfig(stream=sys.stderr, level=logging.INFO, format="%(name)s %(levelname)s %(message)s")
@@ -28,8 +27,11 @@ cfg = OracleConfig(providers={{"judge": {{"kind": "openai", "base_url": "http://
                                           "max_retries": 2, "backoff_base_s": 0.01, "timeout_s": 2}}}})
 oracle = Oracle(cfg)
 out = [oracle.evaluate(verifier_task).status.value, oracle.evaluate(judge_task).status.value]
+structlog_loaded = "structlog" in sys.modules  # the library logs through stdlib logging alone
+import structlog
 with open({result!r}, "w") as fh:
-    json.dump({{"statuses": out, "structlog_configured": structlog.is_configured(),
+    json.dump({{"statuses": out, "structlog_loaded": structlog_loaded,
+               "structlog_configured": structlog.is_configured(),
                "oracle_handlers": [type(h).__name__ for h in logging.getLogger("oracle").handlers],
                "root_handlers": len(logging.getLogger().handlers)}}, fh)
 """
@@ -54,7 +56,8 @@ def test_library_evaluation_writes_nothing_and_configures_nothing(tmp_path):
     assert got["statuses"] == ["ok", "failed"]  # the judge could not connect: a failure, logged on retry
     assert proc.stdout == b""
     assert proc.stderr == b""  # no handler configured by the application: the library stays quiet
-    assert got["structlog_configured"] is False and got["root_handlers"] == 0
+    assert got["structlog_loaded"] is False and got["structlog_configured"] is False
+    assert got["root_handlers"] == 0
     assert got["oracle_handlers"] == ["NullHandler"]
 
 

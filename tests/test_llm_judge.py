@@ -12,7 +12,8 @@ import pytest
 
 from oracle.config.model import LLMJudgeConfig, OracleConfig
 from oracle.results.result import Status
-from oracle.strategies.protocol import EvaluationContext, strategy_factory
+from oracle._evaluators import evaluator_factory
+from oracle.strategies.protocol import EvaluationContext
 from oracle.tasks.task import Task, Trajectory
 from oracle.strategies.llm_judge.strategy import ESCALATION_KEYS, LLMJudge
 from oracle.strategies.llm_judge.prompts import PROMPT_DIR, prompt_hash
@@ -66,7 +67,7 @@ def pairwise_reply(seat: str) -> str:
 
 
 async def test_registered_under_llm_judge():
-    assert isinstance(strategy_factory("llm_judge")(), LLMJudge)
+    assert isinstance(evaluator_factory("llm_judge")(), LLMJudge)
 
 
 async def test_exact_json_weighted_criteria_normalized(scripted_server):
@@ -447,7 +448,7 @@ async def test_provenance_records_spec_sampling_and_tokens(scripted_server):
     cfg = config(scripted_server, temperature=0.3, max_tokens=256)
     result = await evaluate(cfg, ctx(cfg, Task(id="p", prompt="p"), "a"))
     prov = result.provenance
-    assert prov.strategy == {"name": "llm_judge", "version": "1.0", "temperature": 0.3, "max_tokens": 256,
+    assert prov.evaluator == {"name": "llm_judge", "version": "1.0", "temperature": 0.3, "max_tokens": 256,
                              "logprobs": False}
     [call] = prov.calls
     assert call.sampling_requested["temperature"] == 0.3 and call.sampling_applied["json_schema"] is True

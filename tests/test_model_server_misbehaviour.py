@@ -21,7 +21,8 @@ from oracle.errors import ProviderTimeout, ResponseTooLarge
 from oracle.providers import make_async_chat_client, make_chat_client
 from oracle.providers.types import ChatMessage, ChatRequest
 from oracle.results.result import Status
-from oracle.strategies.protocol import EvaluationContext, strategy_factory
+from oracle._evaluators import evaluator_factory
+from oracle.strategies.protocol import EvaluationContext
 from oracle.tasks.task import Task, Trajectory
 from tests.plugins.scripted_server import Reply, chat_reply, decision_handler, status_reply
 
@@ -41,7 +42,7 @@ def _config(server, *, native: bool = False, **provider) -> OracleConfig:
 
 
 async def _evaluate(config: OracleConfig, task: Task):
-    judge = strategy_factory("decision_judge")()
+    judge = evaluator_factory("decision_judge")()
     return await judge.evaluate(EvaluationContext(task=task, trajectories=(CAND,), config=config))
 
 

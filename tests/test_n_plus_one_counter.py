@@ -27,7 +27,7 @@ import pytest
 from oracle.config.model import OracleConfig
 from oracle.results.result import Status
 from oracle.strategies.protocol import EvaluationContext
-from oracle.strategies.verifier import VerifierStrategy
+from oracle.strategies.verifier.strategy import VerifierStrategy
 from oracle.sandbox import probe
 from oracle.tasks.task import Task, Trajectory
 

@@ -48,13 +48,13 @@ def test_only_the_model_commands_import_the_local_model_package():
 def test_the_llama_workaround_runs_only_as_the_server_process():
     from oracle.local_model import LAUNCHER, server_command
 
-    assert LAUNCHER == "oracle.local_model.llama_launcher"
+    assert LAUNCHER == "oracle.local_model._llama_launcher"
     assert importlib.util.find_spec(LAUNCHER) is not None
     argv = server_command(Path("/m.gguf"), host="127.0.0.1", port=1, alias="a")
     assert argv[1:3] == ["-m", LAUNCHER]
     assert not (CORE / "_llama_launcher.py").exists()
     launcher_users = [p for p in ROOT.joinpath("oracle").rglob("*.py")
-                      if LAUNCHER in imported_modules(p) or "llama_launcher" in imported_modules(p)]
+                      if LAUNCHER in imported_modules(p) or "_llama_launcher" in imported_modules(p)]
     assert launcher_users == []
 
 
@@ -81,7 +81,7 @@ def test_the_wheel_ships_py_typed_the_subpackages_and_the_extra_module(tmp_path)
                     "-w", str(tmp_path / "dist"), str(src)], check=True, capture_output=True, timeout=300)
     (wheel,) = (tmp_path / "dist").glob("oracle_router-*.whl")
     names = set(zipfile.ZipFile(wheel).namelist())
-    for wanted in ("oracle/py.typed", "oracle/__init__.py", "oracle/local_model/llama_launcher.py",
+    for wanted in ("oracle/py.typed", "oracle/__init__.py", "oracle/local_model/_llama_launcher.py",
                    "oracle/policies/__init__.py", "oracle/strategies/verifier/__init__.py",
                    "oracle/sandbox/runtime/wire.js", "oracle/serve/openapi.json",
                    "oracle/strategies/llm_judge/templates/pointwise_user_v1.txt"):

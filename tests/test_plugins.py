@@ -40,7 +40,7 @@ class Echo:
 
     async def evaluate(self, ctx: EvaluationContext) -> EvaluationResult:
         first = ctx.trajectories[0].id
-        return EvaluationResult(evaluator="llm_judge", status=Status.ok, best=[first], ranking=[first],
+        return EvaluationResult(evaluator=self.name, status=Status.ok, best=[first], ranking=[first],
                                 explanation="echo plugin")
 
 
@@ -112,24 +112,31 @@ print(json.dumps({{"evaluator": route.evaluator, "version": vote.version, "reaso
     assert got == {"evaluator": "llm_judge", "version": "7", "reason": "the plugin says so"}
 
 
-def test_a_plugin_evaluator_is_registered_and_runs(tmp_path):
+def test_a_plugin_evaluator_is_registered_and_runs_under_its_own_name(tmp_path):
     code = f"""
 import asyncio, json
 from oracle import Oracle, OracleConfig
-from oracle.strategies.protocol import registered_strategies
+from oracle._evaluators import registered_evaluators
 from oracle.tasks.task import TaskInput
 oracle = Oracle(OracleConfig())
 item = TaskInput.model_validate(json.load(open({str(TASK_FILE)!r})))
-result = asyncio.run(oracle.run_strategy(item, oracle.route(item), "echo"))
-print(json.dumps({{"kinds": registered_strategies(), "best": result.best,
-                  "strategy": result.provenance.strategy, "why": result.explanation}}))
+result = asyncio.run(oracle.run_evaluator(item, oracle.route(item), "echo"))
+unknown = asyncio.run(oracle.run_evaluator(item, oracle.route(item), "no_such_evaluator"))
+print(json.dumps({{"kinds": registered_evaluators(), "best": result.best, "evaluator": result.evaluator,
+                  "spec": result.provenance.evaluator, "why": result.explanation,
+                  "unknown": unknown.model_dump(mode="json", include={{"evaluator", "status", "error"}})}}))
 """
     out = run(good_site(tmp_path), code=code)
     assert out.returncode == 0, out.stderr
     got = json.loads(out.stdout.splitlines()[-1])
     assert got["kinds"] == ["decision_judge", "echo", "llm_judge", "verifier"]
-    assert got["strategy"] == {"name": "echo", "version": "0.3"} and got["why"] == "echo plugin"
+    assert got["evaluator"] == "echo"
+    assert got["spec"] == {"name": "echo", "version": "0.3"} and got["why"] == "echo plugin"
     assert len(got["best"]) == 1
+    # With plugins installed, a name nobody has is still a failed result naming it.
+    assert got["unknown"]["evaluator"] == "no_such_evaluator" and got["unknown"]["status"] == "failed"
+    assert got["unknown"]["error"]["type"] == "EvaluatorUnavailable"
+    assert "'no_such_evaluator'" in got["unknown"]["error"]["message"]
 
 
 def test_a_plugin_command_runs_and_shows_in_help(tmp_path):
@@ -146,23 +153,34 @@ def test_a_plugin_that_fails_to_load_is_an_error_naming_it(tmp_path):
     assert helped.returncode == 2
     assert "broken-cmd" in helped.stderr and "this plugin is broken on purpose" in helped.stderr
     code = """
-from oracle import OracleConfig, PluginError
-from oracle.strategies.protocol import strategy_factory
+from oracle import Oracle, OracleConfig, PluginError
+from oracle._evaluators import evaluator_factory
 try:
-    OracleConfig(routing={"policies": {"broken_policy": {"weight": 1}}})
+    Oracle(OracleConfig(routing={"policies": {"broken_policy": {"weight": 1}}}))
 except Exception as exc:
     print("config:", type(exc).__name__, exc)
 try:
-    strategy_factory("broken_eval")
+    evaluator_factory("broken_eval")
 except PluginError as exc:
     print("evaluator:", exc.plugin, exc)
-"""
+import asyncio, json
+from oracle import Oracle
+from oracle.tasks.task import TaskInput
+item = TaskInput.model_validate(json.load(open(%r)))
+result = asyncio.run(Oracle(OracleConfig()).run_evaluator(item, None, "broken_eval"))
+print("run:", json.dumps(result.model_dump(mode="json", include={"evaluator", "status", "error"})))
+""" % str(TASK_FILE)
     out = run(site, code=code)
     assert out.returncode == 0, out.stderr
     config_part, evaluator_part = out.stdout.split("evaluator:")
+    evaluator_part, run_part = evaluator_part.split("run:")
     assert config_part.startswith("config:")
     assert "broken_policy" in config_part and "this plugin is broken on purpose" in config_part
     assert evaluator_part.startswith(" broken_eval ") and "oracle_broken_plugin" in evaluator_part
+    # Run through the Oracle, the same fault is a failed result named after the evaluator asked for.
+    ran = json.loads(run_part)
+    assert ran["evaluator"] == "broken_eval" and ran["status"] == "failed"
+    assert ran["error"]["type"] == "PluginError" and "this plugin is broken on purpose" in ran["error"]["message"]
 
 
 def test_routing_a_file_never_scans_plugins(tmp_path):

@@ -29,6 +29,44 @@ def test_registry_lists_every_family():
                                           "difficulty", "tool_use", "claim_check"}
 
 
+def test_the_families_register_nothing_and_import_the_package_never():
+    """The package assembles the built-ins; a family importing it back would be a cycle (every
+    import counts, inside functions too)."""
+    import ast
+    from pathlib import Path
+
+    import oracle.policies as package
+
+    families = sorted(p for p in Path(package.__file__).parent.glob("*.py") if not p.name.startswith("_"))
+    assert [p.stem for p in families] == ["cues", "difficulty", "evidence", "judgment", "questions"]
+    for path in families:
+        tree = ast.parse(path.read_text())
+        imported = {n.module for n in ast.walk(tree) if isinstance(n, ast.ImportFrom)} | {
+            a.name for n in ast.walk(tree) if isinstance(n, ast.Import) for a in n.names}
+        assert "oracle.policies" not in imported, path.name
+        assert not [n for n in ast.walk(tree) if isinstance(n, ast.Name) and n.id.startswith("register")], path.name
+    # and every class a family defines is a built-in under its own name
+    for name, cls in registered_policies().items():
+        assert cls.name == name and cls.__module__.startswith("oracle.policies.")
+
+
+def test_register_policy_adds_one_in_code(monkeypatch):
+    from oracle.policies import _REGISTRY, register_policy
+    from oracle.policies._base import BasePolicy
+
+    monkeypatch.setattr("oracle.policies._REGISTRY", dict(_REGISTRY))
+
+    @register_policy("always_verifier")
+    class AlwaysVerifier(BasePolicy):
+        name = "always_verifier"
+
+        def vote(self, signals):
+            return None
+
+    assert registered_policies()["always_verifier"] is AlwaysVerifier
+    assert "difficulty" in registered_policies()
+
+
 def test_votes_sum_to_one_and_carry_reads():
     for data in (code_task(), question_task(), open_task(criteria=["Is it polite?"])):
         s = sig(data)

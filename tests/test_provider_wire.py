@@ -2,17 +2,14 @@
 
 from __future__ import annotations
 
-import logging
-
 import pytest
-import structlog
-from structlog.testing import capture_logs
 
 from oracle.config.model import OracleConfig, Price
 from oracle.errors import ConfigError, ResponseParseError
 from oracle.providers import (ChatMessage, ChatRequest, DecisionQuestion, DecisionRequest,
                               make_async_chat_client, make_async_decision_client, make_chat_client,
                               make_decision_client)
+from tests.plugins.oracle_logs import captured_logs
 from tests.plugins.scripted_server import Reply, anthropic_reply, chat_reply, decision_handler, status_reply
 
 QUESTIONS = [
@@ -200,16 +197,12 @@ def test_api_key_never_logged_traced_or_cached(scripted_server, monkeypatch, tmp
     settings = config.providers.judge.model_copy(update={"cache_path": str(tmp_path / "c.sqlite"),
                                                          "backoff_base_s": 0.01})
     scripted_server.push(status_reply(503), chat_reply("ok"))
-    saved = structlog.get_config()  # another test may have set a warning-level filter (CLI setup)
-    structlog.configure(wrapper_class=structlog.make_filtering_bound_logger(logging.DEBUG))
-    try:
-        with capture_logs() as logs:
-            with make_chat_client(settings) as client:
-                reply = client.complete(ChatRequest(messages=[ChatMessage(role="user", content="x")]))
-    finally:
-        structlog.configure(**saved)
+    with captured_logs() as logs:
+        with make_chat_client(settings) as client:
+            reply = client.complete(ChatRequest(messages=[ChatMessage(role="user", content="x")]))
     assert scripted_server.requests[-1].headers["authorization"] == "Bearer sk-TOPSECRET-123"
-    assert logs and all("TOPSECRET" not in repr(event) for event in logs)  # the retry was logged
+    assert [e["event"] for e in logs] == ["provider_retry"]  # the retry was logged...
+    assert all("TOPSECRET" not in repr(event) for event in logs)  # ...without the key
     assert "TOPSECRET" not in reply.model_dump_json()
     assert b"TOPSECRET" not in (tmp_path / "c.sqlite").read_bytes()
     assert "TOPSECRET" not in config.model_dump_json()

@@ -10,8 +10,10 @@ from pathlib import Path
 
 from oracle.batch import run_batch
 from oracle.config.model import OracleConfig
-from oracle.routing.summary import render_route_summary, summarize_routes
-from oracle.routing.chain import PolicyChain
+from oracle.cli.render import plain_text, route_summary_blocks
+from oracle.routing._summary import summarize_routes
+from oracle.routing._chain import PolicyChain
+from oracle.routing.route import route_adapter
 from oracle.tasks.task import TaskInput
 from tests.data.tasks import code_task, open_task, question_task
 
@@ -21,7 +23,7 @@ CHAIN = PolicyChain(OracleConfig())
 
 def routed(data):
     item = TaskInput.model_validate(data)
-    return CHAIN.route(item.task, item.trajectories).model_dump(mode="json")
+    return route_adapter().dump_python(CHAIN.route(item.task, item.trajectories), mode="json")
 
 
 def test_figures_from_real_traces_in_both_row_shapes():
@@ -56,7 +58,7 @@ def test_figures_from_real_traces_in_both_row_shapes():
         assert (stats.votes, stats.agreed) == (len(votes), agreed)
         assert stats.abstained == sum(name in r["abstained"] for r in routes)
     assert any(p.agreement is not None and p.agreement < 1 for p in s.policies.values())  # the override disagrees
-    text = render_route_summary(s)
+    text = plain_text(route_summary_blocks(s))
     assert "rows: 7  routed: 6  unrouted" in text and "no_feasible_evaluator" in text
 
 

@@ -27,7 +27,7 @@ from oracle.config.model import OracleConfig
 from oracle.results.result import Status
 from oracle.strategies.protocol import EvaluationContext
 from oracle.tasks.task import Task, Trajectory
-from oracle.strategies.verifier import VerifierStrategy
+from oracle.strategies.verifier.strategy import VerifierStrategy
 from oracle.sandbox import runs as runs_mod
 from oracle.sandbox.runs import RunResult, starved
 from oracle.sandbox.runtime import bpf, worker_state

@@ -47,8 +47,19 @@ def test_oracle_route_loads_no_provider_batch_or_logging_stack():
                              "oracle._internal.plugins"}  # no entry-point scan: every name it uses is built in
     assert not loaded & unwanted, sorted(loaded & unwanted)
     # A JSON task file and the built-in config: no YAML or TOML parser, no message-list models.
-    lazy = {"yaml", "tomllib", "oracle._internal.safe_yaml", "oracle._internal.messages"}
+    lazy = {"yaml", "tomllib", "oracle._internal.safe_yaml", "oracle.tasks._messages"}
     assert not loaded & lazy, sorted(loaded & lazy)
+
+
+def test_library_route_loads_no_provider_evaluation_or_terminal_stack():
+    """``Oracle().route(...)``: the Oracle is built and routes without the evaluation side (result
+    models, escalation checks, evaluators, providers, asyncio) or anything the CLI renders with."""
+    task = ROOT / "examples" / "n_plus_one" / "task.json"
+    loaded = loaded_after(f"import json\nfrom oracle import Oracle\nOracle().route(json.load(open({str(task)!r})))")
+    assert "oracle._oracle" in loaded and "oracle.routing._chain" in loaded
+    unwanted = set(HEAVY) | {"rich", "structlog", "sqlite3", "ssl", "oracle.providers.clients", "oracle.results.result",
+                             "oracle.escalation._triggers", "oracle.strategies.protocol", "oracle.cli"}
+    assert not loaded & unwanted, sorted(loaded & unwanted)
 
 
 def test_yaml_and_toml_load_when_a_file_of_their_kind_is_read(tmp_path):

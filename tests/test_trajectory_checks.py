@@ -11,7 +11,8 @@ import pytest
 from oracle.config.model import OracleConfig
 from oracle.errors import TaskValidationError
 from oracle.results.result import Status
-from oracle.strategies.protocol import EvaluationContext, strategy_factory
+from oracle._evaluators import evaluator_factory
+from oracle.strategies.protocol import EvaluationContext
 from oracle.tasks.task import Task, TaskInput, Trajectory
 from oracle.strategies.verifier.trajectory import decode_arguments, tool_results
 from oracle.strategies.verifier.trajectory_checks import check_tool_calls, check_tool_result
@@ -295,7 +296,7 @@ def test_many_expected_calls_are_refused():
 
 def evaluate(task: Task, *trajectories: Trajectory):
     config = OracleConfig(verifier={"timeout_s": 5})
-    strategy = strategy_factory("verifier")()
+    strategy = evaluator_factory("verifier")()
     return asyncio.run(strategy.evaluate(EvaluationContext(task=task, trajectories=trajectories, config=config)))
 
 

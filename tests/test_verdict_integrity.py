@@ -21,7 +21,7 @@ from oracle.config.model import OracleConfig
 from oracle.results.result import Status
 from oracle.strategies.protocol import EvaluationContext
 from oracle.tasks.task import Task, Trajectory
-from oracle.strategies.verifier import VerifierStrategy
+from oracle.strategies.verifier.strategy import VerifierStrategy
 from oracle.sandbox import probe
 
 pytestmark = pytest.mark.sandbox
@@ -402,7 +402,7 @@ def test_killing_the_oracle_kills_its_warm_workers(tmp_path):
     script.write_text(
         "import asyncio, sys\n"
         "from oracle.config.model import OracleConfig\nfrom oracle.strategies.protocol import EvaluationContext\n"
-        "from oracle.tasks.task import Task, Trajectory\nfrom oracle.strategies.verifier import VerifierStrategy\n"
+        "from oracle.tasks.task import Task, Trajectory\nfrom oracle.strategies.verifier.strategy import VerifierStrategy\n"
         "config = OracleConfig(verifier={'timeout_s': 60, 'workers': 1})\n"
         "task = Task(id='t', prompt='', entry_point='f', tests=[{'kind': 'call', 'call': 'f()', 'expected': 1}])\n"
         "code = 'import time\\ndef f():\\n    print(\"running\", flush=True)\\n    time.sleep(300)\\n'\n"

@@ -18,7 +18,8 @@ import pytest
 
 from oracle.config.model import OracleConfig
 from oracle.results.result import Status
-from oracle.strategies.protocol import EvaluationContext, strategy_factory
+from oracle._evaluators import evaluator_factory
+from oracle.strategies.protocol import EvaluationContext
 from oracle.tasks.task import Task, Trajectory
 
 pytestmark = [pytest.mark.sandbox, pytest.mark.slow]
@@ -51,7 +52,7 @@ def _task(problem: dict) -> Task:
 
 async def _evaluate_all(items: list[tuple[Task, list[Trajectory]]]):
     config = OracleConfig()
-    strategy = strategy_factory("verifier")()
+    strategy = evaluator_factory("verifier")()
     gate = asyncio.Semaphore(2)  # the strategy bounds its own runs; this bounds tasks in flight
 
     async def one(task, trajectories):

@@ -11,7 +11,8 @@ import pytest
 
 from oracle.config.model import OracleConfig
 from oracle.results.result import Status
-from oracle.strategies.protocol import EvaluationContext, strategy_factory
+from oracle._evaluators import evaluator_factory
+from oracle.strategies.protocol import EvaluationContext
 from oracle.tasks.task import Task, Trajectory
 from oracle.tasks.files import load_tasks
 from oracle.strategies.verifier.extract import extract_code
@@ -24,7 +25,7 @@ ADD_PROMPT = 'def add(a, b):\n    """Return a + b."""\n'
 
 async def evaluate(task: Task, *trajectories: Trajectory, **verifier):
     config = OracleConfig(verifier={"timeout_s": 5, **verifier})
-    strategy = strategy_factory("verifier")()
+    strategy = evaluator_factory("verifier")()
     assert strategy.name == "verifier"
     return await strategy.evaluate(EvaluationContext(task=task, trajectories=trajectories, config=config))
 
@@ -208,8 +209,8 @@ async def test_a_test_may_ask_for_more_time_up_to_max_timeout_s():
 
 async def test_when_no_candidate_passes_there_is_no_best_and_the_escalation_says_why():
     from oracle.config.model import EscalationConfig
-    from oracle.escalation.triggers import check_result
-    from oracle.routing.chain import PolicyChain
+    from oracle.escalation._triggers import check_result
+    from oracle.routing._chain import PolicyChain
 
     task = Task(id="none", prompt=ADD_PROMPT, entry_point="add", tests=[
         {"kind": "call", "name": "small", "call": "add(1, 2)", "expected": 3},

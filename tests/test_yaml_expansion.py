@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from oracle.tasks.limits import InputLimits
+from oracle.tasks._limits import InputLimits
 from oracle._internal.safe_yaml import YamlLimitError, load_yaml
 from oracle.errors import TaskValidationError
 from oracle.tasks.files import load_tasks

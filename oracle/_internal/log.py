@@ -1,63 +1,50 @@
-"""Library logging: structlog's key-value API, delivered through stdlib ``logging``.
+"""Library logging: ``log.info("event", key=value)`` on the standard library's ``logging``.
 
-Nothing is configured here and nothing is printed: each logger hands its record to the stdlib logger
-of the same name (``oracle``, ``oracle.providers``...), which the application configures, or not;
-an application that configured structlog itself gets the records through its own configuration.
-The message is ``event key=value ...`` so plain stdlib handlers show the facts; the structured
-fields also ride on the record (``oracle_event``, ``oracle_fields``) for the CLI's renderer
-(oracle/_internal/logging_setup.py) or any handler that wants them. structlog's unconfigured default (which
-prints to stdout) is never used, and the library never configures structlog.
+Nothing is configured here and nothing is printed: each logger is a thin front on the stdlib logger
+of the same name (``oracle``, ``oracle.providers``...), which the application configures, or not.
+Why stdlib and no logging package of our own: a library caller pays for nothing it did not choose
+(structlog alone costs more to import than routing a task), and whatever it set up (plain
+handlers, structlog's ``ProcessorFormatter``, a log shipper) sees every record. The message is
+``event key=value ...`` so plain handlers show the facts; the structured fields also ride on the
+record (``oracle_event``, ``oracle_fields``) for the CLI's renderer (oracle/cli/logs.py) or any
+handler that wants them.
 """
 
 from __future__ import annotations
 
 import logging
-from typing import Any, MutableMapping
-
-import structlog
-from structlog.typing import Processor
+from typing import Any
 
 logging.getLogger("oracle").addHandler(logging.NullHandler())  # the library-logging convention
 
 
-def to_stdlib(logger: Any, method_name: str,
-              event_dict: MutableMapping[str, Any]) -> tuple[tuple[str], dict[str, Any]]:
-    """Last processor: the event dict -> (message,), {"extra": ...} for the stdlib logger call."""
-    fields = dict(event_dict)
-    event = str(fields.pop("event", ""))
-    text = " ".join([event, *(f"{key}={value!r}" for key, value in fields.items())])
-    return (text,), {"extra": {"oracle_event": event, "oracle_fields": fields}}
-
-
-PROCESSORS: list[Processor] = [structlog.stdlib.filter_by_level, to_stdlib]
-
-
 class Logger:
-    """``log.info("event", key=value)``: to stdlib ``logging`` unless the application configured
-    structlog itself (then its configuration decides, as for its own loggers; structlog's test
-    helper ``capture_logs`` works this way too). Decided per call, so configuring later counts."""
+    """``log.info("event", key=value)``: one stdlib record carrying the event and its fields."""
 
-    __slots__ = ("name", "_stdlib")
+    __slots__ = ("name", "_logger")
 
     def __init__(self, name: str) -> None:
         self.name = name
-        self._stdlib = structlog.wrap_logger(logging.getLogger(name), processors=PROCESSORS,
-                                             wrapper_class=structlog.stdlib.BoundLogger)
+        self._logger = logging.getLogger(name)
 
-    def _target(self) -> Any:
-        return structlog.get_logger(self.name) if structlog.is_configured() else self._stdlib
+    def _log(self, level: int, event: str, fields: dict[str, Any]) -> None:
+        if not self._logger.isEnabledFor(level):  # nothing is formatted for a record nobody wants
+            return
+        text = " ".join([event, *(f"{key}={value!r}" for key, value in fields.items())])
+        # stacklevel 3: the record names the caller of info()/warning(), not this module.
+        self._logger.log(level, text, extra={"oracle_event": event, "oracle_fields": fields}, stacklevel=3)
 
     def debug(self, event: str, **fields: Any) -> None:
-        self._target().debug(event, **fields)
+        self._log(logging.DEBUG, event, fields)
 
     def info(self, event: str, **fields: Any) -> None:
-        self._target().info(event, **fields)
+        self._log(logging.INFO, event, fields)
 
     def warning(self, event: str, **fields: Any) -> None:
-        self._target().warning(event, **fields)
+        self._log(logging.WARNING, event, fields)
 
     def error(self, event: str, **fields: Any) -> None:
-        self._target().error(event, **fields)
+        self._log(logging.ERROR, event, fields)
 
 
 def get_logger(name: str) -> Logger:

@@ -5,7 +5,7 @@ A package extends oracle-router by declaring entry points (pyproject.toml)::
     [project.entry-points."oracle_router.policies"]
     my_policy = "my_pkg.routing:MyPolicy"          # a policy class (see oracle.BasePolicy)
     [project.entry-points."oracle_router.evaluators"]
-    my_eval = "my_pkg.judge:make_my_eval"          # a factory () -> Strategy
+    my_eval = "my_pkg.judge:make_my_eval"          # a factory () -> Evaluator
     [project.entry-points."oracle_router.commands"]
     my-cmd = "my_pkg.cli:register"                 # register(subparsers) adds the command
 

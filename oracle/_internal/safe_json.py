@@ -13,7 +13,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from oracle.tasks.limits import input_problem
+from oracle._internal.decoded import input_problem
 
 STORE_MAX_DEPTH = 200
 """Nesting allowed in a stored document: a task (``limits.max_depth`` at most 64 by default)

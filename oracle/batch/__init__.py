@@ -1,11 +1,12 @@
-"""Batch runs: JSONL in, one JSONL row per input line out, resumable after a crash.
+"""Private: batch runs (``oracle batch``), JSONL in, one JSONL row per input line out, resumable
+after a crash.
 
 Modules: ``source`` (lazy input, resume keys), ``output`` (fsynced appends, resume scan), ``rows``
 (row shape), ``local`` (asyncio engine), ``ray_engine`` (Ray engine, optional extra), ``progress``,
-``summary`` (per-evaluator table, Parquet export), ``runner`` (``run_batch``).
+``summary`` (per-evaluator figures, Parquet export), ``runner`` (``run_batch``).
 """
 
 from oracle.batch.runner import BatchReport, run_batch
-from oracle.batch.summary import export_parquet, parquet_available, render_summary, summarize
+from oracle.batch.summary import export_parquet, parquet_available, summarize
 
-__all__ = ["BatchReport", "run_batch", "summarize", "render_summary", "export_parquet", "parquet_available"]
+__all__ = ["BatchReport", "run_batch", "summarize", "export_parquet", "parquet_available"]

@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Any, Callable, Iterable
 from oracle.batch.output import RowWriter
 from oracle.batch.rows import evaluate_entry
 from oracle.batch.source import InputEntry
-from oracle.tasks.limits import InputLimits
+from oracle.tasks._limits import InputLimits
 
 if TYPE_CHECKING:
     from oracle._oracle import Oracle

@@ -2,7 +2,9 @@
 
 The driver reads the input, ships chunks of raw task lines to remote workers (each runs the local
 asyncio evaluation on its chunk with the same config) and writes rows as chunks come back, through
-the same crash-safe writer, so output and resume behave exactly as with the local engine.
+the same crash-safe writer, so output and resume behave exactly as with the local engine. Each
+chunk comes back with the id of the node that computed it, so a run can show where its rows were
+made (``BatchReport.nodes``).
 """
 
 from __future__ import annotations
@@ -46,30 +48,56 @@ def _evaluate_chunk(config_json: str, store_path: str | None, chunk: list[tuple[
     return asyncio.run(run())
 
 
+def _evaluate_chunk_on_node(*args: Any) -> tuple[str, list[dict[str, Any]]]:
+    """The remote task: the chunk's rows and the id of the Ray node that computed them."""
+    import ray
+
+    return ray.get_runtime_context().get_node_id(), _evaluate_chunk(*args)
+
+
 def run_ray(entries: Iterable[InputEntry], config_json: str, store_path: str | None, writer: RowWriter, *,
             concurrency: int, on_row: Callable[[dict[str, Any]], None], address: str | None = None,
             chunk_size: int = 16, source: str | None = None, timeout_s: float | None = None,
-            history_through: int | None = None) -> None:
-    """``history_through``: the driver's history snapshot (its last outcome seq), rebuilt exactly by
-    every worker; None: workers do not learn from history."""
+            history_through: int | None = None) -> dict[str, int]:
+    """Evaluate every entry on the cluster; returns the rows computed per Ray node id.
+
+    ``history_through``: the driver's history snapshot (its last outcome seq), rebuilt exactly by
+    every worker; None: workers do not learn from history. Connects to ``address`` when Ray is not
+    connected yet, and then disconnects at the end, so a later run can name another cluster; a
+    connection the caller made is used as it is and left open."""
     try:
         import ray
     except ImportError:  # pragma: no cover - depends on the extra
         raise RuntimeError("the ray engine needs the optional extra: pip install 'oracle-router[ray]'") from None
-    if not ray.is_initialized():
-        ray.init(address=address, include_dashboard=False, log_to_driver=False, ignore_reinit_error=True)
-    remote = ray.remote(_evaluate_chunk)
+    connected_here = not ray.is_initialized()
+    if connected_here:
+        ray.init(address=address, include_dashboard=False, log_to_driver=False)
+    try:
+        return _submit_all(ray, entries, config_json, store_path, writer, concurrency=concurrency,
+                           on_row=on_row, chunk_size=chunk_size, timeout_s=timeout_s,
+                           history_through=history_through)
+    finally:
+        if connected_here:
+            ray.shutdown()
+
+
+def _submit_all(ray: Any, entries: Iterable[InputEntry], config_json: str, store_path: str | None,
+                writer: RowWriter, *, concurrency: int, on_row: Callable[[dict[str, Any]], None],
+                chunk_size: int, timeout_s: float | None, history_through: int | None) -> dict[str, int]:
+    remote = ray.remote(_evaluate_chunk_on_node)
     max_chunks = max(2, concurrency // chunk_size + 1)
     in_flight: list[Any] = []
     chunk: list[tuple[int, str, bytes, int, str]] = []
+    nodes: dict[str, int] = {}
 
     def drain(block_until: int) -> None:
         nonlocal in_flight
         while len(in_flight) > block_until:
             ready, in_flight = ray.wait(in_flight, num_returns=1)
             for ref in ready:
-                rows = ray.get(ref)
+                node, rows = ray.get(ref)
                 writer.write(rows)
+                nodes[node] = nodes.get(node, 0) + len(rows)
                 for r in rows:
                     on_row(r)
 
@@ -86,3 +114,4 @@ def run_ray(entries: Iterable[InputEntry], config_json: str, store_path: str | N
             submit()
     submit()
     drain(0)
+    return nodes

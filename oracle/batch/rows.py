@@ -12,7 +12,7 @@ from typing import Any
 
 from oracle.batch.source import InputEntry, parse_entry
 from oracle.errors import TaskValidationError
-from oracle.tasks.limits import InputLimits
+from oracle.tasks._limits import InputLimits
 from oracle.results.result import ErrorInfo, OracleResult, Status
 
 

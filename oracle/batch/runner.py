@@ -7,7 +7,7 @@ import json
 import os
 import time
 from collections import Counter
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Iterator, Literal, TextIO
 
@@ -16,7 +16,7 @@ from oracle._internal.log import get_logger
 
 from oracle.batch.lock import OutputLock
 from oracle.batch.output import RowWriter, prepare_output
-from oracle.batch.progress import Progress
+from oracle.batch.progress import BarFactory, Progress
 from oracle.batch.rows import DEFAULT_TASK_TIMEOUT_S
 from oracle.batch.source import InputEntry, count_entries, iter_entries
 from oracle.batch.summary import summarize
@@ -36,6 +36,8 @@ class BatchReport:
     computed: int
     elapsed_s: float
     summary: dict[str, Any]
+    nodes: dict[str, int] = field(default_factory=dict)
+    """Ray engine: rows computed per Ray node id (empty for the local engine)."""
 
 
 def _todo(entries: Iterator[InputEntry], done: Counter[str]) -> Iterator[InputEntry]:
@@ -51,15 +53,18 @@ def run_batch(input_path: str | Path, output_path: str | Path, *, config: Oracle
               concurrency: int = 16, engine: Literal["local", "ray"] = "local", ray_address: str | None = None,
               store_path: str | None = None, timeout_s: float | None = DEFAULT_TASK_TIMEOUT_S,
               progress_stream: TextIO | None = None, progress_interval_s: float = 5.0,
-              progress_tty: bool | None = None, learn_history: bool = True) -> BatchReport:
+              progress_tty: bool | None = None, progress_bar: BarFactory | None = None,
+              learn_history: bool = True) -> BatchReport:
     """Evaluate every line of ``input_path`` into ``output_path``; safe to rerun after a crash.
 
     With a store and ``learn_history``, routing reads prior hardness from the store's outcome log
     through one snapshot frozen at the start (every route's trace names it) and each row's outcome
-    is logged there for later runs (oracle.routing.history).
+    is logged there for later runs (oracle.routing._history).
 
     Holds an exclusive lock on the output for the whole run (``OutputLocked`` when another run
     has it). ``timeout_s`` bounds each line, parsing included; None turns the bound off.
+    Progress goes to ``progress_stream`` (default stderr): a live bar when it is a terminal and a
+    ``progress_bar`` is given (the CLI passes rich's), else ``batch_progress`` log records.
     """
     config = config or OracleConfig.load()
     check_input_file(input_path)
@@ -69,24 +74,25 @@ def run_batch(input_path: str | Path, output_path: str | Path, *, config: Oracle
         return _run_locked(input_path, output_path, config=config, concurrency=concurrency, engine=engine,
                            ray_address=ray_address, store_path=store_path, timeout_s=timeout_s,
                            progress_stream=progress_stream, progress_interval_s=progress_interval_s,
-                           progress_tty=progress_tty, learn_history=learn_history)
+                           progress_tty=progress_tty, progress_bar=progress_bar, learn_history=learn_history)
 
 
 def _run_locked(input_path: str | Path, output_path: str | Path, *, config: OracleConfig, concurrency: int,
                 engine: Literal["local", "ray"], ray_address: str | None, store_path: str | None,
                 timeout_s: float | None, progress_stream: TextIO | None, progress_interval_s: float,
-                progress_tty: bool | None, learn_history: bool) -> BatchReport:
+                progress_tty: bool | None, progress_bar: BarFactory | None, learn_history: bool) -> BatchReport:
     started = time.perf_counter()
     limits = config.limits
     total = count_entries(input_path, limits)
     done = prepare_output(output_path)
     resumed = sum(done.values())
     progress = Progress(total, skipped=resumed, stream=progress_stream, interval_s=progress_interval_s,
-                        tty=progress_tty)
+                        tty=progress_tty, bar=progress_bar)
     log.info("batch_start", input=str(input_path), output=str(output_path), total=total, resumed=resumed,
              engine=engine, concurrency=concurrency)
     writer = RowWriter(output_path)
     entries = _todo(iter_entries(input_path, limits), done)
+    nodes: dict[str, int] = {}
     try:
         if engine == "ray":
             from oracle.batch.ray_engine import run_ray
@@ -94,9 +100,9 @@ def _run_locked(input_path: str | Path, output_path: str | Path, *, config: Orac
             from oracle.escalation.store import EscalationStore
 
             through = frozen_history_seq(output_path, store_path, resumed) if learn_history else None
-            run_ray(entries, config.model_dump_json(), store_path, writer, concurrency=concurrency,
-                    on_row=progress.update, address=ray_address, source=str(input_path), timeout_s=timeout_s,
-                    history_through=through)
+            nodes = run_ray(entries, config.model_dump_json(), store_path, writer, concurrency=concurrency,
+                            on_row=progress.update, address=ray_address, source=str(input_path),
+                            timeout_s=timeout_s, history_through=through)
         else:
             from oracle.batch.local import run_local
             from oracle.escalation.store import EscalationStore
@@ -116,9 +122,9 @@ def _run_locked(input_path: str | Path, output_path: str | Path, *, config: Orac
         writer.close()
         progress.close()
     report = BatchReport(total=total, resumed=resumed, computed=writer.rows,
-                         elapsed_s=time.perf_counter() - started, summary=summarize(output_path))
+                         elapsed_s=time.perf_counter() - started, summary=summarize(output_path), nodes=nodes)
     log.info("batch_done", rows=report.summary["rows"], total=total, computed=writer.rows,
-             elapsed_s=round(report.elapsed_s, 3))
+             elapsed_s=round(report.elapsed_s, 3), **({"nodes": nodes} if nodes else {}))
     return report
 
 

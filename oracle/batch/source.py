@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import Any, Iterator
 
 from oracle.errors import TaskValidationError
-from oracle.tasks.limits import DEFAULT_LIMITS, InputLimits
+from oracle.tasks._limits import DEFAULT_LIMITS, InputLimits
 from oracle.tasks.task import TaskInput
 from oracle.tasks.files import decode_json, parse_task, read_lines
 

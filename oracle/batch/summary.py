@@ -1,5 +1,7 @@
 """The end-of-run summary (per evaluator) and the optional Parquet export, both read from the
-output file so a resumed run reports on every row, not only the ones it computed itself."""
+output file so a resumed run reports on every row, not only the ones it computed itself.
+
+The summary is plain data (a JSON-ready dict); the CLI lays it out as a table (oracle/cli/render.py)."""
 
 from __future__ import annotations
 
@@ -70,27 +72,6 @@ def summarize(path: str | Path) -> dict[str, Any]:
         per.setdefault(name, EvaluatorStats()).add(row)
     return {"rows": rows, "statuses": dict(sorted(statuses.items())),
             "evaluators": {k: v.as_dict() for k, v in sorted(per.items())}}
-
-
-def render_summary(summary: dict[str, Any]) -> str:
-    head = ("evaluator", "count", "pass rate", "failures", "escalations", "cost USD", "p50 ms", "p95 ms")
-    lines = [head]
-
-    def fmt(v: Any, spec: str) -> str:
-        return "-" if v is None else format(v, spec)
-
-    for name, s in summary["evaluators"].items():
-        cost = fmt(s["cost_usd"], ".4f") + (f" (+{s['cost_unknown']} unknown)" if s["cost_unknown"] else "")
-        lines.append((name, str(s["count"]),
-                      "-" if s["pass_rate"] is None else f"{s['pass_rate']:.1%} of {s['judged']}",
-                      str(s["failures"]), str(s["escalations"]), cost,
-                      fmt(s["latency_p50_ms"], ".1f"), fmt(s["latency_p95_ms"], ".1f")))
-    widths = [max(len(r[i]) for r in lines) for i in range(len(head))]
-    out = ["  ".join(c.ljust(w) if i == 0 else c.rjust(w) for i, (c, w) in enumerate(zip(r, widths)))
-           for r in lines]
-    out.insert(1, "-" * len(out[0]))
-    out.append(f"{summary['rows']} rows")
-    return "\n".join(out)
 
 
 PARQUET_COLUMNS = ("line", "task_id", "key", "valid", "status", "evaluator", "best", "score", "passed",

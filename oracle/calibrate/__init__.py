@@ -1,4 +1,5 @@
-"""Calibration fitted on labels: per answering model and question kind, out of fold, with evidence.
+"""Private: calibration fitted on labels (``oracle calibrate``), per answering model and question
+kind, out of fold, with evidence. The file it writes is public: ``oracle.config.calibration``.
 
 ``acalibrate(items, config, ...)`` runs the decision judge over labelled items and returns a
 version 2 calibration file (``oracle.config.calibration.CalibrationFileV2``); ``oracle calibrate`` is the

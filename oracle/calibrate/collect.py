@@ -20,7 +20,7 @@ import asyncio
 from dataclasses import dataclass, field
 from typing import Any, Sequence
 
-from oracle.comparison.labels import LabelledItem
+from oracle.comparison._labels import LabelledItem
 from oracle.config.model import OracleConfig
 from oracle.tasks.task import TaskInput
 

@@ -17,7 +17,7 @@ from typing import Any, Sequence
 from oracle.calibrate.collect import Collected, Point, collect
 from oracle.calibrate.fit import CellRefused, fit_cell
 from oracle.config.calibration import CalibrationCell, CalibrationFileV2, ModelCalibrationV2
-from oracle.comparison.labels import LabelledItem
+from oracle.comparison._labels import LabelledItem
 from oracle.config.model import OracleConfig
 from oracle.errors import OracleError
 
@@ -32,7 +32,7 @@ def drop_reserved(items: Sequence[LabelledItem], data_dir: Path | None) -> tuple
     """Items whose prompt (or suite id) the shared data reserves are never fitted on."""
     if data_dir is None or not (data_dir / "suite" / "reserved_keys.json").exists():
         return list(items), 0
-    from oracle.comparison.reserved import Reserved, suite_pool_key
+    from oracle.comparison._reserved import Reserved, suite_pool_key
 
     reserved = Reserved.load(data_dir)
     kept = []
@@ -109,7 +109,7 @@ async def acalibrate(items: Sequence[LabelledItem], config: OracleConfig, *, mod
                      seed: int = 0, review_rate: float | None = None, target_precision: float | None = None,
                      data_dir: Path | None = None, source: str | None = None,
                      now: _dt.datetime | None = None) -> CalibrationFileV2:
-    from oracle import __version__
+    from oracle._internal.version import __version__
 
     kept, dropped = drop_reserved(items, data_dir)
     collected = await collect(kept, config)

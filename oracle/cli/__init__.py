@@ -1,1 +1,2 @@
-"""CLI command groups: each module exposes ``register(subparsers)`` and handlers returning an exit code."""
+"""Private: the command line. ``main`` is the entry point; each command module exposes
+``register(subparsers)`` and handlers returning an exit code."""

@@ -70,7 +70,9 @@ def preflight(args: argparse.Namespace) -> str | None:
 
 
 def cmd_batch(args: argparse.Namespace) -> int:
-    from oracle.batch import export_parquet, render_summary, run_batch
+    from oracle.batch import export_parquet, run_batch
+    from oracle.cli.progress_bar import rich_bar
+    from oracle.cli.render import batch_summary_blocks, show
 
     problem = preflight(args)
     if problem:
@@ -79,7 +81,8 @@ def cmd_batch(args: argparse.Namespace) -> int:
     store = None if (args.no_store or not config.escalation.enabled) else (args.store or config.escalation.store_path)
     report = run_batch(args.file, args.output, config=config, concurrency=args.concurrency, engine=args.engine,
                        ray_address=args.ray_address, store_path=store, timeout_s=args.task_timeout or None,
-                       progress_interval_s=args.progress_interval, learn_history=not args.no_learn)
+                       progress_interval_s=args.progress_interval, progress_bar=rich_bar(),
+                       learn_history=not args.no_learn)
     exported_ok = True
     if args.export == "parquet":
         dest = Path(args.output).with_suffix(".parquet")
@@ -94,7 +97,7 @@ def cmd_batch(args: argparse.Namespace) -> int:
         print(json.dumps({"total": report.total, "resumed": report.resumed, "computed": report.computed,
                           "elapsed_s": round(report.elapsed_s, 3), **report.summary}, sort_keys=True))
     else:
-        print(render_summary(report.summary))
+        show(batch_summary_blocks(report.summary))
         print(f"{report.total} input lines, {report.resumed} resumed, {report.computed} computed "
               f"in {report.elapsed_s:.1f}s")
     if report.summary["rows"] != report.total:

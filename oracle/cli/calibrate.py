@@ -33,7 +33,7 @@ def register(sub: argparse._SubParsersAction) -> None:
 def cmd_calibrate(args: argparse.Namespace) -> int:
     from oracle.calibrate import CalibrationRefused, acalibrate, reliability_png
     from oracle.config.calibration import write_calibration
-    from oracle.comparison.labels import load_labelled
+    from oracle.comparison._labels import load_labelled
     from oracle.config.model import OracleConfig
     from oracle._internal.data_paths import DataNotFound, shared_data_dir
 

@@ -48,14 +48,14 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 def _load(args: argparse.Namespace) -> tuple[list[Any], str, int]:
     """(items, source, reserved records dropped); bad input raises TaskValidationError (exit 2)."""
-    from oracle.comparison.labels import load_labelled
+    from oracle.comparison._labels import load_labelled
     from oracle.errors import TaskValidationError
 
     if args.import_format == "labelled":
         if not args.file:
             raise TaskValidationError("LABELLED: a labelled .jsonl file is required", field="LABELLED")
         return load_labelled(args.file), args.file, 0
-    from oracle.comparison.importers import HALUEVAL_FILE, SUITE_FILE, import_halueval, import_suite
+    from oracle.comparison._importers import HALUEVAL_FILE, SUITE_FILE, import_halueval, import_suite
     from oracle._internal.data_paths import DataNotFound, shared_data_dir
 
     try:
@@ -96,8 +96,9 @@ def _local_model(config: Any, wanted: bool) -> Iterator[Any]:
 
 def cmd_compare(args: argparse.Namespace) -> int:
     from oracle.comparison.api import check_settings, compare
-    from oracle.comparison.labels import dump_item
-    from oracle.comparison.table import render_table
+    from oracle.comparison._labels import dump_item
+    from oracle.cli.progress_bar import rich_bar
+    from oracle.cli.render import comparison_blocks, show
     from oracle.config.model import OracleConfig
 
     arms = check_settings(args.arms.split(","), args.repeats, args.limit, args.timeout_s, args.concurrency)
@@ -114,11 +115,11 @@ def cmd_compare(args: argparse.Namespace) -> int:
         result = compare(items, args.output, arms=arms, repeats=args.repeats, both_orders=args.both_orders,
                          limit=args.limit, select=args.select, seed=args.seed, timeout_s=args.timeout_s,
                          concurrency=args.concurrency, config=run_config, report=not args.no_report,
-                         source=source, dropped_reserved=dropped)
+                         source=source, dropped_reserved=dropped, progress_bar=rich_bar())
     if args.summary_json:
         print(json.dumps(result.summary.model_dump(mode="json"), indent=2, sort_keys=True))
     else:
-        print(render_table(result.summary))
+        show(comparison_blocks(result.summary))
         print(f"\nruns: {result.runs_path} ({result.computed} run now, {result.resumed} resumed)\n"
               f"summary: {result.summary_path}\nreport: {_report_line(result, args.no_report)}")
     return 0

@@ -45,7 +45,7 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 
 def _history(args: argparse.Namespace) -> dict[str, float] | None:
-    from oracle.routing.history import load_history
+    from oracle.routing._history import load_history
 
     return load_history(args.history) if getattr(args, "history", None) else None
 
@@ -53,8 +53,9 @@ def _history(args: argparse.Namespace) -> dict[str, float] | None:
 def cmd_route(args: argparse.Namespace) -> int:
     # Routing needs the config, the task model and the policy chain only: not the Oracle, whose
     # evaluators bring the provider stack (httpx, asyncio) with them.
-    from oracle.cli._render import render_route
-    from oracle.routing.chain import PolicyChain
+    from oracle.cli.render import BLANK, route_blocks, show
+    from oracle.routing._chain import PolicyChain
+    from oracle.routing.route import route_adapter
     from oracle.tasks.files import load_tasks
 
     config = OracleConfig.load(args.config)
@@ -63,16 +64,16 @@ def cmd_route(args: argparse.Namespace) -> int:
     for item in tasks:
         route = chain.route(item.task, item.trajectories, history=history)
         if args.json:
-            print(json.dumps({"task_id": item.task.id, "route": route.model_dump(mode="json")},
-                             sort_keys=True))
+            row = {"task_id": item.task.id, "route": route_adapter().dump_python(route, mode="json")}
+            print(json.dumps(row, sort_keys=True))
         else:
-            print(render_route(route, item.task.id) + "\n")
+            show([*route_blocks(route, item.task.id), BLANK])
     return 0
 
 
 def cmd_evaluate(args: argparse.Namespace) -> int:
     from oracle._oracle import Oracle
-    from oracle.cli._render import render_result
+    from oracle.cli.render import BLANK, result_blocks, show
     from oracle.tasks.files import load_tasks
 
     config = OracleConfig.load(args.config)
@@ -97,7 +98,7 @@ def cmd_evaluate(args: argparse.Namespace) -> int:
             if args.json:
                 print(_row_without_route(res) if args.no_route else res.to_json())
             else:
-                print(render_result(res, show_route=not args.no_route) + "\n")
+                show([*result_blocks(res, show_route=not args.no_route), BLANK])
             sys.stdout.flush()
     return 3 if (args.strict and not_ok) else 0
 
@@ -107,12 +108,13 @@ def _progress(args: argparse.Namespace, total: int) -> Progress:
     (never while ``--human console`` asks questions there); ``--progress`` also off a terminal, as
     plain lines; ``--no-progress`` never."""
     from oracle.batch.progress import Progress
+    from oracle.cli.progress_bar import rich_bar
 
     wanted = args.progress if args.progress is not None else (total > 1 and args.human is None)
     if not wanted:
         return Progress(total, tty=False, off_tty="off", label="evaluate")
     return Progress(total, off_tty="text" if args.progress else "off", label="evaluate", interval_s=2.0,
-                    share_stdout=_isatty(sys.stdout))
+                    bar=rich_bar(share_stdout=_isatty(sys.stdout)))
 
 
 def _isatty(stream: object) -> bool:
@@ -129,7 +131,10 @@ def _row_without_route(res: OracleResult) -> str:
 def cmd_config_show(args: argparse.Namespace) -> int:
     import yaml
 
+    from oracle.routing._chain import build_policies
+
     config = OracleConfig.load(args.config)
+    build_policies(config)                         # a policy name nothing registers is an error here too
     data = config.public_dump()                    # API keys as "set"/"unset", never their values
     out = {"config_hash": config.hash(), "config": data}
     if args.json:

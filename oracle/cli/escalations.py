@@ -76,15 +76,16 @@ def cmd_list(args: argparse.Namespace) -> int:
         return 0
     with _open(args) as store:
         entries = store.list(args.state)
-    for e in entries:
-        if args.json:
+    if args.json:
+        for e in entries:
             print(json.dumps({"id": e.id, "task_id": e.task_id, "state": e.state, "reason": e.request.reason,
                               "blocking": e.request.blocking, "question": e.request.question,
                               "options": e.request.options}, sort_keys=True))
-        else:
-            flag = "blocking" if e.request.blocking else "advisory"
-            print(f"{e.id}  {e.state:<8}  {e.request.reason:<32} {flag:<8}  task={e.task_id}")
-    if not args.json and not entries:
+    elif entries:
+        from oracle.cli.render import escalation_list_blocks, show
+
+        show(escalation_list_blocks(entries))
+    else:
         print("no escalations", file=sys.stderr)
     return 0
 
@@ -150,14 +151,17 @@ def cmd_answer(args: argparse.Namespace) -> int:
 def cmd_resume(args: argparse.Namespace) -> int:
     from oracle.escalation.store import EscalationNotFound
     from oracle._oracle import Oracle, run_sync
-    from oracle.cli._render import render_result
+    from oracle.cli.render import result_blocks, show
     from oracle.escalation.resume import aresume_stored
 
     config = OracleConfig.load(args.config)
     with _open(args) as store:
         try:
-            final = run_sync(aresume_stored(Oracle(config), store, args.id))
+            final = run_sync(aresume_stored(Oracle(config).evaluate_once, store, args.id))
         except (EscalationNotFound, ValueError) as exc:
             return _bad_input(exc)
-    print(final.to_json() if args.json else render_result(final))
+    if args.json:
+        print(final.to_json())
+    else:
+        show(result_blocks(final))
     return 0

@@ -13,7 +13,7 @@ import importlib
 import sys
 from typing import Sequence
 
-from oracle import __version__
+from oracle._internal.version import __version__
 
 EXIT_OK, EXIT_INTERNAL, EXIT_BAD_INPUT, EXIT_NOT_OK = 0, 1, 2, 3
 LOG_LEVELS = ("debug", "info", "warning", "error", "critical")
@@ -47,8 +47,9 @@ it names (``oracle route`` never imports the batch engine, the providers or the 
 unknown commands import them all. tests/test_startup.py checks the table against the modules."""
 _GLOBAL_OPTIONS_WITH_VALUE = ("--config", "--log-format", "--log-level")
 _SILENT_COMMANDS = frozenset({"route", "config"})
-"""Commands that run no code that logs: they skip configuring structlog (and importing it, which
-would cost more than the rest of ``oracle route``). tests/test_startup.py checks they stay silent."""
+"""Commands that run no code that logs: they skip configuring logging (and importing structlog, its
+renderer, which would cost more than the rest of ``oracle route``). tests/test_startup.py checks
+they stay silent."""
 
 
 def _command_in(argv: Sequence[str]) -> str | None:
@@ -119,7 +120,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         return EXIT_BAD_INPUT
     args = parser.parse_args(argv)
     if args.command not in _SILENT_COMMANDS:
-        from oracle._internal.logging_setup import configure_logging
+        from oracle.cli.logging_setup import configure_logging
 
         configure_logging(args.log_format, args.log_level)
     try:

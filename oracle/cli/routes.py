@@ -1,4 +1,4 @@
-"""``oracle routes summary RESULTS.jsonl``: what the router did over a results file (oracle.routing.summary)."""
+"""``oracle routes summary RESULTS.jsonl``: what the router did over a results file (oracle.routing._summary)."""
 
 from __future__ import annotations
 
@@ -18,11 +18,12 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 
 def cmd_routes_summary(args: argparse.Namespace) -> int:
-    from oracle.routing.summary import load_result_rows, render_route_summary, summarize_routes
+    from oracle.cli.render import route_summary_blocks, show
+    from oracle.routing._summary import load_result_rows, summarize_routes
 
     summary = summarize_routes(load_result_rows(args.file))
     if args.json:
         print(json.dumps(summary.model_dump(mode="json"), sort_keys=True))
     else:
-        print(render_route_summary(summary))
+        show(route_summary_blocks(summary))
     return 0

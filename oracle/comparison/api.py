@@ -15,16 +15,19 @@ import json
 import os
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Sequence, TextIO
+from typing import TYPE_CHECKING, Sequence, TextIO
 
 from oracle._internal.safe_files import write_atomic
-from oracle.comparison.labels import LabelledItem, load_labelled
-from oracle.comparison.plan import ORDERS_BOTH, ORDERS_ONE, limit_items, select_items
+from oracle.comparison._labels import LabelledItem, load_labelled
+from oracle.comparison._plan import ORDERS_BOTH, ORDERS_ONE, limit_items, select_items
 from oracle.comparison.records import ARMS, RunRecord
-from oracle.comparison.runner import RunSettings, run_units, summarize_runs
+from oracle.comparison._runner import RunSettings, run_units, summarize_runs
 from oracle.comparison.summary import CompareSummary
 from oracle.config.model import OracleConfig
 from oracle.errors import TaskValidationError
+
+if TYPE_CHECKING:
+    from oracle.batch.progress import BarFactory
 
 DEFAULT_ARMS = ARMS
 DEFAULT_TIMEOUT_S = 300.0
@@ -77,7 +80,7 @@ async def acompare(labelled: str | Path | Sequence[LabelledItem], out_dir: str |
                    timeout_s: float | None = DEFAULT_TIMEOUT_S, concurrency: int = 4,
                    config: OracleConfig | None = None, report: bool = True, source: str | None = None,
                    dropped_reserved: int = 0, progress_stream: TextIO | None = None,
-                   progress_tty: bool | None = None) -> CompareResult:
+                   progress_tty: bool | None = None, progress_bar: BarFactory | None = None) -> CompareResult:
     """Run the comparison into ``out_dir`` (resuming what an earlier call left there)."""
     from oracle.batch.lock import OutputLock
 
@@ -91,7 +94,7 @@ async def acompare(labelled: str | Path | Sequence[LabelledItem], out_dir: str |
     items = limit_items(select_items(items, select), limit, seed)
     if not items:
         raise TaskValidationError("--select: no item matches", field="--select")
-    from oracle.comparison.rubrics import apply_rubrics
+    from oracle.comparison._rubrics import apply_rubrics
 
     items, overlays, rubric_hashes = apply_rubrics(items, config)  # bad rubric: exit 2, nothing run
     out = Path(out_dir)
@@ -103,7 +106,7 @@ async def acompare(labelled: str | Path | Sequence[LabelledItem], out_dir: str |
     runs_path = out / "runs.jsonl"
     with OutputLock(runs_path, input_path=source):
         outcome = await run_units(items, out, config=config, settings=settings, progress_stream=progress_stream,
-                                  progress_tty=progress_tty, overlays=overlays)
+                                  progress_tty=progress_tty, progress_bar=progress_bar, overlays=overlays)
         summary = summarize_runs(outcome.records, items, settings=settings, config=config, source=source,
                                  dropped_reserved=dropped_reserved, elapsed_s=outcome.elapsed_s)
         if rubric_hashes:
@@ -113,7 +116,7 @@ async def acompare(labelled: str | Path | Sequence[LabelledItem], out_dir: str |
         report_path: Path | None = None
         report_error: str | None = None
         if report:
-            from oracle.comparison.report import write_report
+            from oracle.comparison._report import write_report
 
             try:
                 report_path = write_report(summary, outcome.records, out / "report.html")

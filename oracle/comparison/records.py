@@ -39,7 +39,7 @@ class RunRecord(BaseModel):
     """The evaluation's status; ``n/a`` when the arm cannot judge this item (``reason`` says why)."""
     reason: str | None = None
     kinds: list[str] = Field(default_factory=list)
-    """Label kinds this record's verdict is scored on (see oracle/comparison/arms.py)."""
+    """Label kinds this record's verdict is scored on (see oracle/comparison/_arms.py)."""
     evaluator: str | None = None
     """The evaluator that produced the verdict (for ``routed``: the one the router chose)."""
     route_confidence: float | None = None

@@ -13,8 +13,8 @@ from typing import Any, Mapping, Sequence
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from oracle.comparison.labels import LABEL_KINDS, LabelledItem
-from oracle.comparison.metrics import (agreement, bootstrap_interval, calibration, cohen_kappa, percentile,
+from oracle.comparison._labels import LABEL_KINDS, LabelledItem
+from oracle.comparison._metrics import (agreement, bootstrap_interval, calibration, cohen_kappa, percentile,
                                     stability, total_or_none, units)
 from oracle.comparison.records import EVALUATOR_ARMS, RunRecord
 

@@ -15,8 +15,10 @@ are aliases, applied first, so a scheme variable for the same setting wins:
     ORACLE_DECISION_URL                      a decision endpoint, as its base URL or in full (/systemone, /decisions)
     ORACLE_DECISION_MODEL, ORACLE_DECISION_API_KEY   its model and its key
 
-A model name or a key given for one endpoint never reaches another. Values are validated with the
-rest of the config, and a bad one is a ``ConfigError`` naming the variable (``env_error_names``).
+A model name or a key given for one endpoint never reaches another. This module returns plain
+data; the config model validates it with the rest of the config (it hands in its sections' types,
+so this reader does not import the model), and a bad value is a ``ConfigError`` naming the
+variable (``env_error_names``).
 
 Parsing the scheme is pydantic-settings' ``EnvSettingsSource`` (typed: it knows which fields take
 JSON). Importing that package costs about half a second, so it is imported only when a variable of
@@ -66,13 +68,14 @@ class EnvOverrides:
         return merged
 
 
-def read_env(environ: Mapping[str, str], sections: tuple[str, ...]) -> EnvOverrides:
-    """The aliases, then the ``ORACLE_<SECTION>__...`` variables for the config's ``sections``."""
+def read_env(environ: Mapping[str, str], sections: Mapping[str, Any]) -> EnvOverrides:
+    """The aliases, then the ``ORACLE_<SECTION>__...`` variables for the config's ``sections``
+    (section name -> its type, which says which of a variable's values are JSON)."""
     out = EnvOverrides()
     _aliases(environ, out)
-    found = scheme_variables(environ, sections)
+    found = scheme_variables(environ, tuple(sections))
     if found:
-        out.data = merge(out.data, _scheme(environ, found))
+        out.data = merge(out.data, _scheme(environ, found, sections))
         out.sources.update(found)
     return out
 
@@ -106,16 +109,16 @@ def _aliases(environ: Mapping[str, str], out: EnvOverrides) -> None:
             out.default_decision_kind = True
 
 
-def _scheme(environ: Mapping[str, str], found: dict[tuple[str, ...], str]) -> dict[str, Any]:
-    """The scheme's variables parsed by pydantic-settings, typed by the config's own fields (which
+def _scheme(environ: Mapping[str, str], found: dict[tuple[str, ...], str],
+            sections: Mapping[str, Any]) -> dict[str, Any]:
+    """The scheme's variables parsed by pydantic-settings, typed by the config's own sections (which
     decides what is JSON); values stay raw for the config's validation."""
     from pydantic import create_model
     from pydantic_settings import BaseSettings, EnvSettingsSource, SettingsError
 
-    from oracle.config.model import OracleConfig
     from oracle.errors import ConfigError
 
-    fields: dict[str, Any] = {name: (info.annotation, None) for name, info in OracleConfig.model_fields.items()}
+    fields: dict[str, Any] = {name: (annotation, None) for name, annotation in sections.items()}
     shape = create_model("OracleEnvShape", __base__=BaseSettings, **fields)
     source = EnvSettingsSource(shape, case_sensitive=False, env_prefix=PREFIX, env_nested_delimiter=DELIMITER,
                                env_parse_none_str=NULL)

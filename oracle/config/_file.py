@@ -1,13 +1,16 @@
 """Reading a config file (YAML, TOML or Python) into plain data, every failure a ``ConfigError``.
 
-Kept apart from the config model: ``OracleConfig.load`` imports this only when it is given a file,
-and the YAML and TOML parsers load only when a file of their kind is read.
+Kept apart from the config model, which validates what this returns: ``OracleConfig.load`` imports
+this only when it is given a file, and the YAML and TOML parsers load only when a file of their
+kind is read.
 """
 
 from __future__ import annotations
 
 from pathlib import Path
 from typing import Any
+
+from pydantic import BaseModel
 
 from oracle.errors import ConfigError
 
@@ -28,7 +31,8 @@ def read_config_file(path: Path) -> dict[str, Any]:
         if isinstance(exc, ConfigError):
             raise
         raise ConfigError(f"{path}: cannot parse: {exc}") from None
-    from oracle.tasks.limits import DEFAULT_LIMITS, input_problem
+    from oracle._internal.decoded import input_problem
+    from oracle.tasks._limits import DEFAULT_LIMITS
 
     problem = input_problem(data, DEFAULT_LIMITS.max_depth)  # a huge integer could not be hashed
     if problem is not None:
@@ -42,7 +46,7 @@ def _parse_config_file(path: Path) -> dict[str, Any]:
     if suffix in (".yaml", ".yml"):
         import yaml
 
-        from oracle.tasks.limits import DEFAULT_LIMITS
+        from oracle.tasks._limits import DEFAULT_LIMITS
         from oracle._internal.safe_yaml import load_yaml
 
         try:
@@ -62,9 +66,7 @@ def _parse_config_file(path: Path) -> dict[str, Any]:
         namespace: dict[str, Any] = {}
         exec(compile(path.read_text(encoding="utf-8"), str(path), "exec"), namespace)  # noqa: S102
         value = namespace.get("CONFIG")
-        from oracle.config.model import OracleConfig
-
-        if isinstance(value, OracleConfig):
+        if isinstance(value, BaseModel):  # an OracleConfig: its data, validated again by the model
             return value.model_dump(mode="python")
         if not isinstance(value, dict):
             raise ConfigError(f"{path}: a Python config must define CONFIG (a dict or OracleConfig)")

@@ -31,7 +31,7 @@ class HumanAnswer(BaseModel):
     def _encodable(cls, value: str | None) -> str | None:
         """Text that could not be stored or printed (a lone surrogate, as a command line holding
         bytes that are not UTF-8 gives) is refused here, naming the field."""
-        from oracle.tasks.limits import scalar_problem
+        from oracle._internal.decoded import scalar_problem
 
         problem = scalar_problem(value) if value is not None else None
         if problem is not None:

@@ -18,20 +18,22 @@ from __future__ import annotations
 
 import asyncio
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import Any, Awaitable, Callable
 
 from oracle._internal.log import get_logger
 
+from oracle.errors import NotAnswered
 from oracle.escalation.human import HumanAnswer, ask_human
 from oracle.escalation.store import EscalationStore
 from oracle.results.result import Escalation, OracleResult, Status
 from oracle.tasks.task import EVALUATORS, TaskInput
 
-if TYPE_CHECKING:
-    from oracle._oracle import Oracle
-    from oracle.providers.pool import ProviderPool
-
 log = get_logger("oracle.resume")
+
+Reevaluate = Callable[[TaskInput], Awaitable[OracleResult]]
+"""One route + evaluation + escalation check of a task, no human in the loop: the Oracle's
+``evaluate_once`` (with the caller's connections bound). Resuming is handed this instead of the
+Oracle, so escalation stays below the Oracle that uses it."""
 
 _UNRESOLVED = (Status.failed, Status.unparsed)
 
@@ -104,9 +106,10 @@ def _with_verdict(res: OracleResult, verdict: dict[str, Any], answer: HumanAnswe
     return res.model_copy(update={"result": result})
 
 
-async def aresume(oracle: "Oracle", item: TaskInput, first: OracleResult, request: Escalation,
-                  answer: HumanAnswer, *, providers: ProviderPool | None = None) -> OracleResult:
-    """Apply ``answer`` to ``request`` and evaluate again; never raises on evaluator faults."""
+async def aresume(reevaluate: Reevaluate, item: TaskInput, first: OracleResult, request: Escalation,
+                  answer: HumanAnswer) -> OracleResult:
+    """Apply ``answer`` to ``request`` and evaluate again with ``reevaluate``; never raises on
+    evaluator faults."""
     applied = apply_answer(item, request, answer)
     history = list(first.history) + [
         {"kind": "evaluation", "attempt": len([h for h in first.history if h.get("kind") == "evaluation"]) + 1,
@@ -119,7 +122,7 @@ async def aresume(oracle: "Oracle", item: TaskInput, first: OracleResult, reques
     if not applied.rerun:
         final = first.model_copy(update={"escalation": answered})
     else:
-        final = await oracle.evaluate_once(applied.item, providers=providers)
+        final = await reevaluate(applied.item)
         history.append({"kind": "evaluation", "attempt": history[-2]["attempt"] + 1,
                         "summary": {"evaluator": final.route.evaluator, "status": final.status.value,
                                     "best": final.result.best if final.result else [],
@@ -138,15 +141,15 @@ async def aresume(oracle: "Oracle", item: TaskInput, first: OracleResult, reques
     return final.model_copy(update={"status": status, "history": history})
 
 
-async def settle(oracle: "Oracle", item: TaskInput, res: OracleResult, *, human: Any = None,
-                 store: EscalationStore | None = None, providers: ProviderPool | None = None) -> OracleResult:
+async def settle(reevaluate: Reevaluate, item: TaskInput, res: OracleResult, *, human: Any = None,
+                 store: EscalationStore | None = None) -> OracleResult:
     """Ask the human now if there is one; otherwise file the request and mark a blocking one pending."""
     request = res.escalation
     if request is None:
         return res
     answer = await ask_human(human, request) if human is not None else None
     if answer is not None:
-        final = await aresume(oracle, item, res, request, answer, providers=providers)
+        final = await aresume(reevaluate, item, res, request, answer)
         if store is not None:
             await asyncio.to_thread(_record_answered, store, request, item, res, answer, final)
         return final
@@ -168,12 +171,16 @@ def _record_answered(store: EscalationStore, request: Escalation, item: TaskInpu
     store.resolve(request.id, final)
 
 
-async def aresume_stored(oracle: "Oracle", store: EscalationStore, esc_id: str) -> OracleResult:
-    """Resume a stored request that has an answer; the final result is written back to the store."""
+async def aresume_stored(reevaluate: Reevaluate, store: EscalationStore, esc_id: str) -> OracleResult:
+    """Resume a stored request that has an answer (``reevaluate``: an Oracle's ``evaluate_once``);
+    the final result is written back to the store.
+
+    Raises ``NotAnswered`` when the request has no answer yet, ``EscalationNotFound`` for an
+    unknown id."""
     entry = await asyncio.to_thread(store.get, esc_id)
     if entry.answer is None:
-        raise ValueError(f"escalation {entry.id}: no answer yet (use `oracle escalations answer`)")
-    final = await aresume(oracle, entry.item, entry.first_result, entry.request, entry.answer)
+        raise NotAnswered(f"escalation {entry.id}: no answer yet (use `oracle escalations answer`)")
+    final = await aresume(reevaluate, entry.item, entry.first_result, entry.request, entry.answer)
     if final.status == Status.pending and final.escalation is not None:
         applied = apply_answer(entry.item, entry.request, entry.answer).item
         await asyncio.to_thread(store.put, final.escalation, applied, final)

@@ -9,7 +9,7 @@ A row keeps everything a later process needs to resume: the request, the task in
 first evaluation, and once given the answer and the final result.
 
 A sibling table, ``outcomes``, logs one row per finished evaluation keyed by the task's content
-hash (``oracle.routing.history`` reads it as prior hardness). Rows are only appended, each with a rising
+hash (``oracle.routing._history`` reads it as prior hardness). Rows are only appended, each with a rising
 ``seq``, so "every outcome up to seq N" is a fixed set: the snapshot a batch routes with.
 """
 
@@ -292,7 +292,7 @@ MAX_ROW_JSON_BYTES = 256 * 1024 * 1024
 
 def _check_text(value: str) -> None:
     """``ValueError`` for text no UTF-8 encoder can write (a lone surrogate)."""
-    from oracle.tasks.limits import scalar_problem
+    from oracle._internal.decoded import scalar_problem
 
     problem = scalar_problem(value)
     if problem is not None:

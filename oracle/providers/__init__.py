@@ -25,15 +25,17 @@ server that ignores ``logprobs`` answers without them once, the reply stands (ne
 client stops asking. Replies carry usage, ``cost_usd`` (``oracle.providers.prices``; None when no price is
 known) and ``provenance``. API keys come from ``api_key_env``/``api_key`` and are never logged,
 cached or traced.
+
+Public modules: this package, ``clients``, ``pool`` (``ProviderPool``), ``types``, the wire formats
+``openai_chat``, ``anthropic`` and ``decisions``, and ``prices``; the ``_`` modules (HTTP transport,
+retries, the response cache, body reading, the shared client core) are private.
+
+Names are imported on first use (module ``__getattr__``): the provider pool an ``Oracle`` holds
+(``oracle.providers.pool``) is importable without httpx, which loads with the first client.
 """
 
-from oracle.providers.clients import (AsyncChatClient, AsyncDecisionClient, ChatClient, DecisionClient,
-                                      make_async_chat_client, make_async_decision_client,
-                                      make_chat_client, make_decision_client)
-from oracle.providers.openai_chat import LOCAL_MODEL_ALIAS
-from oracle.providers.types import (Capabilities, ChatMessage, ChatReply, ChatRequest, DecisionAnswer,
-                                    DecisionQuestion, DecisionReply, DecisionRequest, Provenance,
-                                    TokenLogprob, Usage)
+import typing as _typing
+from importlib import import_module as _import_module
 
 __all__ = [
     "AsyncChatClient", "AsyncDecisionClient", "ChatClient", "DecisionClient",
@@ -42,3 +44,29 @@ __all__ = [
     "Capabilities", "ChatMessage", "ChatReply", "ChatRequest", "DecisionAnswer", "DecisionQuestion",
     "DecisionReply", "DecisionRequest", "Provenance", "TokenLogprob", "Usage",
 ]
+
+_WHERE = {name: "oracle.providers.clients" for name in __all__[:8]}
+_WHERE["LOCAL_MODEL_ALIAS"] = "oracle.providers.openai_chat"
+_WHERE.update({name: "oracle.providers.types" for name in __all__[9:]})
+
+if _typing.TYPE_CHECKING:
+    from oracle.providers.clients import (AsyncChatClient, AsyncDecisionClient, ChatClient, DecisionClient,
+                                          make_async_chat_client, make_async_decision_client,
+                                          make_chat_client, make_decision_client)
+    from oracle.providers.openai_chat import LOCAL_MODEL_ALIAS
+    from oracle.providers.types import (Capabilities, ChatMessage, ChatReply, ChatRequest, DecisionAnswer,
+                                        DecisionQuestion, DecisionReply, DecisionRequest, Provenance,
+                                        TokenLogprob, Usage)
+
+
+def __getattr__(name: str) -> _typing.Any:
+    module = _WHERE.get(name)
+    if module is None:
+        raise AttributeError(f"module 'oracle.providers' has no attribute {name!r}")
+    value = getattr(_import_module(module), name)
+    globals()[name] = value  # later lookups skip this function
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted(__all__)

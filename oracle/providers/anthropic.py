@@ -1,7 +1,7 @@
 """Anthropic Messages (``POST {base_url}/messages``): pure translation, no I/O.
 
 The Messages API has no logprobs, no seed and no JSON-schema response format; the capability
-record says so, and ``sampling_applied`` in the provenance drops them, so a strategy can see that a
+record says so, and ``sampling_applied`` in the provenance drops them, so an evaluator can see that a
 seed it asked for was not honoured instead of assuming reproducibility. System messages are
 joined into the top-level ``system`` field, as the API requires.
 """

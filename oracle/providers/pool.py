@@ -13,11 +13,12 @@ after ``aclose()`` it may be used again, on any loop.
 
 from __future__ import annotations
 
-import asyncio
 import hashlib
 from typing import TYPE_CHECKING, Any, Mapping
 
 if TYPE_CHECKING:
+    import asyncio
+
     import httpx
 
     from oracle.config.model import Price, ProviderSettings
@@ -68,6 +69,8 @@ class ProviderPool:
 
     def _get(self, kind: str, settings: ProviderSettings, prices: Mapping[str, Price] | None,
              make: Any) -> Any:
+        import asyncio  # here, not at import: routing with an Oracle needs no event loop
+
         loop = asyncio.get_running_loop()
         if self._clients and self._loop is not loop:
             raise ProviderPoolError(

@@ -1,6 +1,6 @@
 """Typed request and reply models shared by every provider client.
 
-Strategies speak only these types; the wire formats (OpenAI chat, Anthropic Messages, the two
+Evaluators speak only these types; the wire formats (OpenAI chat, Anthropic Messages, the two
 decision formats) are translated in the client modules. Keeping one internal model means a judge
 does not care which endpoint answered, and the provenance reads the same for all of them.
 """
@@ -16,7 +16,7 @@ ProbabilitySource = Literal["native", "logprob_readout", "sampled", "verbalized"
 
 
 class Capabilities(BaseModel):
-    """What a provider/model can do; strategies read it to pick a method."""
+    """What a provider/model can do; evaluators read it to pick a method."""
 
     model_config = ConfigDict(extra="forbid", frozen=True)
     logprobs: bool = False

@@ -1,6 +1,6 @@
 """Concerns: what an evaluator noticed that might need a human, as typed values.
 
-Why typed: escalation (oracle/escalation/triggers.py) used to read each evaluator's free-form ``details`` by
+Why typed: escalation (oracle/escalation/_triggers.py) used to read each evaluator's free-form ``details`` by
 string key, so renaming a key in a judge silenced an escalation with every test still green. Now an
 evaluator states each concern once, as one of the models below, and escalation matches on the
 class. Every concern has a ``kind``, the ``candidates`` involved, a one-line ``message`` and an

@@ -100,7 +100,7 @@ class CallLedger:
                       output=total([r.output_tokens for r in self.records]))
 
     def provenance(self, **fields: Any) -> EvaluationProvenance:
-        """The call part of the provenance, plus the evaluator's own ``fields`` (strategy, mode...).
+        """The call part of the provenance, plus the evaluator's own ``fields`` (its spec, mode...).
 
         ``model_requested`` and ``base_url`` fall back to the first call's when not given."""
         first = self.records[0] if self.records else None

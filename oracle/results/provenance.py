@@ -7,15 +7,17 @@ same place whichever evaluator judged. The judges fill the per-call part through
 and are left out of the JSON (see ``EvaluationProvenance`` serialisation), so a verifier result
 does not carry twenty null model fields.
 
-Only pydantic is imported here: ``oracle.results.result`` depends on this module and ``import oracle``
-must stay light.
+Only pydantic (and the deprecation helper) is imported here: ``oracle.results.result`` depends on
+this module and ``import oracle`` must stay light.
 """
 
 from __future__ import annotations
 
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, SerializerFunctionWrapHandler, model_serializer
+from pydantic import AliasChoices, BaseModel, ConfigDict, Field, SerializerFunctionWrapHandler, model_serializer
+
+from oracle._internal.moved import renamed
 
 ProbabilitySource = Literal["native_decision", "logprob_readout", "sampled", "verbalized"]
 """Where a call's probability (or score) came from: a decision endpoint's own distribution, the
@@ -106,8 +108,10 @@ class EvaluationProvenance(BaseModel):
 
     model_config = ConfigDict(extra="forbid")
 
-    strategy: dict[str, Any] = Field(default_factory=dict)
-    """The evaluator's spec: name, version, settings that differ from the defaults."""
+    evaluator: dict[str, Any] = Field(default_factory=dict,
+                                      validation_alias=AliasChoices("evaluator", "strategy"))
+    """The evaluator's spec: name, version, settings that differ from the defaults. Read from the
+    key ``strategy`` too (its name before the evaluators had one word), so stored results load."""
     config_hash: str | None = None
     mode: str | None = None
     """How the evaluator judged: pointwise/pairwise/cascade, questions/criteria/comparison, tests/reference."""
@@ -139,6 +143,17 @@ class EvaluationProvenance(BaseModel):
     latency_ms: float | None = None
     # -- code execution (the verifier) ----------------------------------------------------------
     execution: Execution | None = None
+
+    @property
+    def strategy(self) -> dict[str, Any]:
+        """Deprecated name of ``evaluator``."""
+        renamed("EvaluationProvenance.strategy", "EvaluationProvenance.evaluator")
+        return self.evaluator
+
+    @strategy.setter
+    def strategy(self, value: dict[str, Any]) -> None:
+        renamed("EvaluationProvenance.strategy", "EvaluationProvenance.evaluator")
+        self.evaluator = value
 
     @property
     def integrity(self) -> Integrity | None:

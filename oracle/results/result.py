@@ -18,7 +18,6 @@ from pydantic import BaseModel, ConfigDict, Field
 from oracle.results.concerns import Concern
 from oracle.results.provenance import EvaluationProvenance
 from oracle.routing.route import Route
-from oracle.tasks.task import EvaluatorKind
 from oracle.rubrics.model import RubricRef
 
 
@@ -74,7 +73,10 @@ class EvaluationResult(BaseModel):
 
     model_config = ConfigDict(extra="forbid")
 
-    evaluator: EvaluatorKind
+    evaluator: str
+    """The evaluator that produced it, by the name it was run under: a built-in kind
+    (``decision_judge``, ``llm_judge``, ``verifier``), a plugin's name, or the unknown name a caller
+    asked for (then ``status`` is ``failed`` and ``error`` names it)."""
     status: Status
     best: list[str] = Field(default_factory=list)
     """Ids of the best candidate(s); several when tied."""
@@ -97,7 +99,7 @@ class EvaluationResult(BaseModel):
     code ran, the sandbox and verdict integrity; the same shape for every evaluator."""
 
     @classmethod
-    def failure(cls, evaluator: EvaluatorKind, exc_or_message: BaseException | str, *,
+    def failure(cls, evaluator: str, exc_or_message: BaseException | str, *,
                 error_type: str | None = None, **fields: Any) -> "EvaluationResult":
         """A failed result: our fault, no candidate scored."""
         if isinstance(exc_or_message, BaseException):

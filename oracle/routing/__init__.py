@@ -1,8 +1,10 @@
-"""Routing internals: the policy chain and its gates (``chain``), the cue words and phrase checks
-the signals read (``text_cues``), prior hardness learned from finished evaluations (``history``),
-and the summary of what the router did over a results file (``summary``).
+"""Routing: from a task's signals to the evaluator that fits it, with the whole trace.
 
-These modules are internal and may change without notice. The public routing types live in
-``oracle.routing.signals`` (``Signals``), ``oracle.routing.policy`` (the policy protocol), ``oracle.routing.route`` (the
-trace) and ``oracle.policies``; ``oracle/__init__.py`` names the rest of the public API.
+Public: ``signals`` (``Signals``, ``extract``), ``policy`` (the policy protocol), ``route``
+(``Route``, ``Vote``: the trace) and ``settings`` (each policy's typed, route-deciding settings,
+which a policy's ``settings_type`` extends); the policies themselves are ``oracle.policies``.
+Private, and free to change: the policy chain and its gates (``_chain``), the cue words and phrase
+checks the signals read (``_text_cues``), prior hardness learned from finished evaluations
+(``_history``), the summary of what the router did over a results file (``_summary``) and the
+rounding of totals (``_rounding``).
 """

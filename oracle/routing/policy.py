@@ -43,11 +43,3 @@ class Policy(Protocol):
     def spec(self) -> dict[str, Any]:
         ...
 
-
-def spread(verifier: float = 0.0, decision_judge: float = 0.0, llm_judge: float = 0.0) -> dict[str, float]:
-    """Normalize raw preferences into a confidence spread that sums to 1."""
-    total = verifier + decision_judge + llm_judge
-    if total <= 0:
-        raise ValueError("a vote needs some positive preference")
-    return {"decision_judge": decision_judge / total, "llm_judge": llm_judge / total,
-            "verifier": verifier / total}

@@ -1,32 +1,27 @@
 """The route: the routing decision and its full trace.
 
 Every vote, weight, gate and the signals are kept so a reader can recompute the decision by hand.
-Serialized with sorted keys so two runs diff cleanly.
 
-``Route``, ``VoteRecord`` and ``Gate`` are standard-library dataclasses that pydantic validates at
-the boundaries: a route read back from JSON (a result file, the escalation store, an HTTP reply)
-goes through ``Route.model_validate`` with every field checked and unknown keys refused, and a
-route inside an ``OracleResult`` is validated with it. The router itself builds them directly from
-values it computed with known types (mypy checks those calls): validating its own output again
-cost about a fifth of a route. ``Route`` keeps the pydantic model methods callers use
-(``model_validate``, ``model_dump``, ``model_dump_json``, ``model_copy``, ``model_json_schema``).
+``Route``, ``VoteRecord`` and ``Gate`` are standard-library dataclasses. The router builds them
+from values it computed with known types (mypy checks those calls), and pydantic validates them at
+the boundaries, through ``route_adapter()``: a route read back from JSON (a result file, the
+escalation store, an HTTP reply) has every field checked and unknown keys refused, and so has a
+route inside an ``OracleResult``. Validating the router's own output again would make routing
+about 1.5 times slower.
 """
 
 from __future__ import annotations
 
-import dataclasses
 from dataclasses import dataclass, field
 from functools import cache
-from typing import Any, ClassVar, Literal, NamedTuple
+from typing import Any, ClassVar, NamedTuple
 
-from pydantic import (BaseModel, ConfigDict, SerializerFunctionWrapHandler, TypeAdapter, model_serializer,
-                      model_validator)
+from pydantic import BaseModel, ConfigDict, SerializerFunctionWrapHandler, TypeAdapter, model_serializer
 
 from oracle.tasks.task import EvaluatorKind
 
 SCHEMA_VERSION = "2"
-"""2: votes name the signals they read (``reads``) instead of copying their values, and carry their
-changed ``settings`` instead of a ``spec`` repeating name, version and weight. Schema-1 traces load."""
+"""2: votes name the signals they read (``reads``) and carry their changed ``settings``."""
 _FORBID = ConfigDict(extra="forbid")
 
 
@@ -46,12 +41,7 @@ class HistoryRef(BaseModel):
 
 
 class Vote(NamedTuple):
-    """One policy's opinion: confidence spread over the evaluators (sums to 1), and why.
-
-    An immutable named tuple, not a pydantic model or a frozen dataclass: policies build one per
-    vote on the hot path (a tuple is built in one step; a frozen dataclass sets each field through
-    ``object.__setattr__``), and the router copies it into the trace's ``VoteRecord``.
-    """
+    """One policy's opinion: confidence spread over the evaluators (sums to 1), and why (immutable)."""
 
     scores: dict[str, float]
     reason: str
@@ -59,8 +49,7 @@ class Vote(NamedTuple):
     """Names of the signals the policy read."""
 
 
-# Not kw_only: the router builds one per vote, positionally (faster), so the field order matters.
-@dataclass(slots=True)
+@dataclass(slots=True, kw_only=True)
 class VoteRecord:
     """A vote as it entered the totals: which policy, its weight, its spread and reason."""
 
@@ -71,28 +60,12 @@ class VoteRecord:
     scores: dict[str, float]
     reason: str
     version: str = ""
-    """The policy's version (its vote logic); "" in traces written before versions were recorded."""
+    """The policy's version (its vote logic)."""
     reads: tuple[str, ...] = ()
-    """Names of the signals this policy read; their values are in the route's ``signals`` (see
-    ``Route.signals_read``), recorded once for the whole route."""
+    """Names of the signals this policy read; their values are in the route's ``signals``,
+    recorded once for the whole route."""
     settings: dict[str, Any] = field(default_factory=dict)
     """The policy's settings that differ from their defaults (empty when none do)."""
-
-    @model_validator(mode="before")
-    @classmethod
-    def _from_schema_1(cls, data: Any) -> Any:
-        """A vote of a schema-1 trace: each vote carried a copy of the values it read (``signals``)
-        and a ``spec`` (name, version, weight, changed settings); read them as ``reads`` and
-        ``settings``, so stored results and escalations from before still load."""
-        if isinstance(data, dict):
-            # Only the schema-1 shapes are read; anything else stays, and is refused as an unknown key.
-            if isinstance(data.get("signals"), dict) and "reads" not in data:
-                data = {**data, "reads": tuple(data["signals"])}
-                del data["signals"]
-            if isinstance(data.get("spec"), dict) and "settings" not in data:
-                data = {**data, "settings": data["spec"].get("settings", {})}
-                del data["spec"]
-        return data
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -146,7 +119,7 @@ class Route:
     schema_version: str = SCHEMA_VERSION
     elapsed_us: float = 0.0
     history_snapshot: HistoryRef | None = None
-    """The frozen routing-history snapshot prior hardness was read from (oracle.routing.history), when the
+    """The frozen routing-history snapshot prior hardness was read from (oracle.routing._history), when the
     Oracle learns from history; left out of the JSON otherwise, so other traces stay as they were."""
 
     @model_serializer(mode="wrap")
@@ -156,41 +129,11 @@ class Route:
             del data["history_snapshot"]
         return data
 
-    def signals_read(self, vote: VoteRecord) -> dict[str, Any]:
-        """The values of the signals ``vote`` read, from this route's ``signals``."""
-        return {name: self.signals[name] for name in vote.reads}
-
-    def to_json(self) -> str:
-        from oracle._internal.canonical import canonical_json
-
-        return canonical_json(self.model_dump(mode="json"))
-
-    # The pydantic model methods callers use, through one TypeAdapter.
-    @classmethod
-    def model_validate(cls, obj: Any, *, strict: bool | None = None) -> "Route":
-        """A route from plain data (or a Route), every field checked, unknown keys refused."""
-        return _adapter().validate_python(obj, strict=strict)
-
-    @classmethod
-    def model_validate_json(cls, data: str | bytes) -> "Route":
-        return _adapter().validate_json(data)
-
-    @classmethod
-    def model_json_schema(cls, **kwargs: Any) -> dict[str, Any]:
-        return _adapter().json_schema(**kwargs)
-
-    def model_dump(self, *, mode: Literal["json", "python"] = "python", **kwargs: Any) -> dict[str, Any]:
-        return _adapter().dump_python(self, mode=mode, **kwargs)  # type: ignore[no-any-return]
-
-    def model_dump_json(self, **kwargs: Any) -> str:
-        return _adapter().dump_json(self, **kwargs).decode()
-
-    def model_copy(self, *, update: dict[str, Any] | None = None) -> "Route":
-        """A shallow copy with ``update`` applied (checked: an unknown field is a TypeError)."""
-        return dataclasses.replace(self, **(update or {}))
-
 
 @cache
-def _adapter() -> TypeAdapter[Route]:
-    """Built on the first validation or dump of a route, not at import (routing itself needs none)."""
+def route_adapter() -> TypeAdapter[Route]:
+    """pydantic's view of ``Route``, for the boundaries: ``validate_python`` / ``validate_json`` for
+    a route from outside (every field checked, unknown keys refused), ``dump_python`` /
+    ``dump_json`` to write one, ``json_schema``. Built on first use, not at import: routing itself
+    needs none."""
     return TypeAdapter(Route)

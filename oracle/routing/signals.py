@@ -9,28 +9,27 @@ fields costs what routing one with 100-byte fields does. Every field documents i
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Any, Literal, Mapping, Sequence
 
-from oracle.routing._rounding import round_to
 from oracle.routing.settings import CUE_PREFIX_CHARS, SCAN_CHARS
 from oracle.tasks.task import Task, Trajectory
-from oracle.routing.text_cues import cue_counts, has_code_line, is_yes_no_check, prompt_phrases
+from oracle.routing._text_cues import cue_counts, has_code_line, is_yes_no_check, prompt_phrases
 
 RUNNABLE_LANGUAGES = frozenset({"python", "javascript"})
 TRAJECTORY_TEST_KINDS = frozenset({"tool_calls", "tool_result", "final_state"})
 """Test kinds that check an agent's steps rather than its code."""
 TOOL_STEP_TYPES = frozenset({"tool_call", "tool_result"})
 _LANGUAGE_ALIASES = {"py": "python", "python3": "python", "js": "javascript", "node": "javascript"}
-__all__ = ["CUE_PREFIX_CHARS", "SCAN_CHARS", "Signals", "extract", "extract_values", "signal_values"]
+__all__ = ["CUE_PREFIX_CHARS", "SCAN_CHARS", "Signals", "extract"]
 
 
+@dataclass(frozen=True, kw_only=True)
 class Signals:
-    """What the router knows about a task before any evaluator runs (read-only attributes).
+    """What the router knows about a task before any evaluator runs (immutable).
 
-    Not a pydantic model: the values are computed here with known types, so there is nothing to
-    validate. ``Signals(**values)`` keeps the keyword dict as the instance's attribute dict, so
-    building one costs a dict, and the trace keeps the same values as the plain dict that
-    ``extract_values`` gives. The keywords must be exactly the fields below.
+    A plain dataclass, not a pydantic model: ``extract`` computes every value with its type, so
+    there is nothing to validate.
     """
 
     has_reference: bool
@@ -94,39 +93,12 @@ class Signals:
     """One candidate, text evidence (reference or context), and a claim check requested or asked for:
     the decision judge can run its confirmation-versus-challenge questions."""
 
-    def __init__(self, **values: Any) -> None:
-        if values.keys() != _FIELDS:
-            missing, unknown = sorted(_FIELDS - values.keys()), sorted(values.keys() - _FIELDS)
-            raise TypeError(f"Signals: missing {missing}, unknown {unknown}")
-        object.__setattr__(self, "__dict__", values)
-
-    @classmethod
-    def of(cls, values: dict[str, Any]) -> "Signals":
-        """Signals over ``values`` as returned by ``extract_values`` (exactly the fields, already
-        typed): no key check and no copy, so the caller must not change the dict afterwards."""
-        signals = object.__new__(cls)
-        object.__setattr__(signals, "__dict__", values)
-        return signals
-
-    def __setattr__(self, name: str, value: Any) -> None:
-        raise AttributeError("Signals are read-only")
-
-    def __delattr__(self, name: str) -> None:
-        raise AttributeError("Signals are read-only")
-
-    def __eq__(self, other: object) -> bool:
-        return isinstance(other, Signals) and vars(self) == vars(other)
-
-    __hash__ = None  # type: ignore[assignment]
-
-    def __repr__(self) -> str:
-        return "Signals(" + ", ".join(f"{k}={v!r}" for k, v in vars(self).items()) + ")"
-
     def as_dict(self) -> dict[str, Any]:
+        """The values by field name, in field order (what the route's trace records).
+
+        Every field is a scalar, so this shallow copy is what ``dataclasses.asdict`` returns,
+        without its recursive copy of each value."""
         return dict(vars(self))
-
-
-_FIELDS = frozenset(Signals.__annotations__)
 
 
 def _normalize_language(language: str | None, scan_chars: int) -> str | None:
@@ -137,10 +109,10 @@ def _normalize_language(language: str | None, scan_chars: int) -> str | None:
 
 
 def _has_text(text: str | None, scan_chars: int) -> bool:
-    """Some non-whitespace among the first ``scan_chars`` characters (usually among the first 64)."""
+    """Some non-whitespace among the first ``scan_chars`` characters."""
     if not text:
         return False
-    return not text[:64].isspace() or not text[:scan_chars].isspace()
+    return not text[:scan_chars].isspace()
 
 
 def _joined_prefix(texts: list[str], limit: int) -> str:
@@ -162,22 +134,14 @@ def _joined_prefix(texts: list[str], limit: int) -> str:
 
 
 def _share(part: int, whole: int) -> float:
-    """``round(part / whole, 6)``, without the rounding when the share is exactly 0 or 1."""
-    if part == 0:
-        return 0.0
-    return 1.0 if part == whole else round_to(part / whole, 6)
+    """``part / whole`` rounded to 6 digits; 0 when ``whole`` is 0."""
+    return round(part / whole, 6) if whole else 0.0
 
 
-def extract_values(task: Task, trajectories: tuple[Trajectory, ...] | list[Trajectory], *,
-                   history: Mapping[str, float] | None = None, prefix_chars: int = CUE_PREFIX_CHARS,
-                   scan_chars: int = SCAN_CHARS) -> dict[str, Any]:
-    """The signal values as a plain dict (the router's hot path and the trace both use it)."""
-    return signal_values(task, trajectories, history, prefix_chars, scan_chars)
-
-
-def signal_values(task: Task, trajectories: Sequence[Trajectory], history: Mapping[str, float] | None,
-                  prefix_chars: int, scan_chars: int) -> dict[str, Any]:
-    """``extract_values`` with every argument positional (the router's call)."""
+def extract(task: Task, trajectories: Sequence[Trajectory], *, history: Mapping[str, float] | None = None,
+            prefix_chars: int = CUE_PREFIX_CHARS, scan_chars: int = SCAN_CHARS) -> Signals:
+    """The signals of ``task`` and its candidates. ``history`` maps task id -> prior hardness in
+    0..1 (optional); ``prefix_chars`` and ``scan_chars`` bound what is read (module docstring)."""
     prompt = task.prompt
     prefix = prompt[:prefix_chars]
     if task.description:
@@ -212,11 +176,7 @@ def signal_values(task: Task, trajectories: Sequence[Trajectory], history: Mappi
     language = _normalize_language(task.language, scan_chars)
     tests = task.tests
     n_tests = len(tests)
-    trajectory_tests = False
-    for test in tests:
-        if test.kind in TRAJECTORY_TEST_KINDS:
-            trajectory_tests = True
-            break
+    trajectory_tests = any(test.kind in TRAJECTORY_TEST_KINDS for test in tests)
     if language is None and (n_tests or n_code):
         language = "python"
     reference = task.reference
@@ -225,44 +185,34 @@ def signal_values(task: Task, trajectories: Sequence[Trajectory], history: Mappi
     n_questions = len(task.questions)
     graded, rationale, asked = prompt_phrases(scan, lower)  # lower is a prefix of scan
     requested = task.claim_check
-    return {
-        "has_reference": has_reference,
-        "reference_chars": len(reference) if reference else 0,
-        "has_tests": n_tests > 0,
-        "tests_runnable": n_tests > 0 and language in RUNNABLE_LANGUAGES,
-        "n_tests": n_tests,
-        "language": language,
-        "has_code": n_code > 0,
-        "code_share": (0.0 if not n_code else 1.0 if n_code == n else round_to(n_code / n, 6)),
-        "has_execution_output": has_output,
-        "n_candidates": n,
-        "n_questions": n_questions,
-        "n_criteria": n_criteria,
-        "yes_no_criteria_share": _share(yes_no, n_criteria) if n_criteria else 0.0,
-        "has_closed_question": n_questions > 0 or (n_criteria > 0 and yes_no == n_criteria),
-        "difficulty": task.difficulty,
-        "verifiable_cue_density": round_to(n_verifiable / n_words, 6) if n_verifiable else 0.0,
-        "judgment_cue_density": round_to(n_judgment / n_words, 6) if n_judgment else 0.0,
-        "asks_graded_scale": graded,
-        "asks_rationale": rationale,
-        "prompt_chars": len(prompt),
-        # A whole mean is exact already: round() only where there is a fraction to round.
-        "mean_answer_chars": (answer_chars / n if answer_chars % n == 0 else round_to(answer_chars / n, 3))
-        if n else 0.0,
-        "prior_hardness": None if history is None or task.id not in history else float(history[task.id]),
-        "evaluator_override": task.evaluator,
-        "has_context": has_context,
-        "has_tool_steps": tool_steps,
-        "has_trajectory_tests": trajectory_tests,
-        "claim_check_requested": requested,
-        "asks_claim_check": asked,
-        "claim_checkable": n == 1 and (has_reference or has_context) and (requested or asked),
-    }
-
-
-def extract(task: Task, trajectories: tuple[Trajectory, ...] | list[Trajectory], *,
-            history: Mapping[str, float] | None = None, prefix_chars: int = CUE_PREFIX_CHARS,
-            scan_chars: int = SCAN_CHARS) -> Signals:
-    """Compute the signals. ``history`` maps task id -> prior hardness in 0..1 (optional)."""
-    return Signals.of(extract_values(task, trajectories, history=history, prefix_chars=prefix_chars,
-                                     scan_chars=scan_chars))
+    return Signals(
+        has_reference=has_reference,
+        reference_chars=len(reference) if reference else 0,
+        has_tests=n_tests > 0,
+        tests_runnable=n_tests > 0 and language in RUNNABLE_LANGUAGES,
+        n_tests=n_tests,
+        language=language,
+        has_code=n_code > 0,
+        code_share=_share(n_code, n),
+        has_execution_output=has_output,
+        n_candidates=n,
+        n_questions=n_questions,
+        n_criteria=n_criteria,
+        yes_no_criteria_share=_share(yes_no, n_criteria),
+        has_closed_question=n_questions > 0 or (n_criteria > 0 and yes_no == n_criteria),
+        difficulty=task.difficulty,
+        verifiable_cue_density=round(n_verifiable / n_words, 6),
+        judgment_cue_density=round(n_judgment / n_words, 6),
+        asks_graded_scale=graded,
+        asks_rationale=rationale,
+        prompt_chars=len(prompt),
+        mean_answer_chars=round(answer_chars / n, 3) if n else 0.0,
+        prior_hardness=None if history is None or task.id not in history else float(history[task.id]),
+        evaluator_override=task.evaluator,
+        has_context=has_context,
+        has_tool_steps=tool_steps,
+        has_trajectory_tests=trajectory_tests,
+        claim_check_requested=requested,
+        asks_claim_check=asked,
+        claim_checkable=n == 1 and (has_reference or has_context) and (requested or asked),
+    )

@@ -1,4 +1,5 @@
-"""Rubric releases: versioned, content-hashed bundles of criteria, questions and judge settings.
+"""Private: rubric releases (``oracle rubric``), versioned, content-hashed bundles of criteria,
+questions and judge settings. A task names one; the result carries its ``RubricRef``.
 
 Drafts change; releases never do. A release is accepted only with evidence (a comparison run or a
 calibration) produced with exactly that draft, and only when the evidence passes the configured

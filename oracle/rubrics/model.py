@@ -11,7 +11,6 @@ draft its evidence was produced with.
 from __future__ import annotations
 
 import re
-from string import Template
 from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
@@ -19,6 +18,7 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator, model_valida
 from oracle._internal.canonical import sha256_json
 from oracle.tasks.questions import Question
 from oracle.rubrics.gates import GateResult
+from oracle.tasks._judge_template import check_judge_template
 from oracle.tasks.task import Criterion, check_criteria_and_questions, criteria_from_strings
 
 NAME_RE = re.compile(r"[a-z0-9][a-z0-9_.-]{0,63}", re.ASCII)
@@ -28,13 +28,6 @@ VERSION_RE = re.compile(r"[1-9][0-9]{0,8}", re.ASCII)
 """A release number as text: ASCII digits, no sign, no leading zero, at most nine digits (so no
 look-alike digit such as ``١`` or ``²``, and no million-digit number, is ever converted)."""
 MAX_VERSION = 999_999_999
-
-JUDGE_TEMPLATE_VARIABLES = frozenset({"scale_min", "scale_max", "task_block", "reference_section",
-                                      "criteria_list", "response_block", "reply_example"})
-"""The variables the LLM judge supplies to a pointwise prompt template."""
-JUDGE_TEMPLATE_REQUIRED = frozenset({"response_block", "criteria_list", "reply_example"})
-"""A template without these could not show the response, the criteria or the reply format."""
-
 
 def check_name(name: str) -> str:
     if not isinstance(name, str) or not NAME_RE.fullmatch(name):
@@ -49,24 +42,6 @@ def parse_version(text: str, *, what: str = "version") -> int:
         shown = ascii(text)[:40] + ("..." if len(ascii(text)) > 40 else "")
         raise ValueError(f"{what} {shown}: a release number is 1 to {MAX_VERSION} in ASCII digits")
     return int(text)
-
-
-def check_judge_template(text: str) -> None:
-    """A template's variables must be exactly ones the judge supplies, the required ones present.
-
-    ``string.Template.substitute`` would fail at call time on an unknown variable; checking here
-    makes that an error when the rubric is loaded, before any model call."""
-    tpl = Template(text)
-    if not tpl.is_valid():
-        raise ValueError("invalid placeholder (a lone '$' must be written '$$')")
-    used = set(tpl.get_identifiers())
-    unknown = sorted(used - JUDGE_TEMPLATE_VARIABLES)
-    if unknown:
-        raise ValueError(f"unknown variable(s) {', '.join('$' + u for u in unknown)}; "
-                         f"available: {', '.join(sorted('$' + v for v in JUDGE_TEMPLATE_VARIABLES))}")
-    missing = sorted(JUDGE_TEMPLATE_REQUIRED - used)
-    if missing:
-        raise ValueError(f"missing required variable(s) {', '.join('$' + m for m in missing)}")
 
 
 class CalibrationRef(BaseModel):

@@ -48,7 +48,8 @@ def _atomic_write(path: Path, text: str) -> None:
 def _load(text: str) -> Any:
     """YAML (a superset of JSON) through the project's bounded loader: no tags, few aliases,
     bounded expansion; then the checks every input gets (huge integers, lone surrogates)."""
-    from oracle.tasks.limits import DEFAULT_LIMITS, input_problem
+    from oracle._internal.decoded import input_problem
+    from oracle.tasks._limits import DEFAULT_LIMITS
     from oracle._internal.safe_yaml import load_yaml
 
     data = load_yaml(text, max_aliases=DEFAULT_LIMITS.max_yaml_aliases, max_depth=DEFAULT_LIMITS.max_depth,
@@ -191,7 +192,7 @@ class RubricStore:
 
         The evidence must name the draft's content hash; failing gates refuse the release
         (RubricGateFailed names the metric) unless ``force``, which is recorded in the release."""
-        from oracle import __version__
+        from oracle._internal.version import __version__
 
         content = self.draft(name)
         digest = content.content_hash()

@@ -1,4 +1,5 @@
-"""The sandbox: one fresh, isolated process per run (see probe.py for the layers, runner.py for a run)."""
+"""Private: the sandbox, one fresh, isolated process per run (layers.py for the layers, runner.py
+for a run, runtime/ for the programs inside)."""
 
 from oracle.sandbox.limits import SandboxLimits
 from oracle.sandbox.layers import Layers, probe

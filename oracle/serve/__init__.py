@@ -1,4 +1,5 @@
-"""``oracle serve``: the HTTP JSON API for callers that are not Python (optional extra ``serve``).
+"""Private: ``oracle serve``, the HTTP JSON API for callers that are not Python (optional extra
+``serve``); its contract is the committed ``openapi.json``, not these modules.
 
     pip install 'oracle-router[serve]'
     oracle serve                      # 127.0.0.1:8765; anything wider needs a bearer token

@@ -20,9 +20,9 @@ from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse, Response
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
-from oracle import __version__
+from oracle._internal.version import __version__
 from oracle.config.model import OracleConfig
-from oracle.errors import EscalationNotFound, TaskValidationError
+from oracle.errors import EscalationNotFound, NotAnswered, TaskValidationError
 from oracle.serve import openapi_doc
 from oracle.serve.api_models import (AnswerRequest, ApiError, BatchInfo, EscalationSummary, Health, JobInfo,
                                      VersionInfo)
@@ -211,12 +211,14 @@ def create_app(config: OracleConfig, settings: ServeSettings, *,
         s = svc()
         store = s.stored()
         try:
-            final = await aresume_stored(s.oracle, store, esc_id)
+            final = await aresume_stored(s.oracle.evaluate_once, store, esc_id)
         except EscalationNotFound as exc:
             raise ApiProblem(404, "not_found", str(exc)) from None
+        except NotAnswered as exc:
+            raise ApiProblem(409, "not_answered", str(exc)) from None
         except TaskValidationError as exc:
             raise invalid_task(exc) from None
-        except ValueError as exc:  # no answer yet, or an answer that does not fit
+        except ValueError as exc:  # an answer that does not fit the task
             raise ApiProblem(409, "not_answered", str(exc)) from None
         return JSONResponse(final.model_dump(mode="json"))
 

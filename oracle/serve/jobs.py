@@ -17,9 +17,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Awaitable, Callable, Literal
 
-import structlog
+from oracle._internal.log import get_logger
 
-log = structlog.get_logger("oracle.serve")
+log = get_logger("oracle.serve")
 
 JobState = Literal["running", "done", "failed"]
 

@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING, Any
 
 from oracle.config.model import OracleConfig
 from oracle.errors import AlreadyAnswered, EscalationNotFound, EscalationStoreError, TaskValidationError
+from oracle.routing.route import route_adapter
 from oracle.serve.api_models import EscalationSummary
 from oracle.serve.jobs import Batch, BatchRegistry, Full, JobRegistry
 from oracle.serve.settings import ServeSettings
@@ -57,7 +58,7 @@ class Service:
         for kind in self.config.routing.enabled_evaluators:
             # Build each evaluator now: its first import (providers, sandbox) takes a second or more,
             # which would otherwise stall the event loop, and every request, on the first evaluation.
-            self.oracle.strategy(kind)
+            self.oracle.evaluator(kind)
         self._tmp = None if settings.work_dir else tempfile.TemporaryDirectory(prefix="oracle-serve-")
         work_dir = Path(settings.work_dir or self._tmp.name)  # type: ignore[union-attr]
         self.jobs = JobRegistry(max_running=settings.max_jobs, keep=settings.keep_jobs)
@@ -128,7 +129,7 @@ class Service:
 
     def route(self, item: TaskInput) -> dict[str, Any]:
         try:
-            return self.oracle.route(item).model_dump(mode="json")
+            return route_adapter().dump_python(self.oracle.route(item), mode="json")
         except TaskValidationError as exc:  # a rubric that cannot be used
             raise invalid_task(exc) from None
 

@@ -19,9 +19,9 @@ import json
 from pathlib import Path
 from typing import Any, BinaryIO, Iterator
 
-from oracle._internal.validation_errors import LINE_LOOKUP_MAX_CHARS, format_validation_error
+from oracle.tasks._validation_errors import LINE_LOOKUP_MAX_CHARS, format_validation_error
 from oracle.errors import TaskValidationError
-from oracle.tasks.limits import DEFAULT_LIMITS, InputLimits
+from oracle.tasks._limits import DEFAULT_LIMITS, InputLimits
 from oracle.tasks.task import TaskInput
 
 _CHUNK = 1 << 20

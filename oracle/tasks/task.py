@@ -2,7 +2,7 @@
 
 A task file is ``{"task": {...}, "trajectories": [...]}``. Models use ``extra='forbid'`` so a
 misspelt key fails at load time with the field named. An OpenAI-style message list is accepted as
-a trajectory and converted into answer + steps (typed first, in ``oracle._internal.messages``).
+a trajectory and converted into answer + steps (typed first, in ``oracle.tasks._messages``).
 
 Whatever the caller passes, bad input raises ``TaskValidationError`` naming the field, bounded by
 ``oracle.config.model.InputLimits`` (depth, huge integers, candidates per task) before anything copies
@@ -20,8 +20,10 @@ from pydantic import (BaseModel, ConfigDict, Field, ValidationError, ValidationI
 from pydantic_core import PydanticCustomError
 
 from oracle._internal.frozen import FrozenWithCache
-from oracle._internal.validation_errors import NAMED_FIELD_ERROR, format_validation_error
-from oracle.tasks.limits import DEFAULT_LIMITS, InputLimits, input_problem
+from oracle.tasks._validation_errors import NAMED_FIELD_ERROR, format_validation_error
+from oracle.tasks._judge_template import check_judge_template
+from oracle._internal.decoded import input_problem
+from oracle.tasks._limits import DEFAULT_LIMITS, InputLimits
 from oracle.tasks.questions import Question, scoring_problem
 from oracle.tasks.testspec import ReferenceCheck, TestCase
 
@@ -164,8 +166,6 @@ class Task(FrozenWithCache, _InputModel):  # type: ignore[metaclass]  # mypy can
     @classmethod
     def _judge_prompt_checked(cls, value: str | None) -> str | None:
         if value is not None:
-            from oracle.rubrics.model import check_judge_template
-
             check_judge_template(value)
         return value
 
@@ -214,7 +214,7 @@ def trajectory_from_messages(messages: list[dict[str, Any]], *, id: str) -> Traj
     The last assistant message with text is the answer; tool calls and tool results become steps,
     so nothing in the conversation is lost. A list of the wrong shape raises ``TaskValidationError``.
     """
-    from oracle._internal.messages import trajectory_data_from_messages
+    from oracle.tasks._messages import trajectory_data_from_messages
 
     return Trajectory.model_validate(trajectory_data_from_messages(messages, id=id))
 
@@ -260,13 +260,13 @@ class TaskInput(_InputModel):  # type: ignore[metaclass]  # mypy cannot see type
                 {"count": len(value), "limit": limit})
         out = []
         for i, item in enumerate(value):
-            # Message lists are typed in oracle._internal.messages, loaded only when a task holds one.
+            # Message lists are typed in oracle.tasks._messages, loaded only when a task holds one.
             if isinstance(item, list):
-                from oracle._internal.messages import trajectory_data_from_messages
+                from oracle.tasks._messages import trajectory_data_from_messages
 
                 out.append(trajectory_data_from_messages(item, id=f"t{i}", index=i))
             elif isinstance(item, dict) and "messages" in item and "answer" not in item:
-                from oracle._internal.messages import trajectory_data_from_item
+                from oracle.tasks._messages import trajectory_data_from_item
 
                 out.append(trajectory_data_from_item(item, i))
             else:

@@ -1,4 +1,5 @@
-"""The decision judge: typed fixed-option questions with a probability per option.
+"""Private: the decision judge (the evaluator ``decision_judge``), typed fixed-option questions
+with a probability per option.
 
 One module per job: ``validation`` (reject bad input before any call), ``requests`` (which
 questions are asked and which fields the model sees), ``readout`` (labels, prompts and parsing for

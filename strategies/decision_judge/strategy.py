@@ -38,7 +38,7 @@ from oracle.config.model import DecisionJudgeConfig, OracleConfig, ProvidersConf
 from oracle.errors import ConfigError
 from oracle.tasks.questions import Question, QuestionInputs, is_comparison
 from oracle.results.result import CandidateResult, EvaluationResult, Status
-from oracle.strategies.protocol import EvaluationContext, needs_providers, register_strategy
+from oracle.strategies.protocol import EvaluationContext, needs_providers
 from oracle.tasks.task import Task, Trajectory
 from oracle.results.ledger import CallLedger
 from oracle.results.provenance import EvaluationProvenance
@@ -53,14 +53,14 @@ from oracle.strategies.decision_judge.results import candidate_result, explain, 
 from oracle.strategies.decision_judge.scoring import AnswerVerdict, criteria_verdict, merge_orders, question_mode_score
 from oracle.strategies.decision_judge.validation import Mode, validate_for_decision
 from oracle.strategies._judging.faults import contain, error_info, raise_if_nothing_judged, unjudged_concern
-from oracle.strategies.llm_judge.ranking import gather_or_cancel
+from oracle.strategies._judging.gather import gather_or_cancel
 
 ESCALATION_KEYS = ("low_confidence", "refused", "order_flip", "abstained", "unparsed")
 """Boolean flags in ``EvaluationResult.details``, for people; escalation reads ``concerns``."""
 
 
 class DecisionJudge:
-    """Strategy ``decision_judge``; its settings are ``ctx.config.decision_judge`` of each evaluation."""
+    """Evaluator ``decision_judge``; its settings are ``ctx.config.decision_judge`` of each evaluation."""
 
     name = "decision_judge"
     version = "1.1"
@@ -86,11 +86,6 @@ class DecisionJudge:
                 "decision_judge", exc, calls=ledger.requests, cost_usd=ledger.cost_usd(),
                 latency_ms=elapsed_ms(started), details={"mode": run.mode, "backend": run.backend_kind},
                 provenance=run.provenance(elapsed_ms(started)))
-
-
-@register_strategy("decision_judge")
-def make_decision_judge() -> DecisionJudge:
-    return DecisionJudge()
 
 
 def _select_backend_kind(settings: DecisionJudgeConfig, providers: ProvidersConfig,
@@ -132,7 +127,7 @@ class _Run:
 
     def provenance(self, latency_ms: float) -> EvaluationProvenance:
         return self.ledger.provenance(
-            strategy=self.judge.spec(self.ctx.config), config_hash=self.ctx.config.hash(), mode=self.mode,
+            evaluator=self.judge.spec(self.ctx.config), config_hash=self.ctx.config.hash(), mode=self.mode,
             model_requested=self.model, decision_backend=self.backend_kind, latency_ms=latency_ms)
 
     def _resolve_threshold(self) -> float:
@@ -405,4 +400,4 @@ def _chat_capabilities_logprobs(providers: ProvidersConfig) -> bool:
     return chat_format(providers.judge).capabilities().logprobs
 
 
-__all__ = ["DecisionJudge", "make_decision_judge", "ESCALATION_KEYS"]
+__all__ = ["DecisionJudge", "ESCALATION_KEYS"]

@@ -18,11 +18,11 @@ from oracle.providers.types import ChatReply
 from oracle.tasks.task import Task, Trajectory
 
 from oracle.strategies._judging.faults import contain, error_info, raise_if_nothing_judged
+from oracle.strategies._judging.gather import gather_or_cancel
 from oracle.strategies.llm_judge.calls import ChatCompleter, CallLedger, ask, chat_request
 from oracle.strategies.llm_judge.parse import parse_pairwise, seat_readout
 from oracle.strategies.llm_judge.prompts import PAIRWISE_SCHEMA, pairwise_messages, rubric
-from oracle.strategies.llm_judge.ranking import (OrderJudgement, PairVerdict, Ranking, combine_orders, gather_or_cancel,
-                                tournament)
+from oracle.strategies.llm_judge.ranking import OrderJudgement, PairVerdict, Ranking, combine_orders, tournament
 
 
 @dataclass

@@ -23,7 +23,6 @@ Why these choices:
 
 from __future__ import annotations
 
-import asyncio
 import itertools
 import math
 from dataclasses import dataclass, field
@@ -31,6 +30,8 @@ from typing import Any, Callable, Coroutine, Sequence
 
 import networkx as nx
 import numpy as np
+
+from oracle.strategies._judging.gather import gather_or_cancel
 
 
 @dataclass(frozen=True)
@@ -152,20 +153,6 @@ class Ranking:
 
 
 # ---------------------------------------------------------------- scheduling
-
-
-async def gather_or_cancel(*aws: Coroutine[Any, Any, Any]) -> list[Any]:
-    """Like ``asyncio.gather``, but the first failure cancels the rest and is raised as itself.
-
-    A failed model call must not leave sibling calls running against a client that is about to be
-    closed, and callers want the provider error, not an ExceptionGroup around it.
-    """
-    try:
-        async with asyncio.TaskGroup() as group:
-            tasks = [group.create_task(a) for a in aws]
-    except BaseExceptionGroup as eg:
-        raise eg.exceptions[0] from None
-    return [t.result() for t in tasks]
 
 
 def all_pairs_judgements(n: int) -> int:

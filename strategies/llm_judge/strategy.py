@@ -29,18 +29,19 @@ from typing import Any
 
 from oracle.config.model import LLMJudgeConfig, OracleConfig
 from oracle.results.result import CandidateResult, EvaluationResult, Status
-from oracle.strategies.protocol import EvaluationContext, needs_providers, register_strategy
+from oracle.strategies.protocol import EvaluationContext, needs_providers
 from oracle.tasks.task import Task, Trajectory
 
 from oracle.results.ledger import CallLedger
 from oracle.results.provenance import EvaluationProvenance
 from oracle.strategies._judging.faults import contain, error_info, raise_if_nothing_judged
+from oracle.strategies._judging.gather import gather_or_cancel
 from oracle.strategies.llm_judge.calls import ChatCompleter
 from oracle.strategies.llm_judge.concerns import judge_concerns
 from oracle.strategies.llm_judge.pairwise import PairwiseRun, run_pairwise
 from oracle.strategies.llm_judge.pointwise import score_candidate
 from oracle.strategies.llm_judge.prompts import prompt_hash, task_template_hashes
-from oracle.strategies.llm_judge.ranking import (all_pairs_judgements, gather_or_cancel, judgement_budget, normalized_copeland,
+from oracle.strategies.llm_judge.ranking import (all_pairs_judgements, judgement_budget, normalized_copeland,
                                 position_bias)
 
 ESCALATION_KEYS = ("order_inconsistent_pairs", "cycles", "unparsed_pairs", "unparsed_candidates",
@@ -70,7 +71,7 @@ def hardened(ctx: EvaluationContext) -> EvaluationContext:
 
 
 class LLMJudge:
-    """Strategy ``llm_judge``; its settings are ``ctx.config.llm_judge`` of each evaluation."""
+    """Evaluator ``llm_judge``; its settings are ``ctx.config.llm_judge`` of each evaluation."""
 
     name = "llm_judge"
     version = "1.0"
@@ -222,15 +223,10 @@ class LLMJudge:
                     latency_ms: float, task: Task | None = None) -> EvaluationProvenance:
         caps = getattr(client, "capabilities", None)
         return ledger.provenance(
-            strategy=self.spec(config), config_hash=config.hash(), mode=mode, model_requested=config.providers.judge.model,
+            evaluator=self.spec(config), config_hash=config.hash(), mode=mode, model_requested=config.providers.judge.model,
             base_url=config.providers.judge.base_url, prompt_template_hash=prompt_hash(task),
             prompt_templates=task_template_hashes(task), structured_output=caps.structured_output if caps is not None else None,
             latency_ms=latency_ms)
-
-
-@register_strategy("llm_judge")
-def make_llm_judge() -> LLMJudge:
-    return LLMJudge()
 
 
 def _empty_escalation() -> dict[str, Any]:

@@ -1,13 +1,5 @@
-"""The test-running verifier and its sandbox; importing this module registers the strategy."""
+"""Private: the test-running verifier (the evaluator ``verifier``; the Oracle builds
+``strategy.VerifierStrategy`` by name). Its sandbox is ``oracle.sandbox``.
 
-from oracle.strategies.protocol import register_strategy
-from oracle.strategies.verifier.strategy import VerifierStrategy
-
-
-@register_strategy("verifier")
-def make_verifier() -> VerifierStrategy:
-    """Factory used by the Oracle: ``strategy_factory("verifier")()``."""
-    return VerifierStrategy()
-
-
-__all__ = ["VerifierStrategy", "make_verifier"]
+Nothing is imported here, so the verifier's modules importing each other through this package
+form no cycle with it."""

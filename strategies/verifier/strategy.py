@@ -133,7 +133,7 @@ class VerifierStrategy:
             result = EvaluationResult.failure("verifier", f"verifier crashed: {type(exc).__name__}: {exc}",
                                               error_type="HarnessCrash")
         result.latency_ms = (time.monotonic() - started) * 1000
-        result.provenance.strategy = result.provenance.strategy or self.spec(ctx.config)
+        result.provenance.evaluator = result.provenance.evaluator or self.spec(ctx.config)
         result.provenance.config_hash = result.provenance.config_hash or ctx.config.hash()
         result.concerns = _concerns(result, [t.id for t in ctx.trajectories])
         return result

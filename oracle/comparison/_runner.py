@@ -20,14 +20,17 @@ import time
 import uuid
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Sequence, TextIO
+from typing import TYPE_CHECKING, Any, Sequence, TextIO
 
-from oracle.comparison.arms import ArmRunner, Shown, arm_kinds, baseline_record, label_in_options, options_shown, reorder
-from oracle.comparison.labels import LabelledItem
-from oracle.comparison.plan import Unit, check_manifest, manifest, plan_units
+from oracle.comparison._arms import ArmRunner, Shown, arm_kinds, baseline_record, label_in_options, options_shown, reorder
+from oracle.comparison._labels import LabelledItem
+from oracle.comparison._plan import Unit, check_manifest, manifest, plan_units
 from oracle.comparison.records import RunRecord, run_key
 from oracle.comparison.summary import CompareSummary, build_summary
 from oracle.config.model import OracleConfig
+
+if TYPE_CHECKING:
+    from oracle.batch.progress import BarFactory
 
 
 @dataclass(frozen=True)
@@ -57,7 +60,7 @@ class _Executor:
 
     def __init__(self, config: OracleConfig, settings: RunSettings, known: dict[str, RunRecord], pool: Any,
                  overlays: dict[str, dict[str, dict[str, Any]]] | None = None) -> None:
-        from oracle.routing.chain import PolicyChain
+        from oracle.routing._chain import PolicyChain
 
         self.config = config
         self.settings = settings
@@ -110,7 +113,7 @@ class _Executor:
 
 async def run_units(items: Sequence[LabelledItem], out_dir: Path, *, config: OracleConfig, settings: RunSettings,
                     progress_stream: TextIO | None = None, progress_tty: bool | None = None,
-                    progress_interval_s: float = 5.0,
+                    progress_interval_s: float = 5.0, progress_bar: BarFactory | None = None,
                     overlays: dict[str, dict[str, dict[str, Any]]] | None = None) -> RunOutcome:
     """Run every unit not yet in ``out_dir/runs.jsonl``; returns all records of this comparison."""
     from oracle.batch.output import RowWriter, iter_rows, prepare_output
@@ -132,7 +135,7 @@ async def run_units(items: Sequence[LabelledItem], out_dir: Path, *, config: Ora
     todo = [u for u in units if u.key not in known]
     resumed = len(units) - len(todo)
     progress = Progress(len(units), skipped=resumed, stream=progress_stream, interval_s=progress_interval_s,
-                        tty=progress_tty, label="compare")
+                        tty=progress_tty, label="compare", bar=progress_bar)
     pool = ProviderPool()
     executor = _Executor(config, settings, known, pool, overlays)
     writer = RowWriter(runs_path)

@@ -10,13 +10,14 @@ value as the ``prior_hardness`` signal; routing never changes the history itself
 
 from __future__ import annotations
 
+import dataclasses
 from collections import defaultdict
 from pathlib import Path
 from typing import Any, Iterable, Mapping
 
 from pydantic import BaseModel, ConfigDict
 
-from oracle.routing.route import HistoryRef
+from oracle.routing.route import HistoryRef, Route
 
 from oracle.errors import TaskValidationError
 
@@ -41,7 +42,7 @@ def load_history(path: str | Path) -> dict[str, float]:
     The file is user input like a task file: missing, a directory, binary, or a line that is not
     a JSON object are all ``TaskValidationError`` (exit 2), never an internal error.
     """
-    from oracle.tasks.limits import DEFAULT_LIMITS
+    from oracle.tasks._limits import DEFAULT_LIMITS
     from oracle.tasks.files import check_input_file, decode_json, read_lines
 
     path = check_input_file(path)
@@ -111,9 +112,9 @@ class HistoryLearning:
         value = self.snapshot.hardness.get(task.content_hash())
         return explicit if value is None else {task.id: value}
 
-    def stamp(self, route: Any) -> Any:
+    def stamp(self, route: Route) -> Route:
         """The route with the snapshot it read recorded in its trace."""
-        return route.model_copy(update={"history_snapshot": self.snapshot.ref})
+        return dataclasses.replace(route, history_snapshot=self.snapshot.ref)
 
     def record(self, task: Any, result: Any) -> None:
         """Append the outcome of a finished evaluation; a store fault is logged, never raised (the

@@ -206,13 +206,6 @@ _CLAIM_PREFILTER = "|".join(CLAIM_HINTS)
 _asks_prefilter: Any = None
 
 
-def asks_scale_or_rationale(text: str) -> tuple[bool, bool]:
-    """``(asks_graded_scale(text), asks_rationale(text))``, reading the text once when neither is
-    asked (the usual case): an exact check runs only where an RE2 prefilter finds a candidate for
-    it. RE2 loads on the first call (so ``oracle route`` pays for it only when it routes)."""
-    return prompt_phrases(text, "")[:2]
-
-
 def prompt_phrases(text: str, prompt: str) -> tuple[bool, bool, bool]:
     """``(asks_graded_scale(text), asks_rationale(text), asks_claim_check(prompt))`` for a ``prompt``
     that is a prefix of ``text``.

@@ -2,7 +2,7 @@
 
 An arm is one of ``verifier``, ``decision_judge``, ``llm_judge`` (each evaluator run directly,
 whatever the router would say), ``routed`` (what the router picks) and ``baseline`` (no model,
-oracle/comparison/baseline.py). Running an arm gives a ``RunRecord``; an arm that cannot judge an item
+oracle/comparison/_baseline.py). Running an arm gives a ``RunRecord``; an arm that cannot judge an item
 gives a record with status ``n/a`` and the reason, so nothing is dropped silently.
 
 Which label kinds an arm's verdict covers (``kinds`` of an arm on an item):
@@ -25,8 +25,8 @@ import time
 from dataclasses import dataclass
 from typing import Any
 
-from oracle.comparison.baseline import baseline_verdict
-from oracle.comparison.labels import LabelledItem
+from oracle.comparison._baseline import baseline_verdict
+from oracle.comparison._labels import LabelledItem
 from oracle.comparison.records import RunRecord
 from oracle.config.model import OracleConfig
 from oracle.errors import OracleError
@@ -222,7 +222,7 @@ def evaluator_record(base: dict[str, Any], arm: str, result: EvaluationResult, *
 class ArmRunner:
     """Runs evaluator arms through one ``Oracle`` per arm, all sharing one provider pool.
 
-    Why the Oracle and not the strategy: it builds each strategy once, turns a leaked exception
+    Why the Oracle and not the evaluator itself: it builds each evaluator once, turns a leaked exception
     into a failed result and fills provenance the same way a routed evaluation does; the shared
     pool keeps one client (and one concurrency limit) per endpoint across every arm.
     """
@@ -274,9 +274,9 @@ class ArmRunner:
         item_input = TaskInput(task=task, trajectories=shown.trajectories)
         start = time.perf_counter()
         # No route: an evaluator arm runs whatever the router would say (``routed`` is the arm
-        # that follows the router); the context's route is optional for every strategy.
-        result = await oracle.run_strategy(item_input, None, arm, providers=self.pool,
-                                           config=self.item_config(arm, item.id))
+        # that follows the router); the context's route is optional for every evaluator.
+        result = await oracle.run_evaluator(item_input, None, arm, providers=self.pool,
+                                            config=self.item_config(arm, item.id))
         wall_ms = (time.perf_counter() - start) * 1000
         qid = shown.task.questions[0].id if llm_options is not None else None
         return evaluator_record(base, arm, result, kinds=kinds, threshold=self.threshold(arm, item.id),

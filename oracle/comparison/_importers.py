@@ -31,8 +31,8 @@ import random
 from pathlib import Path
 from typing import Any, Iterable
 
-from oracle.comparison.labels import LabelledItem, parse_item
-from oracle.comparison.reserved import Reserved, normalize_prompt, suite_pool_key
+from oracle.comparison._labels import LabelledItem, parse_item
+from oracle.comparison._reserved import Reserved, normalize_prompt, suite_pool_key
 from oracle.errors import TaskValidationError
 
 IMPORT_FORMATS = ("labelled", "suite", "halueval")

@@ -22,7 +22,7 @@ from typing import Any, Iterable
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from oracle._internal.validation_errors import format_validation_error
+from oracle.tasks._validation_errors import format_validation_error
 from oracle.errors import TaskValidationError
 from oracle.tasks.task import EvaluatorKind, Task, TaskInput, Trajectory
 

@@ -4,7 +4,7 @@ Reads result rows as ``oracle batch`` writes them (the trace under ``result.rout
 ``oracle evaluate --json`` prints them (``route`` at the top). A row without a trace (invalid
 input, a crash) is counted as unrouted, never guessed at. A policy agrees with a route when the
 evaluator that was chosen got the policy's highest score (ties included); abstentions are counted
-apart and are not disagreements. Data here, rendering in ``render_route_summary``.
+apart and are not disagreements. Data here; the CLI lays it out (oracle/cli/render.py).
 """
 
 from __future__ import annotations
@@ -144,7 +144,7 @@ def summarize_routes(rows: Iterable[Mapping[str, Any]]) -> RouteSummary:
 def load_result_rows(path: str | Path) -> Iterator[dict[str, Any]]:
     """Result rows from a JSONL file, streamed. A line that is not a JSON object with a ``status``
     (a task line, say: the wrong file) is bad input naming its line."""
-    from oracle.tasks.limits import DEFAULT_LIMITS
+    from oracle.tasks._limits import DEFAULT_LIMITS
     from oracle.tasks.files import check_input_file, decode_json, read_lines
 
     checked = check_input_file(path)
@@ -160,38 +160,3 @@ def load_result_rows(path: str | Path) -> Iterator[dict[str, Any]]:
                                           "oracle evaluate --json); this one has no status", field="(line)",
                                           line=number, source=str(path))
             yield row
-
-
-def _pct(rate: float | None) -> str:
-    return "-" if rate is None else f"{100 * rate:.1f}%"
-
-
-def _table(header: list[str], rows: list[list[str]]) -> list[str]:
-    widths = [max(len(str(c)) for c in col) for col in zip(header, *rows)]
-    line = lambda cells: "  ".join(str(c).ljust(w) for c, w in zip(cells, widths)).rstrip()  # noqa: E731
-    return [line(header), line(["-" * w for w in widths])] + [line(r) for r in rows]
-
-
-def render_route_summary(summary: RouteSummary) -> str:
-    """A plain-text report of ``summary`` (tables, no colour)."""
-    s = summary
-    out = [f"rows: {s.rows}  routed: {s.routed}  unrouted (invalid input or crash): {s.unrouted}",
-           f"fallback: {s.fallbacks} ({_pct(s.fallback_rate)})  override: {s.overrides} ({_pct(s.override_rate)})  "
-           f"low confidence: {s.low_confidence} ({_pct(s.low_confidence_rate)})  "
-           f"escalated: {s.escalated} ({_pct(s.escalation_rate)})", ""]
-    out += _table(["evaluator", "rows", "share", "low conf", "escalated"],
-                  [[k, str(v), _pct(_rate(v, s.routed)), _pct(s.by_evaluator[k].low_confidence_rate),
-                    _pct(s.by_evaluator[k].escalation_rate)] for k, v in s.evaluators.items()])
-    out += [""] + _table(["confidence", "rows", ""],
-                         [[f"{i / CONFIDENCE_BINS:.1f}-{(i + 1) / CONFIDENCE_BINS:.1f}", str(n),
-                           "#" * round(40 * n / max(1, max(s.confidence_histogram)))]
-                          for i, n in enumerate(s.confidence_histogram)])
-    out += [""] + _table(["policy", "votes", "agreed", "agreement", "abstained"],
-                         [[k, str(p.votes), str(p.agreed), _pct(p.agreement), str(p.abstained)]
-                          for k, p in s.policies.items()])
-    if s.by_escalation_reason:
-        out += [""] + _table(["escalation reason", "rows", "low conf"],
-                             [[k, str(g.rows), _pct(g.low_confidence_rate)] for k, g in s.by_escalation_reason.items()])
-    if s.history_snapshots:
-        out += [""] + [f"history snapshot {h[:16]}: {n} rows" for h, n in s.history_snapshots.items()]
-    return "\n".join(out)

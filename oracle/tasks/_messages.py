@@ -17,7 +17,7 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, ValidationError
 from pydantic_core import PydanticCustomError
 
-from oracle._internal.validation_errors import NAMED_FIELD_ERROR, _dotted
+from oracle.tasks._validation_errors import NAMED_FIELD_ERROR, _dotted
 
 _OPEN = ConfigDict(extra="ignore", frozen=True)
 

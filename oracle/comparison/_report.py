@@ -20,7 +20,7 @@ from typing import Any, Sequence
 from oracle._internal.safe_files import write_atomic
 from oracle.comparison.records import RunRecord
 from oracle.comparison.summary import CompareSummary
-from oracle.comparison.table import COLUMNS, row
+from oracle.comparison._table import COLUMNS, row
 
 INSTALL_HINT = "the report needs matplotlib: pip install 'oracle-router[report]'"
 

@@ -1,6 +1,6 @@
 """Agreement, intervals, kappa and stability figures: pure functions over run records.
 
-Agreement per label kind (oracle/comparison/labels.py): ``passed``, each labelled candidate's
+Agreement per label kind (oracle/comparison/_labels.py): ``passed``, each labelled candidate's
 would-pass verdict equals its label; ``best``, the arm's top-1 candidate is among the preferred;
 ``answers``, the chosen option equals the labelled one. A unit without a verdict (abstained,
 unparsed, failed) is counted apart, never as wrong and never as right: agreement is over the units
@@ -19,7 +19,7 @@ from typing import Any, Iterable, Sequence
 
 import numpy as np
 
-from oracle.comparison.labels import LabelledItem
+from oracle.comparison._labels import LabelledItem
 from oracle.comparison.records import RunRecord
 
 BOOTSTRAP_SAMPLES = 2000

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from typing import Any, Sequence
 
-from oracle.comparison.labels import LabelledItem, check_label
+from oracle.comparison._labels import LabelledItem, check_label
 from oracle.config.model import OracleConfig
 from oracle.errors import TaskValidationError
 

@@ -16,7 +16,7 @@ from typing import Any, Sequence
 
 from oracle._internal.safe_files import write_atomic
 from oracle._internal.canonical import sha256_json
-from oracle.comparison.labels import LabelledItem
+from oracle.comparison._labels import LabelledItem
 from oracle.comparison.records import run_key
 from oracle.errors import TaskValidationError
 

@@ -1,15 +1,16 @@
-"""Strategies read configuration only from their context, and the Oracle never edits their results."""
+"""Evaluators read configuration only from their context, and the Oracle never edits their results."""
 
 from __future__ import annotations
 
 import asyncio
 import json
 
-import oracle.strategies.protocol as strategy_module
+import oracle._evaluators as evaluators_module
 from oracle import Oracle
 from oracle.config.model import OracleConfig
 from oracle.results.result import EvaluationResult, Status
-from oracle.strategies.protocol import EvaluationContext, strategy_factory
+from oracle._evaluators import evaluator_factory
+from oracle.strategies.protocol import EvaluationContext
 from oracle.tasks.task import Task, TaskInput, Trajectory
 from tests.plugins.scripted_server import chat_reply
 
@@ -18,7 +19,7 @@ ANSWERS = (Trajectory(id="a", answer="Rayleigh scattering."),)
 
 
 class KeepsItsResult:
-    """A strategy that keeps the object it returned (a cache would) and leaves latency/provenance empty."""
+    """An evaluator that keeps the object it returned (a cache would) and leaves latency/provenance empty."""
 
     name = "keeps_result"
     version = "0.1"
@@ -30,33 +31,33 @@ class KeepsItsResult:
         return {"name": self.name, "version": self.version}
 
     async def evaluate(self, ctx: EvaluationContext) -> EvaluationResult:
-        result = EvaluationResult(evaluator="llm_judge", status=Status.ok, best=["a"], ranking=["a"])
+        result = EvaluationResult(evaluator="keeps_result", status=Status.ok, best=["a"], ranking=["a"])
         self.returned.append(result)
         return result
 
 
-def test_the_oracle_fills_gaps_on_a_copy_never_on_the_strategys_object(monkeypatch):
+def test_the_oracle_fills_gaps_on_a_copy_never_on_the_evaluators_object(monkeypatch):
     keeper = KeepsItsResult()
-    monkeypatch.setitem(strategy_module._REGISTRY, "keeps_result", lambda: keeper)
+    monkeypatch.setitem(evaluators_module._REGISTERED, "keeps_result", lambda: keeper)
     oracle = Oracle(OracleConfig())
     item = TaskInput(task=TASK, trajectories=list(ANSWERS))
     route = oracle.route(item)
-    out = asyncio.run(oracle.run_strategy(item, route, "keeps_result"))
+    out = asyncio.run(oracle.run_evaluator(item, route, "keeps_result"))
     kept = keeper.returned[0]
     assert out is not kept
     assert out.latency_ms > 0 and out.provenance.config_hash == oracle.config.hash()
-    assert out.provenance.strategy == {"name": "keeps_result", "version": "0.1"}
-    # The strategy's own object is exactly what it made.
+    assert out.provenance.evaluator == {"name": "keeps_result", "version": "0.1"}
+    # The evaluator's own object is exactly what it made.
     assert kept.latency_ms == 0 or kept.latency_ms is None
-    assert not kept.provenance.config_hash and not kept.provenance.strategy
+    assert not kept.provenance.config_hash and not kept.provenance.evaluator
 
 
-def test_built_in_strategies_take_no_settings_at_construction():
+def test_built_in_evaluators_take_no_settings_at_construction():
     for kind in ("verifier", "decision_judge", "llm_judge"):
-        factory = strategy_factory(kind)
+        factory = evaluator_factory(kind)
         assert factory is not None
-        strategy = factory()  # a factory takes no config: there is nothing to disagree with the context
-        assert strategy.spec(OracleConfig()) == {"name": kind, "version": strategy.version}
+        evaluator = factory()  # a factory takes no config: there is nothing to disagree with the context
+        assert evaluator.spec(OracleConfig()) == {"name": kind, "version": evaluator.version}
 
 
 def test_what_spec_reports_is_what_ran(scripted_server):
@@ -65,10 +66,10 @@ def test_what_spec_reports_is_what_ran(scripted_server):
         {"criteria": {"c1": {"rationale": "fine", "score": 4}}})))
     cfg = OracleConfig(providers={"judge": scripted_server.provider_settings()},
                        llm_judge={"logprobs": False, "repeats": 2})
-    judge = strategy_factory("llm_judge")()
+    judge = evaluator_factory("llm_judge")()
     result = asyncio.run(judge.evaluate(EvaluationContext(task=TASK, trajectories=ANSWERS, config=cfg)))
     assert result.status == Status.ok
     assert len(scripted_server.requests) == 2  # repeats=2 from the context's config really ran
-    assert result.provenance.strategy == judge.spec(cfg)
+    assert result.provenance.evaluator == judge.spec(cfg)
     assert judge.spec(cfg)["repeats"] == 2 and "repeats" not in judge.spec(OracleConfig())
     assert scripted_server.settle_connections(0) == 0  # its own pool, closed when evaluate returned

@@ -1,0 +1,323 @@
+"""Tables and summaries for people, through rich: in colour on a terminal, plain text elsewhere.
+
+The one renderer of the CLI's human-readable output (``route``, ``evaluate``, ``resume``,
+``batch``, ``compare``, ``routes summary``, ``escalations list``). The library hands over data (a
+route, a result, a summary, table cells); this module lays it out as a list of blocks (lines and
+tables) and ``show`` prints them. On a terminal rich draws them in colour at the terminal's width,
+letting the free-text columns wrap. When stdout is not a terminal, or ``NO_COLOR`` is set, the same
+lines and columns come out as plain ASCII: no colour, no wrapping, no trailing spaces, so a script
+or a test reads one layout whatever screen it was started from.
+"""
+
+from __future__ import annotations
+
+import io
+import os
+import sys
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, Iterable, Mapping, Sequence, TextIO, Union
+
+from rich import box
+from rich.console import Console
+from rich.table import Table
+from rich.text import Text
+
+if TYPE_CHECKING:  # annotations only: `oracle route` should not build the result models
+    from oracle.comparison.summary import CompareSummary
+    from oracle.escalation.store import StoredEscalation
+    from oracle.results.result import OracleResult
+    from oracle.routing.route import Route
+    from oracle.routing._summary import RouteSummary
+
+PLAIN_BOX = box.Box("    \n    \n -- \n    \n    \n -- \n    \n    \n", ascii=True)
+"""rich's SIMPLE box in ASCII: a rule under the header and one above the footer, nothing else."""
+PLAIN_WIDTH = 10_000
+"""Plain output is laid out at this width, wider than any line it holds: it never wraps."""
+WHY_CHARS = 140
+"""A candidate's reason is cut here: the evidence is in ``--json``, the table says why in a line."""
+
+
+@dataclass(frozen=True)
+class Col:
+    """A column: its header, whether it holds numbers (right-aligned) or free text (wraps on a
+    terminal; every other column keeps its cells on one line), and its footer cell."""
+
+    header: str
+    numeric: bool = False
+    text: bool = False
+    footer: str = ""
+
+
+@dataclass(frozen=True)
+class Grid:
+    """A table as data; ``show`` builds the rich table for the output it goes to."""
+
+    columns: Sequence[Col]
+    rows: Sequence[Sequence[str | Text]]
+    footer: bool = False
+
+
+Block = Union[Text, Grid]
+BLANK = Text("")
+"""An empty line between blocks."""
+
+
+def plain_output(stream: TextIO) -> bool:
+    """Plain text when ``stream`` is not a terminal or ``NO_COLOR`` is set (no-color.org)."""
+    if os.environ.get("NO_COLOR"):
+        return True
+    # Under a live progress bar sharing the screen, stdout is rich's proxy (it draws what is
+    # written above the bar); the terminal is the file behind it.
+    stream = getattr(stream, "rich_proxied_file", stream)
+    isatty = getattr(stream, "isatty", None)
+    try:
+        return not (callable(isatty) and isatty())
+    except ValueError:  # a closed stream
+        return True
+
+
+def _table(grid: Grid, plain: bool) -> Table:
+    table = Table(box=PLAIN_BOX if plain else box.SIMPLE, show_edge=False, pad_edge=False, padding=(0, 1, 0, 0),
+                  show_footer=grid.footer, header_style="" if plain else "bold",
+                  footer_style="" if plain else "bold")
+    for col in grid.columns:
+        table.add_column(col.header, footer=col.footer, justify="right" if col.numeric else "left",
+                         no_wrap=plain or not col.text, overflow="fold")
+    for row in grid.rows:
+        table.add_row(*row)
+    return table
+
+
+def _console(stream: TextIO, plain: bool) -> Console:
+    if plain:
+        return Console(file=stream, width=PLAIN_WIDTH, color_system=None, force_terminal=False,
+                       highlight=False, markup=False, emoji=False, legacy_windows=False)
+    return Console(file=stream, highlight=False, markup=False, emoji=False)
+
+
+def plain_text(blocks: Iterable[Block]) -> str:
+    """The blocks as plain text: what a pipe or a file receives."""
+    buf = io.StringIO()
+    console = _console(buf, plain=True)
+    for block in blocks:
+        console.print(_table(block, True) if isinstance(block, Grid) else block)
+    return "\n".join(line.rstrip() for line in buf.getvalue().splitlines())
+
+
+def show(blocks: Sequence[Block], stream: TextIO | None = None) -> None:
+    """Print ``blocks`` on ``stream`` (default: stdout as it is now, so text printed under a live
+    progress bar is drawn above it), in colour or plain (``plain_output``)."""
+    stream = stream or sys.stdout
+    if plain_output(stream):
+        stream.write(plain_text(blocks) + "\n")
+        return
+    console = _console(stream, plain=False)
+    for block in blocks:
+        console.print(_table(block, False) if isinstance(block, Grid) else block)
+
+
+def _line(*parts: str | tuple[str, str]) -> Text:
+    """A line from plain strings and (text, style) pairs."""
+    text = Text()
+    for part in parts:
+        if isinstance(part, tuple):
+            text.append(*part)
+        else:
+            text.append(part)
+    return text
+
+
+# -- route and result ------------------------------------------------------------------------------
+
+def route_blocks(route: Route, task_id: str) -> list[Block]:
+    """The route and its trace: every vote with its weight and spread, the abstentions, the totals."""
+    blocks: list[Block] = [_line(f"task {task_id}: -> ", (route.evaluator or "NONE", "bold"),
+                                 f"  confidence {route.confidence:.3f}",
+                                 ("  [override]", "cyan") if route.override else "",
+                                 ("  [LOW CONFIDENCE]", "bold yellow") if route.low_confidence else "")]
+    if route.fallback:
+        blocks.append(_line((f"fallback: {route.fallback}", "yellow")))
+    rows: list[Sequence[str | Text]] = [
+        [v.policy, f"{v.weight:g}", f"{v.scores['verifier']:.2f}", f"{v.scores['decision_judge']:.2f}",
+         f"{v.scores['llm_judge']:.2f}", v.reason] for v in route.votes]
+    rows += [[Text(name, style="dim"), "-", "-", "-", "-", Text("abstained", style="dim")] for name in route.abstained]
+    totals = route.totals
+    blocks.append(Grid([Col("policy", footer="TOTAL"), Col("weight", numeric=True),
+                        Col("verifier", numeric=True, footer=f"{totals['verifier']:.2f}"),
+                        Col("decision", numeric=True, footer=f"{totals['decision_judge']:.2f}"),
+                        Col("llm_judge", numeric=True, footer=f"{totals['llm_judge']:.2f}"),
+                        Col("reason", text=True)], rows, footer=True))
+    gates = [f"{g.evaluator}: {g.reason}" for g in route.gates if not g.feasible]
+    if gates:
+        blocks.append(_line("infeasible: " + "; ".join(gates)))
+    blocks.append(_line((f"config {route.config_hash}  schema {route.schema_version}  {route.elapsed_us:.0f} us",
+                         "dim")))
+    return blocks
+
+
+def why(details: Mapping[str, Any]) -> str:
+    """A one-line reason per candidate: the evaluator's summary, else its answers or criteria."""
+    if details.get("summary"):
+        return str(details["summary"])
+    if isinstance(details.get("questions"), list):
+        return "  ".join(f"{q.get('question_id')}={q.get('selected')} ({q.get('confidence') or 0:.2f})"
+                         for q in details["questions"] if isinstance(q, dict))
+    criteria = details.get("criteria")
+    rows = list(criteria.values()) if isinstance(criteria, dict) else criteria
+    if isinstance(rows, list):
+        parts = []
+        for c in rows:
+            if not isinstance(c, dict):
+                continue
+            value = c.get("score", c.get("probability"))
+            shown = "-" if value is None else (f"{value:.2f}" if isinstance(value, float) else str(value))
+            parts.append(f"{str(c.get('criterion', '?'))[:28]}: {shown}")
+        return "  ".join(parts)
+    return ""
+
+
+def _verdict(passed: bool | None) -> str | Text:
+    if passed is None:
+        return "-"
+    return Text("PASS", style="green") if passed else Text("FAIL", style="bold red")
+
+
+def _status(value: str) -> Text:
+    return Text(value, style="green" if value == "ok" else "yellow" if value in ("pending", "escalated") else "red")
+
+
+def result_blocks(res: OracleResult, *, show_route: bool = True) -> list[Block]:
+    """The result for people; ``show_route=False`` (``oracle evaluate --no-route``) replaces the
+    routing table with one line naming the evaluator, for reading many verdicts at once."""
+    route = res.route
+    blocks: list[Block] = (route_blocks(route, res.task_id) if show_route
+                           else [_line(f"task {res.task_id}: ", (route.evaluator or "NONE", "bold"),
+                                       f" (route confidence {route.confidence:.3f})")])
+    status = _line("status: ")
+    status.append_text(_status(res.status.value))
+    r = res.result
+    run = r.provenance.execution if r is not None else None
+    if run is not None and run.integrity:
+        sandbox = f", {run.backend} sandbox ({run.isolation_level})" if run.backend else ""
+        status.append(f"  integrity: {run.integrity}{sandbox}")
+    blocks.append(status)
+    if r is not None:
+        if r.error:
+            blocks.append(_line((f"error: {r.error.type}: {r.error.message}", "red")))
+        rows: list[Sequence[str | Text]] = [[c.id, "-" if c.score is None else f"{c.score:.3f}", _verdict(c.passed), _status(c.status.value),
+                                              why(c.details)[:WHY_CHARS]] for c in r.candidates]
+        if rows:
+            blocks.append(Grid([Col("candidate"), Col("score", numeric=True), Col("passed"), Col("status"),
+                                Col("why", text=True)], rows))
+        cost = "unknown" if r.cost_usd is None else f"${r.cost_usd:.6f}"
+        blocks.append(_line(f"best: {', '.join(r.best) or '-'}  ranking: {' > '.join(r.ranking) or '-'}  "
+                            f"calls {r.calls}  cost {cost}  {r.latency_ms:.0f} ms"))
+    if res.escalation:
+        e = res.escalation
+        blocks.append(_line((f"ESCALATION [{e.reason}{', blocking' if e.blocking else ''}]", "bold yellow"),
+                            f" {e.id}: {e.question}" + (f"  options: {e.options}" if e.options else "")))
+    return blocks
+
+
+# -- batch summary ---------------------------------------------------------------------------------
+
+def _fmt(value: float | None, spec: str) -> str:
+    return "-" if value is None else format(value, spec)
+
+
+def batch_summary_blocks(summary: Mapping[str, Any]) -> list[Block]:
+    """Per evaluator: rows, pass rate (of the rows with a verdict), failures, escalations, cost
+    (rows whose cost is unknown counted apart, never as 0), latency p50/p95 (oracle.batch.summary)."""
+    rows = []
+    for name, s in summary["evaluators"].items():
+        cost = _fmt(s["cost_usd"], ".4f") + (f" (+{s['cost_unknown']} unknown)" if s["cost_unknown"] else "")
+        rows.append([name, str(s["count"]),
+                     "-" if s["pass_rate"] is None else f"{s['pass_rate']:.1%} of {s['judged']}",
+                     str(s["failures"]), str(s["escalations"]), cost,
+                     _fmt(s["latency_p50_ms"], ".1f"), _fmt(s["latency_p95_ms"], ".1f")])
+    columns = [Col("evaluator"), *(Col(h, numeric=True) for h in ("count", "pass rate", "failures", "escalations",
+                                                                  "cost USD", "p50 ms", "p95 ms"))]
+    return [Grid(columns, rows), _line(f"{summary['rows']} rows")]
+
+
+# -- comparison ------------------------------------------------------------------------------------
+
+def _num(value: float | None, digits: int = 3) -> str:
+    return "n/a" if value is None else f"{value:.{digits}f}"
+
+
+def comparison_blocks(summary: CompareSummary) -> list[Block]:
+    """One row per arm (oracle.comparison._table), then the routing figures and what was n/a."""
+    from oracle.comparison._table import COLUMNS, row
+
+    blocks: list[Block] = [
+        _line(f"{summary.items} items, repeats={summary.repeats}, orders={','.join(summary.orders)}, "
+              f"seed={summary.seed}"),
+        Grid([Col(COLUMNS[0]), *(Col(name, numeric=True) for name in COLUMNS[1:])], [row(a) for a in summary.results])]
+    gap = summary.routing_gap
+    if gap is not None:
+        blocks.append(_line(f"routing (item-macro over {gap.items} items): routed {_num(gap.routed)}, best single "
+                            f"arm {gap.best_single_arm} {_num(gap.best_single_arm_agreement)}, per-item best "
+                            f"{_num(gap.per_item_best)}"))
+    for a in summary.results:
+        if a.routing_accuracy is not None:
+            blocks.append(_line(f"routing accuracy: {a.routing_accuracy:.3f} over {a.routing_labelled} labelled "
+                                f"items (routes: {', '.join(f'{k} {v}' for k, v in a.routes.items())})"))
+    for a in summary.results:
+        for reason, count in a.not_applicable_reasons.items():
+            blocks.append(_line(f"n/a {a.arm} x{count}: {reason}"))
+    if any(a.cost_per_100_items_usd is None and a.runs for a in summary.results):
+        blocks.append(_line("$/100 items n/a: a price is unknown (providers.prices), so the cost is unknown, not 0"))
+    return blocks
+
+
+# -- routes summary --------------------------------------------------------------------------------
+
+def _pct(rate: float | None) -> str:
+    return "-" if rate is None else f"{100 * rate:.1f}%"
+
+
+def _share(part: int, whole: int) -> float | None:
+    return part / whole if whole else None
+
+
+def route_summary_blocks(summary: RouteSummary) -> list[Block]:
+    """What the router did over a results file (oracle.routing._summary)."""
+    from oracle.routing._summary import CONFIDENCE_BINS
+
+    s = summary
+    blank = BLANK
+    blocks: list[Block] = [
+        _line(f"rows: {s.rows}  routed: {s.routed}  unrouted (invalid input or crash): {s.unrouted}"),
+        _line(f"fallback: {s.fallbacks} ({_pct(s.fallback_rate)})  override: {s.overrides} ({_pct(s.override_rate)})  "
+              f"low confidence: {s.low_confidence} ({_pct(s.low_confidence_rate)})  "
+              f"escalated: {s.escalated} ({_pct(s.escalation_rate)})"), blank,
+        Grid([Col("evaluator"), Col("rows", numeric=True), Col("share", numeric=True), Col("low conf", numeric=True),
+              Col("escalated", numeric=True)],
+             [[k, str(v), _pct(_share(v, s.routed)), _pct(s.by_evaluator[k].low_confidence_rate),
+               _pct(s.by_evaluator[k].escalation_rate)] for k, v in s.evaluators.items()]), blank]
+    peak = max(1, max(s.confidence_histogram))
+    blocks += [Grid([Col("confidence"), Col("rows", numeric=True), Col("")],
+                    [[f"{i / CONFIDENCE_BINS:.1f}-{(i + 1) / CONFIDENCE_BINS:.1f}", str(n),
+                      Text("#" * round(40 * n / peak), style="cyan")]
+                     for i, n in enumerate(s.confidence_histogram)]), blank]
+    blocks.append(Grid([Col("policy"), Col("votes", numeric=True), Col("agreed", numeric=True),
+                        Col("agreement", numeric=True), Col("abstained", numeric=True)],
+                       [[k, str(p.votes), str(p.agreed), _pct(p.agreement), str(p.abstained)]
+                        for k, p in s.policies.items()]))
+    if s.by_escalation_reason:
+        blocks += [blank, Grid([Col("escalation reason"), Col("rows", numeric=True), Col("low conf", numeric=True)],
+                               [[k, str(g.rows), _pct(g.low_confidence_rate)]
+                                for k, g in s.by_escalation_reason.items()])]
+    if s.history_snapshots:
+        blocks += [blank, *(_line(f"history snapshot {h[:16]}: {n} rows") for h, n in s.history_snapshots.items())]
+    return blocks
+
+
+# -- escalations -----------------------------------------------------------------------------------
+
+def escalation_list_blocks(entries: Sequence[StoredEscalation]) -> list[Block]:
+    """One row per stored request: id, state, reason, whether it blocks the verdict, task."""
+    return [Grid([Col("id"), Col("state"), Col("reason"), Col("request"), Col("task", text=True)],
+                 [[e.id, e.state, e.request.reason, "blocking" if e.request.blocking else "advisory", e.task_id]
+                  for e in entries])]
