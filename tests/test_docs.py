@@ -89,11 +89,13 @@ def test_mkdocs_build_strict_passes(tmp_path):
                  "models", "escalation", "batch", "comparisons", "calibration", "integrations", "serve",
                  "cli", "library", "contributing"):
         assert (site / page / "index.html").is_file(), page
+    members = {}
     for module in reference.reference_modules():
         html = (site / "reference" / module / "index.html").read_text(encoding="utf-8")
         assert f'id="{module}"' in html, module
-        if module.startswith("oracle.strategies"):  # a mapped folder's members are rendered
-            assert f'id="{module}.' in html, module
+        members[module] = f'id="{module}.' in html
+    for mapped in ("oracle.policies", "oracle.strategies"):  # the mapped folders' members are rendered
+        assert any(has for module, has in members.items() if module.startswith(mapped)), mapped
     top = (site / "reference" / "oracle" / "index.html").read_text(encoding="utf-8")
     for name in _all_of_oracle():
         assert f'id="oracle.{name}"' in top, name
@@ -133,3 +135,16 @@ def test_user_docs_name_no_issue_numbers_or_commit_ids():
         # outputs are 16 or 64 long)
         for word in re.findall(r"\b[0-9a-f]{7,12}\b", text):
             assert not (re.search(r"\d", word) and re.search(r"[a-f]", word)), (page.name, word)
+
+
+def test_the_readme_test_command_installs_what_ci_installs():
+    """.ci/run installs the extras the README's second command names, then runs its pytest line."""
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    ci = (ROOT / ".ci" / "run").read_text(encoding="utf-8")
+    extras = re.compile(r"pip install (?:-q )?-e '\.\[([^\]]+)\]'")
+    command = next(line for line in readme.splitlines() if line.endswith("python3 -m pytest -q"))
+    (readme_extras,) = extras.findall(command)
+    (ci_extras,) = extras.findall(ci)
+    assert set(readme_extras.split(",")) == set(ci_extras.split(","))
+    assert "docs" in readme_extras.split(",")
+    assert re.search(r"^python3 -m pytest -q$", ci, re.MULTILINE)

