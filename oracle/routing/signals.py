@@ -134,8 +134,10 @@ def _joined_prefix(texts: list[str], limit: int) -> str:
 
 
 def _share(part: int, whole: int) -> float:
-    """``part / whole`` rounded to 6 digits; 0 when ``whole`` is 0."""
-    return round(part / whole, 6) if whole else 0.0
+    """``part / whole`` rounded to 6 digits; 0 when ``whole`` is 0 (none and all are exact already)."""
+    if part == 0 or whole == 0:
+        return 0.0
+    return 1.0 if part == whole else round(part / whole, 6)
 
 
 def extract(task: Task, trajectories: Sequence[Trajectory], *, history: Mapping[str, float] | None = None,
@@ -201,8 +203,8 @@ def extract(task: Task, trajectories: Sequence[Trajectory], *, history: Mapping[
         yes_no_criteria_share=_share(yes_no, n_criteria),
         has_closed_question=n_questions > 0 or (n_criteria > 0 and yes_no == n_criteria),
         difficulty=task.difficulty,
-        verifiable_cue_density=round(n_verifiable / n_words, 6),
-        judgment_cue_density=round(n_judgment / n_words, 6),
+        verifiable_cue_density=_share(n_verifiable, n_words),
+        judgment_cue_density=_share(n_judgment, n_words),
         asks_graded_scale=graded,
         asks_rationale=rationale,
         prompt_chars=len(prompt),
