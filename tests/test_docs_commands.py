@@ -112,6 +112,7 @@ EXPECT: dict[tuple[str, str], Expect] = {
     ("docs/cli.md", "oracle evaluate docs/examples/tasks.jsonl --json -q --progress"):
         Expect(stdout=r'"task_id": ?"sum-digits"'),
     ("docs/cli.md", "oracle evaluate docs/examples/tasks.jsonl --strict"): Expect(),
+    ("docs/cli.md", "oracle route examples/n_plus_one/task.json | head -5"): Expect(),
     ("docs/comparisons.md", "oracle compare docs/examples/labelled.jsonl -o cmp --arms verifier,routed,baseline"):
         Expect(stdout=r"routing accuracy: 1\.000"),
     ("docs/comparisons.md", "oracle compare --import halueval --limit 40 --arms decision_judge,llm_judge,baseline "
@@ -185,7 +186,7 @@ def every_command() -> list[Command]:
 
 def oracle_argv(text: str) -> list[str] | None:
     """The arguments after ``oracle`` (environment assignments before it skipped), or None."""
-    words = shlex.split(text.rstrip("&").strip())
+    words = shlex.split(text.rstrip("&").split(" | ")[0].strip())
     while words and _ENV_ASSIGNMENT.match(words[0]):
         words.pop(0)
     return words[1:] if words and words[0] == "oracle" else None
