@@ -1,6 +1,6 @@
 """The table of a comparison as cells: one row per arm, the figures a paper's table reports.
 
-Shared by the terminal table (oracle/cli/render.py) and the HTML report (oracle/comparison/report.py),
+Shared by the terminal table (oracle/cli/render.py) and the HTML report (oracle/comparison/_report.py),
 so both show the same figures formatted the same way."""
 
 from __future__ import annotations
