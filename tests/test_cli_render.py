@@ -140,10 +140,12 @@ def test_evaluate_shows_every_figure_of_the_result(tmp_path):
     assert text.endswith("\n\n")  # a blank line after each task
 
 
-def test_the_readme_sample_is_what_oracle_route_prints():
-    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+def test_the_docs_sample_is_what_oracle_route_prints():
+    """docs/cli.md shows the plain layout line for line (tests/test_docs_commands.py checks the
+    other samples with the spacing and the timings left aside)."""
+    page = (ROOT / "docs" / "cli.md").read_text(encoding="utf-8")
     command = "$ oracle route examples/n_plus_one/task.json | head -5"
-    block = readme.split(command + "\n", 1)[1].split("```", 1)[0].splitlines()
+    block = page.split(command + "\n", 1)[1].split("```", 1)[0].splitlines()
     out = subprocess.run([sys.executable, "-m", "oracle", "route", str(TASK)], capture_output=True, text=True,
                          cwd=ROOT, timeout=120)
     assert out.returncode == 0, out.stderr

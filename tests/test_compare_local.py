@@ -73,7 +73,7 @@ def test_every_arm_on_code_and_yes_no_items_writes_all_files(local_model, shared
 
 
 def test_halueval_decision_vs_llm_judge_is_one_command(local_model, shared_data, tmp_path, capsys):
-    """The README's HaluEval comparison, at CI size (4 items, 2 repeats, both option orders)."""
+    """The HaluEval comparison of docs/comparisons.md, at CI size (4 items, 2 repeats, both option orders)."""
     data = shared_data("suite/reserved_keys.json").parent.parent
     cfg = tmp_path / "local.yaml"
     cfg.write_text(json.dumps(_config_data(local_model)))

@@ -1,5 +1,5 @@
-"""README's "Framework adapters and tracing" snippets run as written, offline (network namespace
-with loopback only, DeepEval telemetry off), each in a fresh interpreter."""
+"""The snippets of the integrations page (docs/integrations.md) run as written, offline (network
+namespace with loopback only, DeepEval telemetry off), each in a fresh interpreter."""
 
 from __future__ import annotations
 
@@ -13,17 +13,14 @@ from tests.integrations_support import offline_command, offline_env, require
 
 pytestmark = [pytest.mark.sandbox, pytest.mark.slow]
 ROOT = Path(__file__).resolve().parent.parent
-SECTION = "## Framework adapters and tracing"
+PAGE = ROOT / "docs" / "integrations.md"
 
 
 def snippets() -> dict[str, str]:
-    """Each python block of the section, keyed by the ### heading above it."""
-    text = (ROOT / "README.md").read_text()
-    start = text.index(SECTION)
-    end = text.find("\n## ", start + len(SECTION))
-    section = text[start:end if end != -1 else len(text)]
+    """Each python block of the page, keyed by the ## heading above it."""
+    text = PAGE.read_text(encoding="utf-8")
     out: dict[str, str] = {}
-    for part in re.split(r"\n### ", section)[1:]:
+    for part in re.split(r"\n## ", text)[1:]:
         heading = part.splitlines()[0]
         blocks = re.findall(r"```python\n(.*?)```", part, re.DOTALL)
         assert len(blocks) == 1, f"{heading}: expected one python block"
