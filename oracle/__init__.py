@@ -32,6 +32,7 @@ The names in ``__all__`` are public, and these modules (pinned by tests/test_pub
     oracle.integrations  oracle.integrations.sample  oracle.integrations.inspect
     oracle.integrations.pydantic_evals  oracle.integrations.langsmith  oracle.integrations.deepeval
                                                      framework adapters (each an optional extra)
+    oracle.integrations.opentelemetry                tracing scoped to a block (use_tracer_provider)
     oracle.local_model                               the embedded local model (local-model extra)
 
 Every other module is private and may change without notice: its name or a parent package's starts

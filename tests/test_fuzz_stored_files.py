@@ -306,6 +306,70 @@ def test_mutated_escalation_rows_in_process(base, base_row, data):
             _check(code, err, "esc.sqlite", argv)
 
 
+def _edited_row(base: Path, db: Path, state: str, **columns: Callable[[dict], Any]) -> None:
+    """Copy the base store to ``db`` and set each named JSON column to ``edit(parsed column)``."""
+    shutil.copy(base / "esc.sqlite", db)
+    conn = sqlite3.connect(db)
+    try:
+        row = conn.execute("SELECT request, task_input FROM escalations").fetchone()
+        parsed = {"request": json.loads(row[0]), "task_input": json.loads(row[1]), "answer": None}
+    finally:
+        conn.close()
+    for column, edit in columns.items():
+        assert _apply_row_edit(db, column, json.dumps(edit(parsed[column])), state)
+
+
+def _with(doc: Any, path: tuple, value: Any) -> Any:
+    return _replace(doc, path, value)
+
+
+_ANSWER = {"text": "x", "choice": "yes", "answered_by": "me"}
+
+# Stored rows found by the fuzz test above (the first) and by a sweep over every place of the
+# request, answer and task columns (the rest): each is refused naming the store, by every reader
+# or by the one it reaches (the others exit 0 or refuse it the same way).
+_ROW_CASES = {
+    "request-empty-option": ("pending", {"request": lambda r: _with(r, ("options",), ["", "no"])},
+                             "options[0]: empty"),
+    "request-other-options": ("pending", {"request": lambda r: _with(r, ("options",), ["abc", "no"])},
+                              "choice: 'yes' is not one of ['abc', 'no']"),
+    "request-other-id": ("pending", {"request": lambda r: _with(r, ("id",), "esc-ffff")}, "not the row's id"),
+    "answer-choice-not-an-option": ("answered", {"answer": lambda _: {**_ANSWER, "choice": "maybe"}},
+                                    "answer: choice: 'maybe' is not one of"),
+    "answer-nothing-given": ("answered", {"answer": lambda _: {"text": " ", "choice": None}},
+                             "give a text or a choice"),
+    "task-human-answers-not-a-list": (
+        "answered", {"answer": lambda _: _ANSWER,
+                     "task_input": lambda t: _with(t, ("task", "metadata"), {"human_answers": 5})},
+        "task.metadata.human_answers: int, not a list"),
+}
+
+
+@pytest.mark.parametrize("case", sorted(_ROW_CASES))
+def test_stored_rows_that_do_not_fit_are_refused_naming_the_store(base, tmp_path, case):
+    state, columns, reason = _ROW_CASES[case]
+    db = tmp_path / "esc.sqlite"
+    _edited_row(base, db, state, **columns)
+    refusals = []
+    for argv in ESC_READERS:
+        code, _, err = _quiet_main(*argv, "--store", str(db))
+        _check(code, err, "esc.sqlite", argv)
+        if code == 2:
+            assert str(db) in err, err
+            refusals.append(err)
+    assert any(reason in err for err in refusals), refusals
+
+
+def test_the_store_files_no_request_it_would_refuse_to_read(tmp_path):
+    from oracle.escalation.store import EscalationStore
+    from tests.test_escalation_store_concurrency import _file
+
+    with EscalationStore(tmp_path / "esc.sqlite") as store:
+        with pytest.raises(ValueError, match=r"request: options\[1\]: empty"):
+            _file(store, ESC_ID, options=["yes", ""])
+        assert store.count() == 0
+
+
 # -- the same mutations as real subprocesses (real stdout, real exit codes) -----------------------
 
 _SUBPROCESS_CASES: list[tuple[str, str]] = [

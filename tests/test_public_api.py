@@ -84,6 +84,7 @@ PUBLIC_MODULES = {
     "oracle.comparison", "oracle.comparison.api", "oracle.comparison.summary", "oracle.comparison.records",
     "oracle.integrations", "oracle.integrations.sample", "oracle.integrations.inspect",
     "oracle.integrations.pydantic_evals", "oracle.integrations.langsmith", "oracle.integrations.deepeval",
+    "oracle.integrations.opentelemetry",
     "oracle.local_model",
 }
 """The public modules, as oracle/__init__.py lists them. Adding one is a promise: add it to both."""
@@ -214,3 +215,29 @@ def test_examples_use_only_the_public_api():
                 if isinstance(node, ast.ImportFrom):
                     private = [a.name for a in node.names if a.name.startswith("_")]
                     assert not private, f"{script.relative_to(ROOT)}: imports private names {private}"
+
+
+def test_documented_names_have_public_homes():
+    """The README's tracing scope and JavaScript's ``undefined`` are reachable through public
+    modules, as the very objects the private code uses, and naming them loads nothing heavy:
+    ``oracle.tasks.testspec`` names ``UNDEFINED`` without importing the sandbox, and the
+    OpenTelemetry integration imports no OpenTelemetry."""
+    code = ("import json, sys\n"
+            "import oracle.tasks.testspec as spec, oracle.integrations.opentelemetry as otel\n"
+            "before = [m for m in ('oracle.sandbox', 'asyncio', 'opentelemetry') if m in sys.modules]\n"
+            "from oracle.tasks.testspec import UNDEFINED, Undefined\n"
+            "from oracle.sandbox.runtime import wire\n"
+            "import oracle._telemetry as tel\n"
+            "print(json.dumps({'before': before, 'same': [UNDEFINED is wire.UNDEFINED, Undefined is wire.Undefined,\n"
+            "                  otel.use_tracer_provider is tel.use_tracer_provider],\n"
+            "                  'undefined': [repr(UNDEFINED), bool(UNDEFINED), UNDEFINED == None],\n"
+            "                  'all': otel.__all__, 'missing': hasattr(spec, 'NOPE')}))\n")
+    out = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, timeout=120)
+    assert out.returncode == 0, out.stderr[-2000:]
+    got = json.loads(out.stdout)
+    assert got == {"before": [], "same": [True, True, True], "undefined": ["undefined", False, False],
+                   "all": ["use_tracer_provider"], "missing": False}
+    pages = [ROOT / "README.md", *sorted((ROOT / "docs").rglob("*.md"))]  # the README, or its pages in docs/
+    text = "\n".join(p.read_text() for p in pages if p.is_file())
+    assert "oracle._telemetry" not in text and "wire.UNDEFINED" not in text
+    assert "oracle.integrations.opentelemetry" in text and "oracle.tasks.testspec.UNDEFINED" in text

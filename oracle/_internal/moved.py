@@ -34,8 +34,8 @@ MOVED: dict[str, tuple[str, str]] = {
     # (EvaluationContext, the protocol and every old registry function) and is the one registry.
     "oracle.strategy": ("oracle._evaluators", "oracle.strategies.protocol (Evaluator, EvaluationContext) "
                                               "and oracle (register_evaluator)"),
-    # The README named oracle.telemetry.use_tracer_provider.
-    "oracle.telemetry": ("oracle._telemetry", "oracle._telemetry"),
+    # The README named oracle.telemetry.use_tracer_provider; its public home is now the integration.
+    "oracle.telemetry": ("oracle._telemetry", "oracle.integrations.opentelemetry (use_tracer_provider)"),
 }
 
 

@@ -76,7 +76,11 @@ def apply_answer(item: TaskInput, request: Escalation, answer: HumanAnswer) -> A
     if text:
         note = f"Clarification from a human reviewer (asked: {request.question}): {text}"
         updates["prompt"] = f"{task.prompt}\n\n{note}"
-        answers = list(task.metadata.get("human_answers", [])) + [{"escalation_id": request.id, "text": text}]
+        earlier = task.metadata.get("human_answers", [])
+        if not isinstance(earlier, list):
+            raise ValueError(f"task.metadata.human_answers: {type(earlier).__name__}, not a list (the answers "
+                             "given so far are kept there)")
+        answers = [*earlier, {"escalation_id": request.id, "text": text}]
         updates["metadata"] = {**task.metadata, "human_answers": answers}
         applied.changes.append("answer text appended to task.prompt")
     if updates:
@@ -176,10 +180,15 @@ async def aresume_stored(reevaluate: Reevaluate, store: EscalationStore, esc_id:
     the final result is written back to the store.
 
     Raises ``NotAnswered`` when the request has no answer yet, ``EscalationNotFound`` for an
-    unknown id."""
+    unknown id, ``ValueError`` (naming the store) when the answer does not apply to the stored task."""
     entry = await asyncio.to_thread(store.get, esc_id)
     if entry.answer is None:
-        raise NotAnswered(f"escalation {entry.id}: no answer yet (use `oracle escalations answer`)")
+        raise NotAnswered(f"escalation {entry.id} in {store.path}: no answer yet (use `oracle escalations answer`)")
+    try:  # the stored task and answer must fit together before anything runs; if not, name the store
+        apply_answer(entry.item, entry.request, entry.answer)
+    except ValueError as exc:
+        raise ValueError(f"escalation {entry.id} in {store.path}: the stored answer does not apply to the "
+                         f"stored task: {exc}") from None
     final = await aresume(reevaluate, entry.item, entry.first_result, entry.request, entry.answer)
     if final.status == Status.pending and final.escalation is not None:
         applied = apply_answer(entry.item, entry.request, entry.answer).item

@@ -160,6 +160,10 @@ class EscalationStore:
 
     def put(self, request: Escalation, item: TaskInput, first_result: OracleResult) -> bool:
         """File a request; False when the same request (same id) is already stored."""
+        try:
+            _check_request(request, request.id)
+        except ValueError as exc:  # refused here, so the store never holds a row it would not read
+            raise ValueError(f"request: {exc}") from None
         first = first_result.model_copy(update={"history": []})
         return self._write(
             "INSERT OR IGNORE INTO escalations (id, task_id, reason, blocking, state, created_at, request,"
@@ -174,11 +178,9 @@ class EscalationStore:
         reopens a resolved request (its final result is cleared until ``oracle resume`` runs).
         """
         entry = self.get(esc_id)
-        options = entry.request.options
-        if answer.choice is not None and options and answer.choice not in options:
-            raise ValueError(f"choice: {answer.choice!r} is not one of {options}")
-        if not answer.text.strip() and answer.choice is None:
-            raise ValueError("answer: give a text or a choice")
+        problem = _answer_problem(entry.request, answer)
+        if problem is not None:  # the caller's answer, checked against the request this file holds
+            raise ValueError(f"escalation {entry.id} in {self.path}: {problem}")
         guard = "" if replace else " AND state='pending'"
         changed = self._write("UPDATE escalations SET state='answered', answer=?, choice=?, answered_at=?, "
                               "final_result=NULL, resolved_at=NULL WHERE id=?" + guard,
@@ -267,6 +269,13 @@ class EscalationStore:
                                   ("answer", HumanAnswer), ("final_result", OracleResult)):
                 values[column] = _decoded(row[column], model, required=column in ("request", "task_input",
                                                                                   "first_result"))
+            column = "request"
+            _check_request(values["request"], row["id"])
+            column = "answer"
+            if values["answer"] is not None:
+                problem = _answer_problem(values["request"], values["answer"])
+                if problem is not None:  # store.answer never writes one: the row was edited
+                    raise ValueError(problem)
             column = "state"
             if row["state"] in ("answered", "resolved") and values["answer"] is None:
                 raise ValueError(f"{row['state']} but no answer is stored")
@@ -288,6 +297,26 @@ class EscalationStore:
 
 MAX_ROW_JSON_BYTES = 256 * 1024 * 1024
 """A stored JSON column past this is not one the store wrote (a task is at most limits.max_file_bytes)."""
+
+
+def _check_request(request: Escalation, row_id: str) -> None:
+    """``ValueError`` for a request the store would not file: another id than its row's, or an
+    empty option (shown as a blank line, and to the console reader an empty line means "later")."""
+    if request.id != row_id:
+        raise ValueError(f"id {ascii(request.id)[:80]} is not the row's id")
+    for i, option in enumerate(request.options or []):
+        if option == "":
+            raise ValueError(f"options[{i}]: empty (an option must be a non-empty text)")
+
+
+def _answer_problem(request: Escalation, answer: HumanAnswer) -> str | None:
+    """Why ``answer`` does not fit ``request`` (a choice outside its options, or nothing given)."""
+    options = request.options
+    if answer.choice is not None and options and answer.choice not in options:
+        return f"choice: {answer.choice!r} is not one of {options}"
+    if not answer.text.strip() and answer.choice is None:
+        return "answer: give a text or a choice"
+    return None
 
 
 def _check_text(value: str) -> None:

@@ -6,6 +6,11 @@ expression whose value must equal ``expected``), ``io`` (stdin in, stdout compar
 ``tool_calls`` (the calls made), ``tool_result`` (what a tool returned) and ``final_state`` (code
 defining ``check(trajectory)``, run in the sandbox). An unknown kind is rejected at load time, and
 so is a trajectory check that cannot work (a bad pattern, a selector that names nothing).
+
+``UNDEFINED`` is how JavaScript's ``undefined`` reads in Python: a ``call`` test's value compares
+with ``expected`` as this object (never as None), and a library caller may expect it
+(``CallTest(..., expected=UNDEFINED)``). It is the sandbox wire format's own object, named here
+on first use so that importing this module loads none of the sandbox.
 """
 
 from __future__ import annotations
@@ -15,6 +20,15 @@ import re
 from typing import Annotated, Any, Literal, Union
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+
+
+def __getattr__(name: str) -> Any:
+    """``UNDEFINED`` and its class ``Undefined``, from the wire format, when first asked for."""
+    if name in ("UNDEFINED", "Undefined"):
+        from oracle.sandbox.runtime import wire
+
+        return getattr(wire, name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 class _TestBase(BaseModel):
