@@ -24,7 +24,7 @@ from oracle.results.result import Status
 from oracle.sandbox import probe
 from oracle.sandbox.workers import RUNTIME_DIR, RUNTIME_PACKAGE, install_runtime
 from oracle.strategies.protocol import EvaluationContext
-from oracle.strategies.verifier import VerifierStrategy
+from oracle.strategies.verifier.strategy import VerifierStrategy
 from oracle.tasks.task import Task, Trajectory
 
 TESTS = Path(__file__).resolve().parent
