@@ -25,6 +25,7 @@ from __future__ import annotations
 import argparse
 import hashlib
 import json
+import os
 import re
 import shutil
 import subprocess
@@ -74,14 +75,15 @@ def installed_modules(site: Path) -> set[str]:
 def import_graph(site: Path) -> dict[str, Any]:
     """Modules and import cycles of the package installed in ``site``, computed in a fresh
     interpreter whose first path entry is ``site`` (this process may have imported another copy)."""
+    env = {**os.environ, "PYTHONPATH": str(site)}  # the installed copy first, before this checkout
     out = subprocess.run([sys.executable, "-P", str(Path(__file__).resolve()), "--graph", str(site)],
-                         check=True, capture_output=True, text=True, timeout=600)
+                         check=True, capture_output=True, text=True, timeout=600, env=env)
     return json.loads(out.stdout)  # type: ignore[no-any-return]
 
 
 def _graph_main(site: str) -> None:
-    """``--graph SITE``: print the package's modules, direct imports and cycles as JSON."""
-    sys.path.insert(0, site)
+    """``--graph SITE``: print the package's modules, direct imports and cycles as JSON (run with
+    ``PYTHONPATH=SITE``, so the installed copy is the one imported)."""
     import grimp
 
     import oracle

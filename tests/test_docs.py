@@ -9,17 +9,26 @@ import re
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 import pytest
 
 from tests.test_public_api import PUBLIC_MODULES
 
 ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT / "docs" / "_mkdocs"))  # the build's own hook module, read as a file
-try:
-    import reference  # type: ignore[import-not-found]
-finally:
-    sys.path.pop(0)
+
+
+def _hook_module(name: str) -> Any:
+    """One of the docs build's own modules (docs/_mkdocs/NAME.py), loaded from its file."""
+    spec = importlib.util.spec_from_file_location(f"_docs_{name}", ROOT / "docs" / "_mkdocs" / f"{name}.py")
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = module
+    spec.loader.exec_module(module)
+    return module
+
+
+reference = _hook_module("reference")
 
 
 def _in_ci() -> bool:
@@ -55,11 +64,7 @@ def test_the_mapped_folders_are_read_once_under_their_oracle_names():
     package-dir mapping), never read as top-level packages of their own."""
     griffe = pytest.importorskip("griffe") if not _in_ci() else __import__("griffe")
 
-    sys.path.insert(0, str(ROOT / "docs" / "_mkdocs"))
-    try:
-        from package_dir import PackageDir  # type: ignore[import-not-found]
-    finally:
-        sys.path.pop(0)
+    PackageDir = _hook_module("package_dir").PackageDir
     loader = griffe.GriffeLoader(extensions=griffe.load_extensions(PackageDir), search_paths=[str(ROOT)])
     package = loader.load("oracle")
     assert package["policies"].path == "oracle.policies"
