@@ -7,7 +7,11 @@ ever parsed for a verdict.
 
 Outcomes: ``pass``; ``fail`` (the test ran and said no: assertion, wrong value, wrong output);
 ``error`` (the candidate crashed, could not load, exited, exceeded memory or output, broke the
-channel, returned what may not cross); ``timeout`` (wall clock).
+channel, returned what may not cross); ``timeout`` (wall clock); ``broken`` (the test's own fault,
+seen before any candidate code ran: it does not compile, imports what the test side lacks, a fixture
+failed, it collected nothing); and, for pytest tests, ``skipped``, ``xfailed`` and ``xpassed``. Only
+``pass`` (and ``xpassed``) can ever count as passed; what a skip or a broken test means for a score
+is decided over all candidates (and the task's reference solution), not per run.
 """
 
 from __future__ import annotations
@@ -52,6 +56,11 @@ class TestOutcome:
     """What this candidate's run changed in its sandbox worker (the run is an ``error``)."""
     reruns: tuple[dict, ...] = ()
     """Attempts that did not count, and why (``worker_tampered``, ``starved``)."""
+    node_id: str | None = None
+    """A pytest test's node id (``test_x.py::TestA::test_b[1]``); None for the other kinds."""
+    cases: tuple["TestOutcome", ...] = ()
+    """A test that is a suite (``pytest``): one outcome per collected test; this outcome then only
+    carries the run's own facts (reruns, our_fault, tampering) and is never scored itself."""
 
     def as_dict(self) -> dict[str, Any]:
         out = {"name": self.name, "kind": self.kind, "outcome": self.outcome, "message": self.message,
@@ -62,7 +71,14 @@ class TestOutcome:
             out["tampering"] = list(self.tampering)
         if self.reruns:
             out["reruns"] = [dict(r) for r in self.reruns]
+        if self.node_id is not None:
+            out["node_id"] = self.node_id
         return out
+
+
+def flatten(outcome: TestOutcome) -> list[TestOutcome]:
+    """The scored outcomes of one run: its cases for a suite, else itself."""
+    return list(outcome.cases) if outcome.cases else [outcome]
 
 
 def test_name(test: Test, index: int) -> str:

@@ -213,6 +213,9 @@ class Peer:
         self._remotes: dict[int, Remote] = {}
         self._counter = itertools.count(1)
         self._requests = itertools.count(1)
+        self.requests_made = 0
+        """How many requests this side has sent (for the test side: whether any candidate code has been
+        asked to run yet, which decides whether an error is the test's own or the candidate's)."""
         self.broken: str | None = None
         self.violations: list[str] = []
         """Exits and values that could not cross: the verdict is an error even if a test caught them."""
@@ -281,6 +284,7 @@ class Peer:
         if self.before_request is not None:
             self.before_request()
         rid = next(self._requests)
+        self.requests_made += 1
         message["id"] = rid
         try:
             self.channel.send(message)
