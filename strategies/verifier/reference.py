@@ -201,8 +201,8 @@ def _contains(answer: str, reference: str) -> ReferenceVerdict:
     if found.cue_kind == "sign":
         return ReferenceVerdict(False, f"expected {_shown(r)} (contains), found at {found.at}, but with "
                                        f"the sign {found.cue!r} before it")
-    why = {"negation": "a negation may apply", "alternatives": "it may offer alternatives or hedge",
-           "bound": "the number may be a bound or an estimate"}[found.cue_kind or ""]
+    why = {"negation": "a negation may apply", "alternatives": "it may list alternatives",
+           "bound": "the number may be a bound"}[found.cue_kind or ""]
     return ReferenceVerdict(False, f"expected {_shown(r)} (contains) at {found.at}, but the answer "
                                    f"also says {found.cue!r}: {why}; use answer_pattern or mode normalized")
 
