@@ -19,7 +19,8 @@ in its other places.
 from __future__ import annotations
 
 import math
-from typing import Any, Iterator, Sequence
+from collections.abc import Iterator, Sequence
+from typing import Any
 
 MAX_ROUNDS = 8
 """Validation attempts after the first (pydantic reports every error of a pass at once, so one
