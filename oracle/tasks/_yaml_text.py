@@ -81,41 +81,44 @@ def _targets(node: Any, data: Any, loc: Sequence[Any], i: int, path: tuple[Any, 
         yield from _targets(node, data, loc, i + 1, path)
 
 
-def _replaced(data: Any, path: tuple[Any, ...], text: str, is_key: bool) -> Any:
-    """``data`` with the value (or, ``is_key``, the key) at ``path`` replaced by ``text``; the
-    containers on the path are copies, nothing else is. None when a renamed key would collide."""
-    head, rest = path[0], path[1:]
-    if isinstance(data, dict):
-        if is_key and not rest:
-            if text in data:
-                return None
-            return {(text if _same(k, head) else k): v for k, v in data.items()}
-        inner = _replaced(data[head], rest, text, is_key) if rest else text
-        if inner is None:
-            return None
-        return {**data, head: inner}
-    copied = list(data)
-    inner = _replaced(data[head], rest, text, is_key) if rest else text
-    if inner is None:
-        return None
-    copied[head] = inner
-    return copied
+def _apply(data: Any, edits: list[tuple[tuple[Any, ...], str, bool]]) -> Any:
+    """``data`` with each edit's value (or, ``is_key``, key) at its path replaced by its text.
+
+    The containers on the edited paths are copied once each (per path, so a container shared
+    through a YAML alias is copied apart, never changed in its other places); nothing else is. A
+    renamed key that would collide with another key of its mapping is left as it is."""
+    top = dict(data) if isinstance(data, dict) else list(data)
+    copies: dict[tuple[Any, ...], Any] = {(): top}
+    for path, text, is_key in edits:
+        container, prefix = top, ()
+        for part in path[:-1]:
+            prefix += (part,)
+            if prefix not in copies:
+                child = container[part]
+                copies[prefix] = dict(child) if isinstance(child, dict) else list(child)
+                container[part] = copies[prefix]
+            container = copies[prefix]
+        last = path[-1]
+        if not is_key:
+            container[last] = text
+        elif text not in container:
+            items = [((text if _same(k, last) else k), v) for k, v in container.items()]
+            container.clear()
+            container.update(items)
+    return top
 
 
 def as_text_where_text_is_wanted(data: Any, root: Any, errors: list[dict[str, Any]]) -> Any | None:
     """``data`` with the source text of each plain YAML scalar that failed as "not text", or None
     when no error is one (then the errors stand as they are)."""
-    changed = False
+    edits: list[tuple[tuple[Any, ...], str, bool]] = []
     for err in errors:
         if err.get("type") not in TEXT_ERRORS:
             continue
         for node, path, is_key in _targets(root, data, tuple(err.get("loc", ())), 0, ()):
             if not path or not getattr(node, "resolved_from_text", False) or node.tag not in _RESOLVED_TAGS:
                 continue
-            if not _same(_value_of(node), err.get("input")):
-                continue
-            new = _replaced(data, path, node.value, is_key)
-            if new is not None:
-                data, changed = new, True
+            if _same(_value_of(node), err.get("input")):
+                edits.append((path, node.value, is_key))
                 break
-    return data if changed else None
+    return _apply(data, edits) if edits else None

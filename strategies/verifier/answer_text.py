@@ -7,6 +7,7 @@ Its own module because ``normalized``, ``set`` and ``contains`` all read words t
 
 from __future__ import annotations
 
+import re
 import unicodedata
 from dataclasses import dataclass
 
@@ -71,7 +72,11 @@ def normalize_text(text: str) -> str:
     return " ".join(core for core in map(_core, text.casefold().split()) if core)
 
 
-@dataclass(frozen=True)
+_WORD = re.compile(r"\S+")
+"""A run of non-whitespace: ``\\s`` in a str pattern is ``str.isspace``, what ``str.split`` splits at."""
+
+
+@dataclass(frozen=True, slots=True)
 class Word:
     """A word's core as ``normalize_text`` reads it, and where that core starts in the original text."""
 
@@ -82,22 +87,14 @@ class Word:
 def words(text: str) -> list[Word]:
     """The words of ``text`` exactly as ``normalize_text`` reads them, each with its offset.
 
-    Split at whitespace as ``str.split`` does (``str.isspace``); each word is case folded, then cut
+    Split at whitespace as ``str.split`` does; each word is case folded, then cut
     to its core. The marks dropped at a word's start are marks, which case folding leaves as they
     are, so the core's offset in ``text`` is the word's plus the marks dropped before it.
     ``" ".join(w.core for w in words(t)) == normalize_text(t)`` for every text."""
     out: list[Word] = []
-    i, n = 0, len(text)
-    while i < n:
-        if text[i].isspace():
-            i += 1
-            continue
-        j = i + 1
-        while j < n and not text[j].isspace():
-            j += 1
-        folded = text[i:j].casefold()
+    for m in _WORD.finditer(text):
+        folded = m.group().casefold()
         start, end = core_span(folded)
         if end > start:
-            out.append(Word(folded[start:end], i + start))
-        i = j
+            out.append(Word(folded[start:end], m.start() + start))
     return out

@@ -43,27 +43,27 @@ class Extracted:
         return f"final answer {self.text[:80]!r} (from {self.source})" if self.text is not None else ""
 
 
+_BRACE = re.compile(r"\\[{}]|[{}]")
+
+
 def _balanced_groups(text: str, opener: re.Pattern[str]) -> list[tuple[int, int]]:
     """(start, end) of the content of every ``opener{...}`` whose braces balance, in one pass.
 
     ``\\{`` and ``\\}`` are literal braces, not grouping. An opener that never closes is skipped,
-    and the text is read once however many openers it holds."""
+    and the text is read once (brace by brace) however many openers it holds."""
     openers = {m.end() - 1 for m in opener.finditer(text)}  # the index of each opener's "{"
+    if not openers:
+        return []
     stack: list[int] = []
     found: list[tuple[int, int]] = []
-    i, n = 0, len(text)
-    while i < n:
-        ch = text[i]
-        if ch == "\\" and i + 1 < n and text[i + 1] in "{}":
-            i += 2
-            continue
-        if ch == "{":
-            stack.append(i)
-        elif ch == "}" and stack:
+    for m in _BRACE.finditer(text):
+        brace = m.group()
+        if brace == "{":
+            stack.append(m.start())
+        elif brace == "}" and stack:
             start = stack.pop()
             if start in openers:
-                found.append((start + 1, i))
-        i += 1
+                found.append((start + 1, m.start()))
     return found
 
 
