@@ -87,10 +87,11 @@ def _apply(data: Any, edits: list[tuple[tuple[Any, ...], str, bool]]) -> Any:
     The containers on the edited paths are copied once each (per path, so a container shared
     through a YAML alias is copied apart, never changed in its other places); nothing else is. A
     renamed key that would collide with another key of its mapping is left as it is."""
-    top = dict(data) if isinstance(data, dict) else list(data)
+    top: Any = dict(data) if isinstance(data, dict) else list(data)
     copies: dict[tuple[Any, ...], Any] = {(): top}
     for path, text, is_key in edits:
-        container, prefix = top, ()
+        container: Any = top
+        prefix: tuple[Any, ...] = ()
         for part in path[:-1]:
             prefix += (part,)
             if prefix not in copies:
