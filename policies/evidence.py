@@ -34,20 +34,28 @@ class ExecutionEvidence(BasePolicy):
 
 
 class ReferenceAnswer(BasePolicy):
-    """A short reference is an answer key to check against; a long one guides a judge."""
+    """A short reference is an answer key to check against; a long one guides a judge.
+
+    What counts as short is the signal ``has_answer_key`` (computed with this policy's
+    ``short_reference_chars``), so this vote and ``pairwise_preference``'s abstention read one
+    notion. Version 2 (version 1 compared the length itself; same votes on real signals).
+    """
 
     name = "reference_answer"
-    version = "1"
-    reads = ("has_reference", "reference_chars", "has_code")
+    version = "2"
+    reads = ("has_reference", "reference_chars", "has_answer_key", "has_code")
     settings_type = ReferenceAnswerSettings
     settings: ReferenceAnswerSettings
 
     def vote(self, s: Signals) -> Vote | None:
         if not s.has_reference:
             return None
-        if s.reference_chars <= self.settings.short_reference_chars and not s.has_code:
-            return self._vote(f"short reference ({s.reference_chars} chars): check the answer against it",
-                              "short_reference")
+        if s.has_answer_key:
+            return self._vote(f"reference check: a short reference ({s.reference_chars} chars) is an answer key; "
+                              "check the answers against it", "short_reference")
+        if s.has_code:
+            return self._vote(f"a reference ({s.reference_chars} chars) beside candidate code is no answer key: "
+                              "judge against it", "long_reference")
         return self._vote(f"long reference ({s.reference_chars} chars): judge against it", "long_reference")
 
 

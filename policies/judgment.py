@@ -32,15 +32,22 @@ class OpenEndedJudgment(BasePolicy):
 
 
 class PairwisePreference(BasePolicy):
-    """Several free-text candidates with no tests or questions: a preference to judge."""
+    """Several free-text candidates with no tests, questions or answer key: a preference to judge.
+
+    An answer key (``has_answer_key``: a short reference, no candidate code) makes several
+    candidates a reference check, not a preference: each answer is right or wrong on its own, so
+    this policy abstains and the ``reference_answer`` vote decides. Version 2 (version 1 voted for
+    the LLM judge on four answers to "Who wrote Pride and Prejudice?" with reference "Jane Austen").
+    """
 
     name = "pairwise_preference"
-    version = "1"
-    reads = ("n_candidates", "has_tests", "n_questions", "has_code")
+    version = "2"
+    reads = ("n_candidates", "has_tests", "n_questions", "has_code", "has_answer_key")
     settings_type = PairwisePreferenceSettings
     settings: PairwisePreferenceSettings
 
     def vote(self, s: Signals) -> Vote | None:
-        if s.n_candidates < self.settings.min_candidates or s.has_tests or s.n_questions or s.has_code:
+        if (s.n_candidates < self.settings.min_candidates or s.has_tests or s.n_questions or s.has_code
+                or s.has_answer_key):
             return None
         return self._vote(f"preference among {s.n_candidates} open-ended answers", "preference")

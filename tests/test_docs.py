@@ -125,6 +125,14 @@ def test_the_readme_task_is_the_example_file_its_commands_run():
     assert "docs/examples/add.yaml" in readme
 
 
+def test_the_verifier_page_shows_the_reference_example_its_command_runs():
+    """docs/verifier.md shows docs/examples/author.yaml in full, then the command that evaluates it."""
+    page = (ROOT / "docs" / "verifier.md").read_text(encoding="utf-8")
+    blocks = re.findall(r"^```yaml\n(.*?)^```", page, re.MULTILINE | re.DOTALL)
+    assert (ROOT / "docs" / "examples" / "author.yaml").read_text(encoding="utf-8") in blocks
+    assert "$ oracle evaluate docs/examples/author.yaml" in page
+
+
 def test_the_readme_stays_a_quickstart():
     lines = (ROOT / "README.md").read_text(encoding="utf-8").splitlines()
     assert len(lines) <= 300, len(lines)

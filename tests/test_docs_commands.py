@@ -150,6 +150,8 @@ EXPECT: dict[tuple[str, str], Expect] = {
     ("docs/serve.md", "kill %1"): Expect(),
     ("docs/serve.md", "oracle serve --openapi"): Expect(stdout=r'"openapi"'),
     ("docs/tasks.md", "oracle route docs/examples/bad.jsonl"): Expect(exit=2),
+    ("docs/verifier.md", "oracle evaluate docs/examples/author.yaml --no-route"):
+        Expect(stdout=r"sentence +1\.000 +PASS +ok +expected 'jane austen' \(contains\), found at 35"),
     ("docs/verifier.md", "oracle evaluate examples/n_plus_one/task.json"): Expect(stdout=r"lru_cache +0\.250 +FAIL"),
     ("docs/verifier.md", "oracle evaluate examples/n_plus_one/task.json -q"): Expect(),
     ("docs/verifier.md", "oracle evaluate examples/support_agent/task.json"): Expect(stdout=r"best: careful "),

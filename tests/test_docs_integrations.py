@@ -29,10 +29,12 @@ def snippets() -> dict[str, str]:
 
 
 EXPECT = {
-    "Inspect AI": [r"^1\.0 verifier verifier ok: passed 1/1 tests$", r"^0\.0 verifier verifier ok: "],
+    "Inspect AI": [r"^1\.0 verifier verifier ok: passed 1/1 tests$",
+                   r"^0\.0 verifier verifier ok: expected 'paris' \(contains\), not in 'lyon'$"],
     "pydantic-evals": [r"\{'add': 1\.0, 'capital': 0\.0\}"],
-    "LangSmith and openevals": [r"'key': 'oracle', 'score': 1\.0, 'comment': 'verifier ok: matches"],
-    "DeepEval": [r"^1\.0 True verifier ok: matches"],
+    "LangSmith and openevals": [r"'key': 'oracle', 'score': 1\.0, 'comment': \"verifier ok: expected 'paris' "
+                                r"\(contains\), found at 0\""],
+    "DeepEval": [r"^1\.0 True verifier ok: expected 'paris' \(contains\), found at 0$"],
     "OpenTelemetry tracing": [r'"name": "oracle.evaluate"', r'"name": "gen_ai.evaluation.result"',
                               r'"gen_ai.evaluation.score.value": 1\.0'],
 }

@@ -144,8 +144,8 @@ GOLDEN_POLICIES = Path(__file__).parent / "golden" / "policies"
 REGEN_FLAG = "ORACLE_REGEN_GOLDEN"
 
 BASE_SIGNALS = {
-    "has_reference": False, "reference_chars": 0, "has_tests": False, "tests_runnable": False, "n_tests": 0,
-    "language": None, "has_code": False, "code_share": 0.0, "has_execution_output": False, "n_candidates": 1,
+    "has_reference": False, "reference_chars": 0, "has_answer_key": False, "has_tests": False,
+    "tests_runnable": False, "n_tests": 0, "language": None, "has_code": False, "code_share": 0.0, "has_execution_output": False, "n_candidates": 1,
     "n_questions": 0, "n_criteria": 0, "yes_no_criteria_share": 0.0, "has_closed_question": False,
     "difficulty": None, "verifiable_cue_density": 0.0, "judgment_cue_density": 0.0, "asks_graded_scale": False,
     "asks_rationale": False, "prompt_chars": 100, "mean_answer_chars": 50.0, "prior_hardness": None,
@@ -161,7 +161,7 @@ CASES = {
     "unrunnable_tests": {"has_tests": True, "n_tests": 1, "language": "cobol"},
     "execution_output": {"has_execution_output": True, "n_candidates": 2},
     "untested_code": {**CODE, "n_candidates": 2},
-    "short_reference": {"has_reference": True, "reference_chars": 5},
+    "short_reference": {"has_reference": True, "reference_chars": 5, "has_answer_key": True},
     "long_reference": {"has_reference": True, "reference_chars": 800},
     "short_reference_with_code": {"has_reference": True, "reference_chars": 5, **CODE},
     "question": {"n_questions": 2, "has_closed_question": True},
@@ -174,6 +174,8 @@ CASES = {
     "checkable_vocabulary": {"verifiable_cue_density": 0.06, "judgment_cue_density": 0.0},
     "faint_vocabulary": {"verifiable_cue_density": 0.002, "judgment_cue_density": 0.002},
     "three_free_text": {"n_candidates": 3},
+    "three_with_answer_key": {"n_candidates": 3, "has_reference": True, "reference_chars": 11, "has_answer_key": True},
+    "three_with_long_reference": {"n_candidates": 3, "has_reference": True, "reference_chars": 800},
     "three_with_tests": {"n_candidates": 3, "has_tests": True, "n_tests": 1},
     "hard": {"difficulty": "hard"},
     "easy": {"difficulty": "easy"},
@@ -187,7 +189,8 @@ CASES = {
     "claim_asked_with_context": {"asks_claim_check": True, "has_context": True, "claim_checkable": True},
     "claim_asked_without_evidence": {"asks_claim_check": True},
     "hard_with_tests": {"difficulty": "hard", "has_tests": True, "tests_runnable": True, "n_tests": 2, **CODE},
-    "historically_hard_short_reference": {"prior_hardness": 0.9, "has_reference": True, "reference_chars": 12},
+    "historically_hard_short_reference": {"prior_hardness": 0.9, "has_reference": True, "reference_chars": 12,
+                                          "has_answer_key": True},
     "historically_hard_long_reference": {"prior_hardness": 0.9, "has_reference": True, "reference_chars": 900},
     "historically_hard_question": {"prior_hardness": 0.6, "n_questions": 1, "has_closed_question": True},
     "historically_hard_claim": {"prior_hardness": 0.6, "has_context": True, "claim_check_requested": True,

@@ -101,8 +101,17 @@ def test_disabled_evaluator_is_gated():
     assert any(g.evaluator == "verifier" and not g.feasible for g in r.gates)
 
 
+def answer_key_task(reference="Jane Austen", n=4):
+    """The issue's case: a factual question, a short reference, several candidates."""
+    answers = ["Pride and Prejudice was written by Jane Austen.", "Charlotte Brontë", "It was not Jane Austen",
+               "Austen, Brontë or Shelley"]
+    return {"task": {"id": "pp", "prompt": "Who wrote Pride and Prejudice?", "reference": reference},
+            "trajectories": [{"id": f"c{i}", "answer": answers[i % 4]} for i in range(n)]}
+
+
 @pytest.mark.parametrize("name,data", [("code", code_task()), ("question", question_task()),
-                                       ("open", open_task()), ("override", code_task(evaluator="llm_judge"))])
+                                       ("open", open_task()), ("override", code_task(evaluator="llm_judge")),
+                                       ("answer_key", answer_key_task())])
 def test_golden_traces(name, data):
     path = GOLDEN / f"route_{name}.json"
     got = stable(route(data))
@@ -110,6 +119,39 @@ def test_golden_traces(name, data):
         path.write_text(got + "\n")
     assert path.exists(), f"golden file {path} is missing; write it with {REGEN_FLAG}=1 and review the diff"
     assert got + "\n" == path.read_text(), f"route changed; rerun with {REGEN_FLAG}=1 if intended ({path})"
+
+
+def test_several_candidates_with_an_answer_key_are_a_reference_check():
+    """Four answers to a factual question with a short reference: each is right or wrong against
+    the key, so the route is the verifier's and the trace says why (the signal, the vote, the
+    abstention). One notion and one threshold: reference_answer's short_reference_chars."""
+    for n in (1, 2, 4):
+        r = route(answer_key_task(n=n))
+        assert r.evaluator == "verifier" and not r.low_confidence, n
+        assert r.signals["has_answer_key"] is True and "pairwise_preference" in r.abstained
+        vote = _vote(r, "reference_answer")
+        assert vote.reason.startswith("reference check: a short reference (11 chars) is an answer key")
+        assert read(r, vote)["has_answer_key"] is True
+    # A long reference guides a judge: several answers are then a preference again.
+    long = route(answer_key_task(reference="Jane Austen, " + "an English novelist " * 12, n=4))
+    assert long.signals["has_answer_key"] is False and long.evaluator == "llm_judge"
+    assert "pairwise_preference" not in long.abstained
+    # The threshold is reference_answer's own setting, read once into the signal.
+    tight = PolicyChain(OracleConfig.model_validate(
+        {"routing": {"policies": {"reference_answer": {"short_reference_chars": 5}}}}))
+    r = route(answer_key_task(n=4), tight)
+    assert r.signals["has_answer_key"] is False and r.evaluator == "llm_judge"
+    assert _vote(r, "reference_answer").reason.startswith("long reference (11 chars)")
+    # ... also when reference_answer itself is switched off: the signal is the task's, not the vote's.
+    off = PolicyChain(OracleConfig.model_validate(
+        {"routing": {"policies": {"reference_answer": {"enabled": False, "short_reference_chars": 5}}}}))
+    assert route(answer_key_task(n=4), off).signals["has_answer_key"] is False
+    # Candidate code beside a short reference is no answer key (judge the code).
+    coded = answer_key_task(n=2)
+    coded["trajectories"][0]["code"] = "def author():\n    return 'Jane Austen'\n"
+    r = route(coded)
+    assert r.signals["has_answer_key"] is False
+    assert "candidate code is no answer key" in _vote(r, "reference_answer").reason
 
 
 def test_numbers_that_decide_a_route_are_config():

@@ -67,6 +67,17 @@ def test_execution_output_reference_difficulty_history():
     assert sig(open_task(), history={"other": 1.0}).prior_hardness is None
 
 
+def test_answer_key_is_a_short_reference_without_candidate_code():
+    """One notion with one threshold (reference_answer's short_reference_chars, passed in)."""
+    assert sig(open_task(reference="Paris")).has_answer_key
+    assert not sig(open_task()).has_answer_key
+    assert not sig(open_task(reference="   ")).has_answer_key  # blank is no reference
+    assert sig(open_task(reference="x" * 200)).has_answer_key and not sig(open_task(reference="x" * 201)).has_answer_key
+    assert not sig(open_task(reference="Paris"), answer_key_chars=4).has_answer_key
+    assert sig(open_task(reference="Paris"), answer_key_chars=5).has_answer_key
+    assert not sig(code_task(reference="5")).has_answer_key  # candidate code: judge or test the code
+
+
 def test_code_detection_in_answers():
     data = open_task()
     data["trajectories"][0]["answer"] = "Here:\n```python\nprint(1)\n```"

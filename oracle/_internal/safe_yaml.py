@@ -158,6 +158,8 @@ class _BoundedComposer(_UniqueKeyLoader):
                 if tag is None or tag == "!":
                     tag = self.resolve(yaml.ScalarNode, event.value, event.implicit)
                 finished = yaml.ScalarNode(tag, event.value, event.start_mark, event.end_mark, style=event.style)
+                # Untagged and unquoted: its type came from its text alone (``no`` -> False).
+                finished.resolved_from_text = event.tag is None and not event.style  # type: ignore[attr-defined]
                 size, nodes = len(event.value) + NODE_BYTES, 1
                 total += size
                 self._anchor(anchors, event, finished)
@@ -218,6 +220,13 @@ class _BoundedComposer(_UniqueKeyLoader):
 
 def load_yaml(text: str, *, max_aliases: int, max_depth: int = 64,
               max_expanded_bytes: int = 64 * 1024 * 1024) -> Any:
+    """``load_yaml_tree``'s data alone."""
+    return load_yaml_tree(text, max_aliases=max_aliases, max_depth=max_depth,
+                          max_expanded_bytes=max_expanded_bytes)[0]
+
+
+def load_yaml_tree(text: str, *, max_aliases: int, max_depth: int = 64,
+                   max_expanded_bytes: int = 64 * 1024 * 1024) -> tuple[Any, yaml.Node | None]:
     """Parse one YAML document with the safe constructor, its expansion bounded while composing.
 
     Raises ``yaml.YAMLError`` for malformed YAML and for tags the safe loader does not know
@@ -226,15 +235,20 @@ def load_yaml(text: str, *, max_aliases: int, max_depth: int = 64,
     or ``max_expanded_bytes`` (the document's size with every alias expanded), and
     ``DuplicateKeyError`` for a key given twice in one mapping (the caller reports all of them
     as bad input). Nothing is constructed until the whole tree is known to be within bounds.
+
+    Returns the data and the node tree it was built from (merge keys flattened into their
+    mappings, as construction leaves them; None for an empty document). A scalar node whose type
+    PyYAML resolved from its plain text alone carries ``resolved_from_text = True``, so a caller
+    can take the text back where a field wants text (``oracle.tasks._yaml_text``).
     """
     loader = _BoundedComposer(text)
     try:
         root = loader.bounded_node(max_aliases=max_aliases, max_depth=max_depth,
                                    max_expanded_bytes=max_expanded_bytes)
         if root is None:
-            return None
+            return None, None
         try:
-            return loader.construct_document(root)
+            return loader.construct_document(root), root
         except _DuplicateFound as dup:
             raise DuplicateKeyError(dup.key, path=_path_to(root, dup.mapping),
                                     line=dup.key_node.start_mark.line + 1) from None

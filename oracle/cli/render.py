@@ -156,9 +156,12 @@ def route_blocks(route: Route, task_id: str) -> list[Block]:
 
 
 def why(details: Mapping[str, Any]) -> str:
-    """A one-line reason per candidate: the evaluator's summary, else its answers or criteria."""
+    """A one-line reason per candidate: the evaluator's summary or message (a reference check's
+    says what was compared), else its answers or criteria."""
     if details.get("summary"):
         return str(details["summary"])
+    if details.get("message"):
+        return str(details["message"])
     if isinstance(details.get("questions"), list):
         return "  ".join(f"{q.get('question_id')}={q.get('selected')} ({q.get('confidence') or 0:.2f})"
                          for q in details["questions"] if isinstance(q, dict))

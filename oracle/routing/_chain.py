@@ -20,8 +20,8 @@ from oracle.config.model import OracleConfig
 from oracle.errors import ConfigError
 from oracle.routing.policy import Policy
 from oracle.routing.route import SCHEMA_VERSION, Gate, Route, VoteRecord
-from oracle.routing.settings import DifficultySettings
-from oracle.routing.signals import Signals, extract
+from oracle.routing.settings import DifficultySettings, ReferenceAnswerSettings
+from oracle.routing.signals import ANSWER_KEY_CHARS, Signals, extract
 from oracle.tasks.task import EvaluatorKind, Task, Trajectory
 
 
@@ -79,6 +79,10 @@ class PolicyChain:
         routing = config.routing
         self._prefix_chars, self._scan_chars = routing.cue_prefix_chars, routing.scan_chars
         self._threshold = routing.threshold
+        # The one answer-key threshold (signals.has_answer_key) is the reference_answer policy's.
+        answer_key = routing.policies.get("reference_answer")
+        self._answer_key_chars = (answer_key.short_reference_chars if isinstance(answer_key, ReferenceAnswerSettings)
+                                  else ANSWER_KEY_CHARS)
         # The hardness rule of the difficulty policy and its settings, when that policy is in the chain.
         difficulty = routing.policies.get("difficulty")
         self._hardness: tuple[Callable[[Signals, DifficultySettings], str | None], DifficultySettings] | None
@@ -99,7 +103,7 @@ class PolicyChain:
               history: Mapping[str, float] | None = None) -> Route:
         start = time.perf_counter_ns()
         signals = extract(task, trajectories, history=history, prefix_chars=self._prefix_chars,
-                          scan_chars=self._scan_chars)
+                          scan_chars=self._scan_chars, answer_key_chars=self._answer_key_chars)
 
         # Weighted totals in the fixed evaluator order: decision_judge, llm_judge, verifier.
         total_d = total_l = total_v = 0.0

@@ -12,7 +12,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Literal, Mapping, Sequence
 
-from oracle.routing.settings import CUE_PREFIX_CHARS, SCAN_CHARS
+from oracle.routing.settings import CUE_PREFIX_CHARS, SCAN_CHARS, ReferenceAnswerSettings
 from oracle.tasks.task import Task, Trajectory
 from oracle.routing._text_cues import cue_counts, has_code_line, is_yes_no_check, prompt_phrases
 
@@ -21,7 +21,9 @@ TRAJECTORY_TEST_KINDS = frozenset({"tool_calls", "tool_result", "final_state"})
 """Test kinds that check an agent's steps rather than its code."""
 TOOL_STEP_TYPES = frozenset({"tool_call", "tool_result"})
 _LANGUAGE_ALIASES = {"py": "python", "python3": "python", "js": "javascript", "node": "javascript"}
-__all__ = ["CUE_PREFIX_CHARS", "SCAN_CHARS", "Signals", "extract"]
+ANSWER_KEY_CHARS: int = ReferenceAnswerSettings.model_fields["short_reference_chars"].default
+"""Default of ``routing.policies.reference_answer.short_reference_chars`` (``has_answer_key``)."""
+__all__ = ["ANSWER_KEY_CHARS", "CUE_PREFIX_CHARS", "SCAN_CHARS", "Signals", "extract"]
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -36,6 +38,11 @@ class Signals:
     """The task carries an expected answer."""
     reference_chars: int
     """Length of the reference (0..); short references read as answer keys."""
+    has_answer_key: bool
+    """The reference is an answer key to check answers against: a reference of at most
+    ``routing.policies.reference_answer.short_reference_chars`` characters and no candidate code.
+    Computed here, once, so every policy that asks "is this a reference check?" reads one notion
+    with one threshold."""
     has_tests: bool
     """The task carries at least one test."""
     tests_runnable: bool
@@ -141,9 +148,11 @@ def _share(part: int, whole: int) -> float:
 
 
 def extract(task: Task, trajectories: Sequence[Trajectory], *, history: Mapping[str, float] | None = None,
-            prefix_chars: int = CUE_PREFIX_CHARS, scan_chars: int = SCAN_CHARS) -> Signals:
+            prefix_chars: int = CUE_PREFIX_CHARS, scan_chars: int = SCAN_CHARS,
+            answer_key_chars: int = ANSWER_KEY_CHARS) -> Signals:
     """The signals of ``task`` and its candidates. ``history`` maps task id -> prior hardness in
-    0..1 (optional); ``prefix_chars`` and ``scan_chars`` bound what is read (module docstring)."""
+    0..1 (optional); ``prefix_chars`` and ``scan_chars`` bound what is read (module docstring);
+    ``answer_key_chars``: the longest reference that is an answer key (``has_answer_key``)."""
     prompt = task.prompt
     prefix = prompt[:prefix_chars]
     if task.description:
@@ -187,9 +196,11 @@ def extract(task: Task, trajectories: Sequence[Trajectory], *, history: Mapping[
     n_questions = len(task.questions)
     graded, rationale, asked = prompt_phrases(scan, lower)  # lower is a prefix of scan
     requested = task.claim_check
+    reference_chars = len(reference) if reference else 0
     return Signals(
         has_reference=has_reference,
-        reference_chars=len(reference) if reference else 0,
+        reference_chars=reference_chars,
+        has_answer_key=has_reference and reference_chars <= answer_key_chars and n_code == 0,
         has_tests=n_tests > 0,
         tests_runnable=n_tests > 0 and language in RUNNABLE_LANGUAGES,
         n_tests=n_tests,

@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import Any, BinaryIO, Iterator
 
 from oracle.tasks._validation_errors import LINE_LOOKUP_MAX_CHARS, format_validation_error
+from oracle.tasks._yaml_text import MAX_ROUNDS as MAX_TEXT_ROUNDS, as_text_where_text_is_wanted
 from oracle.errors import TaskValidationError
 from oracle.tasks._limits import DEFAULT_LIMITS, InputLimits
 from oracle.tasks.task import TaskInput
@@ -28,15 +29,28 @@ _CHUNK = 1 << 20
 
 
 def parse_task(data: Any, *, source: str | None = None, line: int | None = None,
-               text: str | None = None, limits: InputLimits | None = None) -> TaskInput:
-    """Validate one decoded task object."""
+               text: str | None = None, limits: InputLimits | None = None, yaml_node: Any = None) -> TaskInput:
+    """Validate one decoded task object.
+
+    ``yaml_node``: the YAML node ``data`` was built from (``safe_yaml.load_yaml_tree``). With it, a
+    text field that got a number, a bool or a date from an unquoted scalar takes the scalar's
+    source text instead (``reference: 4`` is "4"; ``oracle.tasks._yaml_text``)."""
     if not isinstance(data, dict):
         raise TaskValidationError("expected an object with 'task' and 'trajectories'", field="(root)",
                                   line=line, source=source)
-    try:
-        return TaskInput.model_validate(data, context={"limits": limits or DEFAULT_LIMITS})
-    except TaskValidationError as exc:
-        raise _located(exc, source=source, line=line, text=text) from None
+    context = {"limits": limits or DEFAULT_LIMITS}
+    rounds = 0
+    while True:
+        try:
+            return TaskInput.model_validate(data, context=context)
+        except TaskValidationError as exc:
+            original = getattr(exc, "validation_error", None)
+            retyped = None
+            if yaml_node is not None and original is not None and rounds < MAX_TEXT_ROUNDS:
+                retyped = as_text_where_text_is_wanted(data, yaml_node, original.errors())
+            if retyped is None:
+                raise _located(exc, source=source, line=line, text=text) from None
+            data, rounds = retyped, rounds + 1
 
 
 def _located(exc: TaskValidationError, *, source: str | None, line: int | None,
@@ -142,14 +156,15 @@ def _duplicate_line(text: str, path: str, key: str) -> int | None:
     return lines[1] if len(lines) > 1 else None
 
 
-def _decode_yaml(text: str, *, source: str, limits: InputLimits) -> Any:
+def _decode_yaml(text: str, *, source: str, limits: InputLimits) -> tuple[Any, Any]:
+    """The document's data and its node tree (``safe_yaml.load_yaml_tree``)."""
     import yaml  # loaded only when a YAML file is read (a JSON task file never pays for it)
 
-    from oracle._internal.safe_yaml import DuplicateKeyError, YamlLimitError, load_yaml
+    from oracle._internal.safe_yaml import DuplicateKeyError, YamlLimitError, load_yaml_tree
 
     try:
-        return load_yaml(text, max_aliases=limits.max_yaml_aliases, max_depth=limits.max_depth,
-                         max_expanded_bytes=limits.max_expanded_bytes)
+        return load_yaml_tree(text, max_aliases=limits.max_yaml_aliases, max_depth=limits.max_depth,
+                              max_expanded_bytes=limits.max_expanded_bytes)
     except DuplicateKeyError as exc:
         field = exc.path or "(root)"
         raise TaskValidationError(f"{field}: duplicate key {exc.key!r}: each key may appear once",
@@ -271,15 +286,19 @@ def load_tasks(path: str | Path, *, limits: InputLimits | None = None) -> list[T
     except UnicodeDecodeError as exc:
         raise TaskValidationError(f"not UTF-8 text (byte {exc.start}): binary or wrongly encoded input",
                                   field="(file)", source=str(path)) from None
+    root: Any = None
     if suffix == ".json":
         data = decode_json(text, source=str(path), line=None)
     else:
-        data = _decode_yaml(text, source=str(path), limits=limits)
+        data, root = _decode_yaml(text, source=str(path), limits=limits)
     items = data if isinstance(data, list) else [data]
+    # Each item's node, where the document is YAML (its scalars' source text for text fields).
+    nodes = list(getattr(root, "value", ())) if isinstance(data, list) else [root]
     if not items:
         raise TaskValidationError("the file holds no tasks", field="(file)", source=str(path))
     if len(items) > limits.max_trajectories:  # a list of tasks: bounded like a list of candidates
         raise TaskValidationError(f"{len(items)} tasks in one file; at most {limits.max_trajectories} "
                                   f"(use .jsonl for more)", field="(file)", source=str(path))
-    return [parse_task(item, source=str(path), text=text if len(items) == 1 else None, limits=limits)
-            for item in items]
+    return [parse_task(item, source=str(path), text=text if len(items) == 1 else None, limits=limits,
+                       yaml_node=nodes[i] if i < len(nodes) else None)
+            for i, item in enumerate(items)]

@@ -133,7 +133,7 @@ class Task(FrozenWithCache, _InputModel):  # type: ignore[metaclass]  # mypy can
     criteria: list[Criterion] = Field(default_factory=list)
     reference: str | None = None
     reference_check: ReferenceCheck | None = None
-    """How the verifier compares a non-code answer with ``reference`` (default: normalized)."""
+    """How the verifier compares a non-code answer with ``reference`` (default: mode contains, the whole reply)."""
     tests: list[TestCase] = Field(default_factory=list)
     questions: list[Question] = Field(default_factory=list)
     difficulty: Literal["easy", "medium", "hard"] | None = None

@@ -279,23 +279,56 @@ TestCase = Annotated[Union[AssertTest, CallTest, IoTest, CheckTest, ToolCallsTes
                      Field(discriminator="kind")]
 TEST_KINDS = frozenset({"assert", "call", "io", "check"}) | TRAJECTORY_KINDS
 
-ReferenceMode = Literal["exact", "normalized", "numeric", "regex", "set"]
+ReferenceMode = Literal["contains", "exact", "normalized", "numeric", "regex", "set"]
 
 
 class ReferenceCheck(BaseModel):
     """How an answer that is not code is compared with ``task.reference``.
 
-    exact: equal strings; normalized: case, whitespace and punctuation at word edges ignored, never a
-    sign, operator, digit or decimal point; numeric: the first number in the answer within
-    ``rel_tol``/``abs_tol`` of the reference (a number that cannot be read without guessing, such as
-    ``1,5`` or ``10²`` or an em dash before it, is refused with the reason); regex: the reference is a
-    pattern that must match the whole (stripped) answer; set: both split on ``separator`` and
-    compared as normalized sets, order ignored.
+    First the part of the reply to compare: ``answer_pattern`` (a regex; its group named
+    ``answer``, else group 1, else the whole match, of the LAST match), or ``extract: final`` (the
+    last ``\\boxed{...}``, else the last "the answer is X" / "final answer: X" / "answer: X", else
+    the last non-empty line), else (``extract: whole``, the default) the whole reply. Extraction
+    that finds nothing fails the candidate with that reason.
+
+    Then the mode. contains (the default): the reference's words appear whole in the normalized
+    answer, and no negation ("not", "never", "n't" ...) or alternatives/hedge cue ("or", "either",
+    "maybe" ...) stands outside them; normalized: case, whitespace and punctuation at word edges
+    ignored, never a sign, operator, digit or decimal point; exact: equal stripped strings;
+    numeric: the first number in the answer (``number: last``: the last) within
+    ``rel_tol``/``abs_tol`` of the reference's (a number that cannot be read without guessing, such
+    as ``1,5`` or ``10²`` or an em dash before it, is refused with the reason); regex: the
+    reference is a pattern that must match the whole (stripped) answer; set: both split on
+    ``separator`` and compared as normalized sets, order ignored.
     """
 
     model_config = ConfigDict(extra="forbid", frozen=True)
 
-    mode: ReferenceMode = "normalized"
+    mode: ReferenceMode = "contains"
     rel_tol: float = Field(default=1e-6, ge=0, allow_inf_nan=False)
     abs_tol: float = Field(default=1e-9, ge=0, allow_inf_nan=False)
     separator: str = Field(default=",", min_length=1)
+    extract: Literal["whole", "final"] = "whole"
+    """Which part of the reply is compared: all of it, or its final answer (see above)."""
+    answer_pattern: str | None = Field(default=None, min_length=1, max_length=10_000)
+    """A regex (Python ``re`` syntax, run on RE2 when it can) whose last match is the answer."""
+    number: Literal["first", "last"] = "first"
+    """numeric only: which number of the answer is read."""
+
+    @field_validator("answer_pattern")
+    @classmethod
+    def _compiles(cls, value: str | None) -> str | None:
+        if value is not None:
+            try:
+                re.compile(value)
+            except (re.error, OverflowError, RecursionError) as exc:
+                raise ValueError(f"invalid regular expression: {exc}") from None
+        return value
+
+    @model_validator(mode="after")
+    def _consistent(self) -> "ReferenceCheck":
+        if self.answer_pattern is not None and self.extract != "whole":
+            raise ValueError("extract: give answer_pattern or extract: final, not both")
+        if "number" in self.model_fields_set and self.mode != "numeric":
+            raise ValueError(f"number: only mode numeric reads a number (mode is {self.mode!r})")
+        return self

@@ -1,132 +1,45 @@
 """Check an answer that is not code against ``task.reference``, the way ``task.reference_check`` says.
 
-Modes (a field of the task, default ``normalized``): ``exact`` compares the stripped strings;
+First the part of the reply to compare is taken (``final_answer``: ``answer_pattern``, or
+``extract: final``, else the whole reply); then the mode compares it. Modes (default
+``contains``): ``contains`` needs the reference's words, whole, in the answer with no negation or
+alternatives cue outside them (``contains``); ``exact`` compares the stripped strings;
 ``normalized`` ignores case, runs of whitespace and the punctuation that carries no value (see
-``normalize_text``); ``numeric`` reads the first number of each side (see ``read_number``) and
-compares with ``rel_tol``/``abs_tol``; ``regex`` needs the reference pattern to match the whole
-stripped answer; ``set`` splits both on ``separator`` and compares the normalized items as sets.
+``normalize_text``); ``numeric`` reads the first (or, with ``number: last``, the last) number of
+the answer and the first of the reference (see ``read_number``) and compares with
+``rel_tol``/``abs_tol``; ``regex`` needs the reference pattern to match the whole stripped answer;
+``set`` splits both on ``separator`` and compares the normalized items as sets.
 
 No mode may make two answers with different values equal: a sign, an operator, a digit or a
 decimal point always counts, and a number that cannot be read without guessing is refused with
-the reason rather than read as some other number.
+the reason rather than read as some other number. Every verdict's message says what was compared.
 """
 
 from __future__ import annotations
 
-import json
 import math
 import re
-import subprocess
-import sys
 import unicodedata
 from dataclasses import dataclass
-from functools import lru_cache
 from typing import Any
 
-try:
-    import re2  # google-re2: linear-time matching
-except ImportError:  # pragma: no cover - every pattern then takes the bounded child-process path
-    re2 = None
-
+from oracle.strategies.verifier import contains
+from oracle.strategies.verifier.answer_text import (DECIMAL_MARKS, VALUELESS_MARKS, is_valueless_mark,
+                                                    normalize_text, words)
+from oracle.strategies.verifier.answer_text import _is_digit
+from oracle.strategies.verifier.final_answer import Extracted, extract_answer
+from oracle.strategies.verifier.safe_regex import REGEX_TIMEOUT_S, regex_fullmatch
 from oracle.tasks.testspec import ReferenceCheck
 
-REGEX_TIMEOUT_S = 2.0
-"""Wall-clock bound for a pattern RE2 cannot run (backreferences, lookaround)."""
-
-_CHILD_MATCH = ("import json, re, sys\n"
-                "pattern, text = json.load(sys.stdin)\n"
-                "print(1 if re.fullmatch(pattern, text, re.DOTALL | re.ASCII) else 0)\n")
-"""re.ASCII: ``\\d``, ``\\w``, ``\\s`` and ``\\b`` mean what they mean in RE2 (ASCII), on both paths."""
-
-
-@lru_cache(maxsize=256)
-def _re2_pattern(pattern: str) -> Any | None:
-    """The RE2 program for ``pattern``, or None when RE2 lacks a construct it uses."""
-    if re2 is None:
-        return None
-    options = re2.Options()
-    options.dot_nl = True  # as re.DOTALL
-    options.log_errors = False
-    try:
-        return re2.compile(pattern, options)
-    except (re2.error, UnicodeError):  # a lone surrogate has no UTF-8 form: the fallback takes it
-        return None
-
-
-def regex_fullmatch(pattern: str, text: str, *, timeout_s: float = REGEX_TIMEOUT_S) -> bool | None:
-    """Whether ``pattern`` matches all of ``text``; None when the bounded fallback ran out of time."""
-    program = _re2_pattern(pattern)
-    if program is not None and _utf8(text):
-        return program.fullmatch(text) is not None
-    try:
-        done = subprocess.run([sys.executable, "-I", "-c", _CHILD_MATCH], input=json.dumps([pattern, text]),
-                              capture_output=True, text=True, timeout=timeout_s, check=False)
-    except subprocess.TimeoutExpired:
-        return None
-    return done.stdout.strip() == "1"
+__all__ = ["DECIMAL_MARKS", "MINUS_SIGNS", "PLUS_SIGNS", "REGEX_TIMEOUT_S", "VALUELESS_MARKS", "NumberReading",
+           "ReferenceVerdict", "check_answer", "first_number", "is_valueless_mark", "normalize_text",
+           "read_number", "regex_fullmatch", "validate_reference"]
 
 
 @dataclass(frozen=True)
 class ReferenceVerdict:
     passed: bool
     message: str
-
-
-def _utf8(text: str) -> bool:
-    try:
-        text.encode("utf-8")
-    except UnicodeEncodeError:
-        return False
-    return True
-
-
-VALUELESS_MARKS = frozenset(".,;:!?\"'¡¿…‥。、，．：；！？＂＇‼⁇⁈⁉؟،؛۔")
-"""Sentence and phrase punctuation and straight quotes; with every bracket and quotation mark
-(Unicode categories Ps, Pe, Pi, Pf), what ``normalize_text`` may drop. Every other character
-(letters, digits, signs, operators, %, /, currency, degree...) is kept."""
-_BRACKETS_AND_QUOTES = ("Ps", "Pe", "Pi", "Pf")
-
-
-def is_valueless_mark(ch: str) -> bool:
-    return ch in VALUELESS_MARKS or unicodedata.category(ch) in _BRACKETS_AND_QUOTES
-
-
-DECIMAL_MARKS = frozenset(".,．，٫٬")
-"""Kept before a digit at the start of a word: ``.5`` is not ``5``."""
-
-
-def _is_digit(ch: str) -> bool:
-    return unicodedata.category(ch)[0] == "N"
-
-
-def _core(word: str) -> str:
-    """A word without the valueless marks at its edges (the two exceptions kept)."""
-    start, end = 0, len(word)
-    while start < end and is_valueless_mark(word[start]) and not (
-            word[start] in DECIMAL_MARKS and start + 1 < end and _is_digit(word[start + 1])):
-        start += 1
-    while end > start and is_valueless_mark(word[end - 1]) and not (
-            word[end - 1] in "!！" and any(_is_digit(ch) for ch in word[start:end])):
-        end -= 1
-    return word[start:end]
-
-
-def normalize_text(text: str) -> str:
-    """The text as ``normalized`` compares it: case folded, whitespace collapsed, valueless marks dropped.
-
-    Precisely: the text is case folded (``str.casefold``, Unicode full case folding) and split into
-    words at runs of whitespace (``str.split``). Each word loses the valueless marks (``is_valueless_mark``) at its two
-    edges, except a decimal mark directly before a digit at its start (``.5``) and a ``!`` at its
-    end when the word holds a digit (``5!`` may be a factorial). Words left empty are dropped and
-    the rest joined with one space. A mark inside a word (``3.5``, ``1,000``, ``it's``, ``f(x)``) is
-    kept, and so is every character that is not a valueless mark: signs, operators and digits of
-    every form, as written (no width or script folding: ``５`` is not ``5`` here).
-
-    So two texts normalize alike only when they differ in case, in whitespace, and in valueless
-    marks at the edges of their words: never in a sign, an operator, a digit or a decimal point
-    (``-5`` is not ``5``, ``2+3`` is not ``2 3``, ``3.5`` is not ``3 5``).
-    """
-    return " ".join(core for core in map(_core, text.casefold().split()) if core)
 
 
 MINUS_SIGNS = frozenset("-\u2212\u2012\u2013\u2010\u2011\ufe63\uff0d\u2796\u02d7")
@@ -190,8 +103,8 @@ def _ascii_digits(token: str) -> tuple[str, str | None]:
     return "".join(str(unicodedata.decimal(ch)) if ch.isdecimal() else ch for ch in token), None
 
 
-def read_number(text: str) -> NumberReading:
-    """The first number in ``text``, read without guessing.
+def read_number(text: str, which: str = "first") -> NumberReading:
+    """The first (or last) number in ``text``, read without guessing.
 
     Understood: digits of any one script (``unicodedata``: ASCII, fullwidth, Arabic-Indic,
     Devanagari...), a ``MINUS_SIGNS``/``PLUS_SIGNS`` character directly before, ``.`` as the
@@ -201,38 +114,51 @@ def read_number(text: str) -> NumberReading:
     thousands (``1,5``), a number run on by a separator and a digit (``1.2.3``) or by a digit of
     another kind (``10²``, ``1½``), more than ``MAX_NUMBER_CHARS`` characters, and values past the
     float range. A refused first number is not skipped for a later one.
+
+    ``which="last"`` reads the last number instead ("In 2023 we sold 42" -> 42), by the same rules:
+    a refused last number is not replaced by an earlier one.
     """
+    if which == "last":
+        last = None
+        for last in _NUMBER.finditer(text):
+            pass
+        return NumberReading() if last is None else _read_match(text, last)
     for m in _NUMBER.finditer(text):
-        begin, end = m.span()
-        if end - begin > MAX_NUMBER_CHARS:
-            return NumberReading(problem=f"a number of {end - begin} characters (at most {MAX_NUMBER_CHARS} are read)")
-        sign, problem = _sign_before(text, begin)
-        mantissa = m.group(1).rstrip(",")
-        end = begin + len(mantissa) + (len(m.group(0)) - len(m.group(1)) if m.group(3) else 0)
-        if problem is None and begin > 0 and _is_digit(text[begin - 1]):
-            problem = f"{text[begin - 1]!r} runs into the number"
-        follow = text[end:end + 3]
-        if problem is None and follow and _runs_on(mantissa, follow):
-            problem = f"the number runs on into {follow!r}"
-        groups = mantissa.split(".")[0].split(",")
-        if problem is None and len(groups) > 1 and not (
-                1 <= len(groups[0]) <= 3 and all(len(g) == 3 for g in groups[1:])):
-            problem = f"the comma in {mantissa!r} does not separate thousands"
-        exponent = ""
-        if m.group(3):
-            mark = m.group(2)
-            if mark and mark not in MINUS_SIGNS and mark not in PLUS_SIGNS:
-                problem = problem or f"{mark!r} in the exponent is not read as a sign"
-            exponent = "e" + ("-" if mark in MINUS_SIGNS and mark else "") + m.group(3)
-        digits, mixed = _ascii_digits(mantissa.replace(",", "") + exponent)
-        problem = problem or mixed
-        if problem is not None:
-            return NumberReading(problem=f"cannot read the number {text[max(0, begin - 1):end][:40]!r}: {problem}")
-        value = sign * float(digits)
-        if not math.isfinite(value):
-            return NumberReading(problem=f"the number {text[begin:end][:40]!r} is outside the float range")
-        return NumberReading(value=value)
+        return _read_match(text, m)
     return NumberReading()
+
+
+def _read_match(text: str, m: re.Match[str]) -> NumberReading:
+    """The number ``_NUMBER`` matched at ``m``, or why it cannot be read (see ``read_number``)."""
+    begin, end = m.span()
+    if end - begin > MAX_NUMBER_CHARS:
+        return NumberReading(problem=f"a number of {end - begin} characters (at most {MAX_NUMBER_CHARS} are read)")
+    sign, problem = _sign_before(text, begin)
+    mantissa = m.group(1).rstrip(",")
+    end = begin + len(mantissa) + (len(m.group(0)) - len(m.group(1)) if m.group(3) else 0)
+    if problem is None and begin > 0 and _is_digit(text[begin - 1]):
+        problem = f"{text[begin - 1]!r} runs into the number"
+    follow = text[end:end + 3]
+    if problem is None and follow and _runs_on(mantissa, follow):
+        problem = f"the number runs on into {follow!r}"
+    groups = mantissa.split(".")[0].split(",")
+    if problem is None and len(groups) > 1 and not (
+            1 <= len(groups[0]) <= 3 and all(len(g) == 3 for g in groups[1:])):
+        problem = f"the comma in {mantissa!r} does not separate thousands"
+    exponent = ""
+    if m.group(3):
+        mark = m.group(2)
+        if mark and mark not in MINUS_SIGNS and mark not in PLUS_SIGNS:
+            problem = problem or f"{mark!r} in the exponent is not read as a sign"
+        exponent = "e" + ("-" if mark in MINUS_SIGNS and mark else "") + m.group(3)
+    digits, mixed = _ascii_digits(mantissa.replace(",", "") + exponent)
+    problem = problem or mixed
+    if problem is not None:
+        return NumberReading(problem=f"cannot read the number {text[max(0, begin - 1):end][:40]!r}: {problem}")
+    value = sign * float(digits)
+    if not math.isfinite(value):
+        return NumberReading(problem=f"the number {text[begin:end][:40]!r} is outside the float range")
+    return NumberReading(value=value)
 
 
 def first_number(text: str) -> float | None:
@@ -255,39 +181,79 @@ def validate_reference(reference: str, check: ReferenceCheck) -> str | None:
     return None
 
 
-def check_answer(answer: str, reference: str, check: ReferenceCheck) -> ReferenceVerdict:
-    """Compare one answer with the reference."""
+def _shown(text: str, limit: int = 80) -> str:
+    return repr(text[:limit] + ("..." if len(text) > limit else ""))
+
+
+def _contains(answer: str, reference: str) -> ReferenceVerdict:
+    want = words(reference)
+    r = " ".join(w.core for w in want)
+    if not want:  # nothing but valueless marks: only an answer that is nothing else matches
+        ok = normalize_text(answer) == ""
+        return ReferenceVerdict(ok, "the reference is empty after normalization: "
+                                    + ("so is the answer" if ok else f"got {_shown(normalize_text(answer))}"))
+    found = contains.find(words(answer), [w.core for w in want],
+                          numeric_reference=any(_is_digit(ch) for ch in r))
+    if found.passed:
+        return ReferenceVerdict(True, f"expected {_shown(r)} (contains), found at {found.at}")
+    if found.at is None:
+        return ReferenceVerdict(False, f"expected {_shown(r)} (contains), not in {_shown(normalize_text(answer))}")
+    if found.cue_kind == "sign":
+        return ReferenceVerdict(False, f"expected {_shown(r)} (contains), found at {found.at}, but with "
+                                       f"the sign {found.cue!r} before it")
+    why = {"negation": "a negation may apply", "alternatives": "it may list alternatives",
+           "bound": "the number may be a bound"}[found.cue_kind or ""]
+    return ReferenceVerdict(False, f"expected {_shown(r)} (contains) at {found.at}, but the answer "
+                                   f"also says {found.cue!r}: {why}; use answer_pattern or mode normalized")
+
+
+def _compare(answer: str, reference: str, check: ReferenceCheck) -> ReferenceVerdict:
+    """The mode's verdict on the (extracted) answer."""
     a: Any  # the answer and the reference as each mode reads them (text, number or item set)
     r: Any
     mode = check.mode
+    if mode == "contains":
+        return _contains(answer, reference)
     if mode == "exact":
-        ok = answer.strip() == reference.strip()
-        return ReferenceVerdict(ok, "exact match" if ok else f"expected {reference.strip()[:80]!r}, "
-                                                               f"got {answer.strip()[:80]!r}")
+        a, r = answer.strip(), reference.strip()
+        return ReferenceVerdict(a == r, f"expected {_shown(r)} (exact), got {_shown(a)}")
     if mode == "normalized":
         a, r = normalize_text(answer), normalize_text(reference)
-        ok = a == r
-        return ReferenceVerdict(ok, "matches after normalization" if ok
-                                else f"expected {r[:80]!r} (normalized), got {a[:80]!r}")
+        return ReferenceVerdict(a == r, f"expected {_shown(r)} (normalized), got {_shown(a)}")
     if mode == "numeric":
-        got, want = read_number(answer), read_number(reference)
+        got, want = read_number(answer, check.number), read_number(reference)
         if got.value is None:
-            return ReferenceVerdict(False, got.problem or "no number in the answer")
+            return ReferenceVerdict(False, got.problem or f"no number in the answer {_shown(answer.strip(), 60)}")
         if want.value is None:
             return ReferenceVerdict(False, f"the reference: {want.problem or 'no number'}")
         a, r = got.value, want.value
         ok = math.isclose(a, r, rel_tol=check.rel_tol, abs_tol=check.abs_tol)
-        return ReferenceVerdict(ok, f"{a:g} {'within' if ok else 'outside'} tolerance of {r:g} "
+        which = "last number " if check.number == "last" else ""
+        return ReferenceVerdict(ok, f"{which}{a:g} {'within' if ok else 'outside'} tolerance of {r:g} "
                                     f"(rel {check.rel_tol:g}, abs {check.abs_tol:g})")
     if mode == "regex":
         matched = regex_fullmatch(reference, answer.strip())
         if matched is None:
             return ReferenceVerdict(False, f"matching /{reference[:80]}/ took longer than {REGEX_TIMEOUT_S:g} s "
                                            "(the pattern backtracks; it needs a construct RE2 lacks)")
-        return ReferenceVerdict(matched, "pattern matches" if matched
-                                else f"answer does not match /{reference[:80]}/")
+        return ReferenceVerdict(matched, f"{_shown(answer.strip(), 60)} {'matches' if matched else 'does not match'} "
+                                         f"/{reference[:80]}/")
     items = lambda s: {normalize_text(x) for x in s.split(check.separator)} - {""}  # noqa: E731
     a, r = items(answer), items(reference)
     if a == r:
-        return ReferenceVerdict(True, f"same {len(r)} items")
+        return ReferenceVerdict(True, f"same {len(r)} items: {sorted(r)[:10]}")
     return ReferenceVerdict(False, f"missing {sorted(r - a)[:10]}, unexpected {sorted(a - r)[:10]}")
+
+
+def check_answer(answer: str, reference: str, check: ReferenceCheck) -> ReferenceVerdict:
+    """Compare one answer with the reference: extract the part to compare, then apply the mode.
+
+    When extraction finds nothing the answer fails with that reason; it is never compared whole
+    instead. The message says what was compared, and where it came from when it was extracted."""
+    extracted: Extracted = extract_answer(answer, check)
+    if extracted.text is None:
+        return ReferenceVerdict(False, extracted.problem or "no answer found")
+    verdict = _compare(extracted.text, reference, check)
+    if extracted.source == "whole":
+        return verdict
+    return ReferenceVerdict(verdict.passed, f"{extracted.describe()}; {verdict.message}")
