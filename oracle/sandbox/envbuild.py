@@ -64,6 +64,8 @@ def install(requirements: list[str], interpreter: Interpreter, target: Path, tim
         raise EnvironmentBuildError(f"pip could not be started ({command[0]}): {exc}") from None
     if done.returncode != 0:
         said = [line for line in (done.stderr or done.stdout).strip().splitlines() if line.strip()]
+        errors = [i for i, line in enumerate(said) if line.startswith("ERROR")]
+        said = said[errors[0]:] if errors else said  # pip's own verdict, not the warnings before it
         tail = "\n".join(said[-MESSAGE_LINES:]) or f"exit code {done.returncode}"
         raise EnvironmentBuildError(f"pip could not install {', '.join(requirements)} for Python "
                                     f"{interpreter.version} ({interpreter.path}): {tail}")

@@ -92,6 +92,12 @@ class BuiltEnvironment:
                 "seconds": round(self.seconds, 3), "build_seconds": round(self.build_seconds, 3)}
 
 
+RETRY_AFTER_S = 60.0
+"""A failed build is not retried by this process for this long: a batch of a thousand tasks naming
+one environment pip cannot install fails each of them at once, with pip's message, not after a
+thousand pip runs."""
+_FAILED: dict[tuple[str, str], tuple[float, str]] = {}
+
 Installer = Callable[[list[str], Interpreter, Path, float], None]
 """``install(requirements, interpreter, target_dir, timeout_s)``; raises EnvironmentBuildError."""
 
@@ -117,7 +123,19 @@ class EnvironmentCache:
         found = self._read(entry, started, reused=True)
         if found is not None:
             return found
+        failed = _FAILED.get((str(self.root), key))
+        if failed is not None and time.monotonic() - failed[0] < RETRY_AFTER_S:
+            raise EnvironmentBuildError(f"{failed[1]} (the build failed {time.monotonic() - failed[0]:.0f} s ago; "
+                                        f"it is tried again {RETRY_AFTER_S:.0f} s after a failure)")
         self._prepare_root()
+        try:
+            return self._build(requirements, interpreter, install, timeout_s, key, entry, started)
+        except EnvironmentBuildError as exc:
+            _FAILED[(str(self.root), key)] = (time.monotonic(), str(exc))
+            raise
+
+    def _build(self, requirements: list[str], interpreter: Interpreter, install: Installer, timeout_s: float,
+               key: str, entry: Path, started: float) -> BuiltEnvironment:
         with self._locked(key, timeout_s):
             found = self._read(entry, started, reused=True)  # another builder finished while we waited
             if found is not None:
