@@ -42,7 +42,8 @@ def _build(args: argparse.Namespace) -> int:
             if env is None:
                 without += 1
                 continue
-            entry = wanted.setdefault((env, source.split(".")[0]), (env, source, []))
+            same = (env.python, tuple(env.normalized_requirements()), env.node_modules)  # one env, any spelling
+            entry = wanted.setdefault(same, (env, source, []))
             entry[2].append(item.task.id)
     failed = 0
     for env, source, task_ids in wanted.values():

@@ -21,8 +21,6 @@ Why the requirements are parsed here: a requirement is a cache key, so ``NumPy >
 from __future__ import annotations
 
 import re
-from typing import Any
-
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
 MAX_REQUIREMENTS = 200
@@ -111,12 +109,11 @@ class Environment(BaseModel):
             raise ValueError(f"{value!r}: give the node_modules directory as an absolute path")
         return value.rstrip("/") or "/"
 
-    @model_validator(mode="before")
-    @classmethod
-    def _not_empty(cls, data: Any) -> Any:
-        if isinstance(data, dict) and not any(data.get(k) for k in ("python", "requirements", "node_modules")):
+    @model_validator(mode="after")
+    def _not_empty(self) -> "Environment":
+        if not (self.python or self.requirements or self.node_modules):
             raise ValueError("an environment names at least one of python, requirements, node_modules")
-        return data
+        return self
 
     @property
     def python_path(self) -> str | None:
