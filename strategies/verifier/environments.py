@@ -15,6 +15,7 @@ carries pip's own message. Both fail the task (``status: failed``), never a cand
 from __future__ import annotations
 
 import os
+import time
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -89,6 +90,7 @@ def prepare(env: Environment | None, source: str, cfg: VerifierConfig, python: s
             build: bool = True) -> RunEnvironment:
     """The run environment: the interpreter's mounts, the built requirements (built now unless
     ``build`` is False: then EnvironmentBuildError when not built yet), node_modules."""
+    started = time.monotonic()
     try:
         info = interpreters.describe(python)
     except OSError as exc:
@@ -121,6 +123,7 @@ def prepare(env: Environment | None, source: str, cfg: VerifierConfig, python: s
         mounts.append(os.path.realpath(env.node_modules))
         node_path = os.path.realpath(env.node_modules)
         record["node_modules"] = node_path
+    record["seconds"] = round(time.monotonic() - started, 6)  # this evaluation's environment time
     return RunEnvironment(python=python, mounts=tuple(sorted(set(mounts))), sys_path=tuple(sys_path),
                           node_path=node_path, record=record, built=built)
 
