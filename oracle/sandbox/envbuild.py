@@ -56,7 +56,7 @@ def install(requirements: list[str], interpreter: Interpreter, target: Path, tim
     command = pip_command(requirements, interpreter, target)
     try:
         done = subprocess.run(command, capture_output=True, text=True, errors="replace", timeout=timeout_s,
-                              env=_environ(), stdin=subprocess.DEVNULL, cwd=target.parent)
+                              env=_environ(), stdin=subprocess.DEVNULL)
     except subprocess.TimeoutExpired:
         raise EnvironmentBuildError(f"installing {', '.join(requirements)} for Python {interpreter.version} "
                                     f"took more than {timeout_s:.0f} s (verifier.environment_build_timeout_s)") from None
