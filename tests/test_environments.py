@@ -400,3 +400,26 @@ def test_pool_reuse_is_keyed_by_the_environment(cache_root):
     assert plain.key != with_env.key and not plain.sys_path
     site = with_env.sys_path[0]
     assert os.path.isdir(site) and any(site.startswith(m + "/") for m in with_env.mounts)
+
+
+async def test_uv_builds_the_same_environment_when_preferred(wheelhouse, strategy, monkeypatch):
+    """``environment_installer: uv`` (uv's own configuration: UV_NO_INDEX, UV_FIND_LINKS)."""
+    if envbuild.find_uv() is None:
+        pytest.skip("uv is not installed (it is in the dev extra)")
+    monkeypatch.setenv("UV_NO_INDEX", "1")
+    monkeypatch.setenv("UV_FIND_LINKS", str(wheelhouse))
+    root = world_readable_dir("oracle-envcache-uv-")
+    try:
+        result = await run(strategy, probe_task({"requirements": ["envprobe==0.1"]}), USES_PROBE,
+                           cfg=config(root, environment_installer="uv"))
+        assert result.candidate("uses").passed is True, (result.error, result.candidates)
+        env = result.provenance.execution.environment
+        manifest = json.loads((Path(env["path"]) / MANIFEST).read_text())
+        assert manifest["installer"] == "uv" and env["installed"] == ["envprobe==0.1"]
+        assert list(Path(env["path"], SITE, "envprobe").glob("__pycache__/*.pyc"))  # compiled, like pip's
+        failed = await run(strategy, probe_task({"requirements": ["envprobe==6.6"]}), USES_PROBE,
+                           cfg=config(root, environment_installer="uv"))
+        assert failed.status is Status.failed and failed.error.type == "EnvironmentBuildError"
+        assert failed.error.message.startswith("uv could not install envprobe==6.6")
+    finally:
+        remove(root)

@@ -214,6 +214,9 @@ class VerifierConfig(BaseModel):
     platform), shared by every task and run; None: /var/cache/oracle-sandbox/environments when
     the sandbox drops to another user (root), else ~/.cache/oracle/environments. The sandbox
     user must be able to read it."""
+    environment_installer: Literal["pip", "uv"] = "pip"
+    """What builds environments: the interpreter's own pip (your pip.conf and ``PIP_*`` settings),
+    or uv (``uv pip install --target``, with uv's own configuration: ``UV_INDEX_URL``, uv.toml)."""
     environment_build_timeout_s: float = Field(default=900.0, gt=0)
     """Longest one environment build (pip) may take before it fails the task."""
     node_executable: str | None = None

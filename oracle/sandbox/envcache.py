@@ -114,7 +114,7 @@ class EnvironmentCache:
         return self._read(self.root / environment_key(requirements, interpreter), started, reused=True)
 
     def ensure(self, requirements: list[str], interpreter: Interpreter, install: Installer,
-               timeout_s: float = 900.0) -> BuiltEnvironment:
+               timeout_s: float = 900.0, installer: str = "pip") -> BuiltEnvironment:
         """The environment for ``requirements`` on ``interpreter``: reused when built, else built now
         (once, whoever else asks at the same time)."""
         started = time.monotonic()
@@ -129,13 +129,13 @@ class EnvironmentCache:
                                         f"it is tried again {RETRY_AFTER_S:.0f} s after a failure)")
         self._prepare_root()
         try:
-            return self._build(requirements, interpreter, install, timeout_s, key, entry, started)
+            return self._build(requirements, interpreter, install, timeout_s, key, entry, started, installer)
         except EnvironmentBuildError as exc:
             _FAILED[(str(self.root), key)] = (time.monotonic(), str(exc))
             raise
 
     def _build(self, requirements: list[str], interpreter: Interpreter, install: Installer, timeout_s: float,
-               key: str, entry: Path, started: float) -> BuiltEnvironment:
+               key: str, entry: Path, started: float, installer: str) -> BuiltEnvironment:
         with self._locked(key, timeout_s):
             found = self._read(entry, started, reused=True)  # another builder finished while we waited
             if found is not None:
@@ -150,7 +150,7 @@ class EnvironmentCache:
                 manifest = {"layout": LAYOUT, "key": key, "requirements": sorted(requirements),
                             "python": interpreter.version, "implementation": interpreter.implementation,
                             "cache_tag": interpreter.cache_tag, "platform": interpreter.platform,
-                            "built_with": interpreter.path, "installed": _installed(tmp / SITE),
+                            "built_with": interpreter.path, "installer": installer, "installed": _installed(tmp / SITE),
                             "content_hash": content_hash(tmp / SITE), "build_seconds": round(build_seconds, 3),
                             "built": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())}
                 (tmp / MANIFEST).write_text(json.dumps(manifest, indent=1, sort_keys=True) + "\n")

@@ -103,7 +103,12 @@ def prepare(env: Environment | None, source: str, cfg: VerifierConfig, python: s
         requirements = env.normalized_requirements()
         cache = cache_for(cfg)
         if build:
-            built = cache.ensure(requirements, info, envbuild.install, cfg.environment_build_timeout_s)
+            installer = cfg.environment_installer
+
+            def install(reqs: list[str], interp: interpreters.Interpreter, target, timeout_s: float) -> None:
+                envbuild.install(reqs, interp, target, timeout_s, installer)
+
+            built = cache.ensure(requirements, info, install, cfg.environment_build_timeout_s, installer)
         else:
             built = cache.lookup(requirements, info)
             if built is None:
