@@ -181,7 +181,10 @@ class EnvironmentCache:
 
     def _prepare_root(self) -> None:
         try:
+            missing = [p for p in (self.root, *self.root.parents) if not p.exists()]
             self.root.mkdir(parents=True, exist_ok=True, mode=0o755)
+            for made in missing:  # whatever the umask: the sandbox user must be able to enter them
+                os.chmod(made, 0o755)
             (self.root / ".locks").mkdir(exist_ok=True, mode=0o700)
         except OSError as exc:
             raise EnvironmentBuildError(f"the environment cache {self.root} cannot be created: {exc}; set "

@@ -170,7 +170,7 @@ def default_candidates() -> tuple[str, ...]:
 
 def find_default() -> tuple[str | None, list[str]]:
     """The first default candidate the sandbox can run, and why each one before it was refused."""
-    refused = []
+    refused: list[str] = []
     for path in dict.fromkeys(default_candidates()):
         why = problem(path)
         if why is None:
@@ -191,7 +191,7 @@ def find_version(version: str, search_path: str | None = None) -> tuple[str | No
         if found:
             places.append(found)
     places += list(SYSTEM_PYTHONS)
-    refused = []
+    refused: list[str] = []
     for path in dict.fromkeys(places):
         if not os.path.exists(path):
             continue

@@ -48,7 +48,7 @@ def normalize_requirement(text: str) -> str:
         req = Requirement(stripped)
     except InvalidRequirement as exc:
         raise ValueError(f"{stripped!r} is not a valid requirement: {str(exc).splitlines()[0]}") from None
-    out = canonicalize_name(req.name)
+    out: str = canonicalize_name(req.name)
     if req.extras:
         out += "[" + ",".join(sorted(canonicalize_name(e) for e in req.extras)) + "]"
     if req.url:

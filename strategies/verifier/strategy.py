@@ -386,6 +386,12 @@ class VerifierStrategy:
         unsupported = {tid: why for tid, (why, is_ours) in unrunnable.items() if is_ours}
         if unsupported:
             details["unrunnable_here"] = unsupported
+        missing_modules = sorted({m for c in candidates for t in c.details.get("tests", [])
+                                  for m in _MISSING_MODULE.findall(str(t.get("message", "")))})
+        if missing_modules and pool is not None and not pool.spec_extra.get("sys_path"):
+            details["environment_hint"] = (
+                f"candidates import {', '.join(missing_modules[:5])}, which this interpreter lacks; a task whose "
+                "candidates need packages names them in task.environment.requirements")
         return EvaluationResult(
             evaluator="verifier", status=Status.ok, best=best, ranking=ranking, candidates=candidates,
             calls=len(jobs), cost_usd=0.0, provenance=provenance, details=details,
@@ -477,6 +483,7 @@ def _close_pools(pools: dict) -> None:
     pools.clear()
 
 
+_MISSING_MODULE = re.compile(r"No module named '([A-Za-z_][\w.]*)'")
 _ENVIRONMENT_ERROR = re.compile(r"ModuleNotFoundError|ImportError|PermissionError|FileNotFoundError|OSError|"
                                 r"the program ended|killed|limit")
 
