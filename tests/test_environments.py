@@ -423,3 +423,15 @@ async def test_uv_builds_the_same_environment_when_preferred(wheelhouse, strateg
         assert failed.error.message.startswith("uv could not install envprobe==6.6")
     finally:
         remove(root)
+
+
+async def test_one_strategy_keeps_a_pool_per_environment(cache_root, strategy):
+    """Pools outlive tasks: the environment's pool is never handed a task that names none, and back."""
+    with_env = probe_task({"requirements": ["envprobe==0.1"]})
+    first = await run(strategy, with_env, USES_PROBE, cfg=config(cache_root))
+    plain = await run(strategy, probe_task(), USES_PROBE, cfg=config(cache_root))
+    again = await run(strategy, with_env, USES_PROBE, cfg=config(cache_root))
+    assert first.candidate("uses").passed is True and again.candidate("uses").passed is True
+    assert plain.candidate("uses").passed is False
+    assert "No module named 'envprobe'" in plain.candidate("uses").details["summary"]
+    assert again.provenance.execution.environment["reused"] is True
