@@ -11,6 +11,7 @@ The names in ``__all__`` are public, and these modules (pinned by tests/test_pub
     oracle.tasks  oracle.tasks.task                  tasks and trajectories
     oracle.tasks.testspec  oracle.tasks.questions    test kinds, typed questions
     oracle.tasks.files                               reading task files
+    oracle.tasks.environment                         what candidates run with (interpreter, requirements)
     oracle.results  oracle.results.result            what an evaluation returns,
     oracle.results.concerns  oracle.results.provenance  oracle.results.ledger  oracle.results.verdict
                                                      with its concerns, provenance, call ledger and

@@ -11,6 +11,8 @@
     │   └── ResponseTooLarge        a reply body past ``max_reply_bytes`` (never retried)
     ├── SandboxError                the sandbox itself failed (never the candidate's fault)
     │   └── IsolationUnavailable    the required isolation layer is missing on this machine
+    ├── EnvironmentBuildError       a task's environment could not be built (the installer's message)
+    ├── InterpreterUnusable         the interpreter named cannot run in the sandbox (the reason, the fix)
     ├── EscalationStoreError        the escalation store cannot be read or written
     │   ├── EscalationNotFound      no request with that id (or an ambiguous prefix)
     │   ├── AlreadyAnswered         the first answer stands (pass replace=True to change it)
@@ -97,6 +99,16 @@ class SandboxError(OracleError):
 
 class IsolationUnavailable(SandboxError):
     """The isolation the caller requires is not available on this machine."""
+
+
+class EnvironmentBuildError(OracleError):
+    """The environment a task names could not be built (pip failed: its message is kept), or the
+    environment cache cannot be used. The task's problem, never a candidate's: no one is scored."""
+
+
+class InterpreterUnusable(OracleError):
+    """The interpreter a task or the config names cannot run in the sandbox; the message says why
+    (the first directory the sandbox user cannot read, and its mode) and what to do."""
 
 
 class EscalationStoreError(OracleError):

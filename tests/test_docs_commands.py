@@ -155,6 +155,12 @@ EXPECT: dict[tuple[str, str], Expect] = {
     ("docs/verifier.md", "oracle evaluate examples/n_plus_one/task.json"): Expect(stdout=r"lru_cache +0\.250 +FAIL"),
     ("docs/verifier.md", "oracle evaluate examples/n_plus_one/task.json -q"): Expect(),
     ("docs/verifier.md", "oracle evaluate examples/support_agent/task.json"): Expect(stdout=r"best: careful "),
+    ("docs/verifier.md", "pip wheel --no-deps --no-build-isolation -w wheels docs/examples/environment/sluglib"):
+        Expect(),
+    ("docs/verifier.md", "PIP_NO_INDEX=1 PIP_FIND_LINKS=wheels oracle env build docs/examples/environment/task.yaml"):
+        Expect(stdout=r"^(built|reused) +sluglib==1\.0 for Python \d"),
+    ("docs/verifier.md", "oracle evaluate docs/examples/environment/task.yaml -q"):
+        Expect(stdout=r"uses-sluglib +1\.000 +PASS(.|\n)*by-hand +0\.000 +FAIL"),
 }
 
 

@@ -123,11 +123,13 @@ async def test_unsupported_language_is_our_failure_naming_what_is_supported():
 
 
 async def test_harness_that_cannot_start_is_a_failed_result_not_a_zero():
+    """An "interpreter" that does not run Python is refused before any worker starts, with why."""
     task = Task(id="t", prompt="", tests=[{"kind": "assert", "code": "assert True"}])
     result = await evaluate(task, Trajectory(id="x", code="pass"), python_executable="/usr/bin/false")
     assert result.status is Status.failed
-    assert result.error.type == "SandboxError"
-    assert "did not start" in result.error.message
+    assert result.error.type == "InterpreterUnusable"
+    assert "verifier.python_executable: /usr/bin/false does not run as a Python interpreter" in result.error.message
+    assert all(c.score is None for c in result.candidates)
 
 
 async def test_identical_errors_everywhere_point_at_the_environment():

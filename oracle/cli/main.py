@@ -22,6 +22,7 @@ LOG_LEVELS = ("debug", "info", "warning", "error", "critical")
 COMMAND_MODULES = (
     "oracle.cli.core",
     "oracle.cli.sandbox",
+    "oracle.cli.env",
     "oracle.cli.model",
     "oracle.cli.escalations",
     "oracle.cli.batch",
@@ -33,7 +34,7 @@ COMMAND_MODULES = (
 )
 COMMANDS = {
     "route": "oracle.cli.core", "evaluate": "oracle.cli.core", "config": "oracle.cli.core",
-    "sandbox": "oracle.cli.sandbox", "model": "oracle.cli.model",
+    "sandbox": "oracle.cli.sandbox", "env": "oracle.cli.env", "model": "oracle.cli.model",
     "escalations": "oracle.cli.escalations", "resume": "oracle.cli.escalations",
     "batch": "oracle.cli.batch",
     "compare": "oracle.cli.compare",

@@ -24,6 +24,7 @@ from oracle.tasks._limits import InputLimits
 from oracle.rubrics.gates import Gate
 from oracle.routing.settings import (CUE_PREFIX_CHARS, POLICY_SETTINGS, SCAN_CHARS, PolicySettings,
                                     merge_policy_settings)
+from oracle.tasks.environment import Environment
 from oracle.tasks.task import EVALUATORS, EvaluatorKind
 
 # allow_inf_nan=False: an infinite timeout or a NaN threshold is bad input, not a setting.
@@ -198,8 +199,26 @@ class VerifierConfig(BaseModel):
     disk_mb: int = Field(default=64, ge=1)
     """Size of the writable work dir of each run (tmpfs) and the largest file it may write."""
     python_executable: str | None = None
-    """Interpreter for Python candidates; None: the first of sys.executable, /usr/bin/python3.11,
-    /usr/bin/python3 that the sandbox uid can read (a pyenv under /root is not readable)."""
+    """Interpreter for Python candidates (and the tests' side); None: the first of sys.executable,
+    /usr/bin/python3.11, /usr/bin/python3 that the sandbox user can read and run (a pyenv or a venv
+    under /root, or in a home directory of mode 700, is not). One it cannot use is refused with the
+    reason (``oracle sandbox check`` prints it); ``environment`` is the way to add packages."""
+    environment: Environment | None = None
+    """The environment every task runs with unless it names its own (``task.environment`` replaces
+    this one as a whole): ``{"python": "/path/to/bin/python"}`` (an interpreter or venv the sandbox
+    user can read), ``{"requirements": ["numpy>=2"], "python": "3.11"}`` (built once into
+    ``environment_cache``; ``python`` optional: an interpreter path or a version, default the one
+    above), ``{"node_modules": "/abs/path/node_modules"}`` for JavaScript. See docs/verifier.md."""
+    environment_cache: str | None = None
+    """Where built environments are kept, one directory per (requirements, interpreter version,
+    platform), shared by every task and run; None: /var/cache/oracle-sandbox/environments when
+    the sandbox drops to another user (root), else ~/.cache/oracle/environments. The sandbox
+    user must be able to read it."""
+    environment_installer: Literal["pip", "uv"] = "pip"
+    """What builds environments: the interpreter's own pip (your pip.conf and ``PIP_*`` settings),
+    or uv (``uv pip install --target``, with uv's own configuration: ``UV_INDEX_URL``, uv.toml)."""
+    environment_build_timeout_s: float = Field(default=900.0, gt=0)
+    """Longest one environment build (pip) may take before it fails the task."""
     node_executable: str | None = None
     """Node for JavaScript candidates; None: ``node`` on PATH (JavaScript unsupported without it)."""
 

@@ -210,7 +210,7 @@ Concern = Annotated[Union[DecisionRefusal, DecisionAbstention, DecisionLowConfid
                     Field(discriminator="kind")]
 """Any concern; ``kind`` tells which (it is the JSON discriminator)."""
 
-TASK_PROBLEMS = ("TaskValidationError", "UnsupportedLanguage")
+TASK_PROBLEMS = ("TaskValidationError", "UnsupportedLanguage", "EnvironmentBuildError", "InterpreterUnusable")
 """Verifier error types that mean the task lacks something, not that the sandbox broke."""
 
 

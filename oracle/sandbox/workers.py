@@ -74,8 +74,11 @@ class WorkerTampered(WorkerBroken):
 class Worker:
     """One sandboxed zygote (see module docstring). Blocking methods; one run at a time."""
 
-    def __init__(self, sandbox: Sandbox, interpreter: str, role: str) -> None:
+    def __init__(self, sandbox: Sandbox, interpreter: str, role: str, spec_extra: dict | None = None) -> None:
         self.sandbox, self.interpreter, self.role = sandbox, interpreter, role
+        self.spec_extra: dict = dict(spec_extra or {})
+        """Merged into every run's spec: the environment's ``sys_path`` and ``node_path`` (the
+        directories this worker's sandbox mounts read-only, ``sandbox.extra_ro_paths``)."""
         self.proc: subprocess.Popen | None = None
         self.sock: socket.socket | None = None
         self._buf = bytearray()
@@ -258,8 +261,16 @@ class WorkerPool:
     """``size`` pairs of workers (candidate side, test side), started on first use, reused across
     tasks and event loops, replaced when broken. Thread-safe; runs happen in worker threads."""
 
-    def __init__(self, sandbox: Sandbox, interpreter: str, size: int) -> None:
+    def __init__(self, sandbox: Sandbox, interpreter: str, size: int, *, sys_path: tuple[str, ...] = (),
+                 node_path: str | None = None) -> None:
         self.sandbox, self.interpreter, self.size = sandbox, interpreter, max(1, size)
+        self.spec_extra: dict = {}
+        """What every run of this pool gets in its spec: the environment's site-packages first on
+        ``sys.path`` (both sides), its ``node_modules`` as ``NODE_PATH``. The sandbox must mount them."""
+        if sys_path:
+            self.spec_extra["sys_path"] = list(sys_path)
+        if node_path:
+            self.spec_extra["node_path"] = node_path
         self._idle: list[tuple[Worker, Worker]] = []
         self._all: set[Worker] = set()
         self._lock = threading.Lock()
@@ -302,7 +313,8 @@ class WorkerPool:
                 self._gate.notify_all()
 
     def _new_pair(self) -> tuple[Worker, Worker]:
-        pair = (Worker(self.sandbox, self.interpreter, "candidate"), Worker(self.sandbox, self.interpreter, "test"))
+        pair = (Worker(self.sandbox, self.interpreter, "candidate", self.spec_extra),
+                Worker(self.sandbox, self.interpreter, "test", self.spec_extra))
         try:
             for w in pair:
                 w.start()

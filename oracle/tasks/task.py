@@ -24,6 +24,7 @@ from oracle.tasks._validation_errors import NAMED_FIELD_ERROR, format_validation
 from oracle.tasks._judge_template import check_judge_template
 from oracle._internal.decoded import input_problem
 from oracle.tasks._limits import DEFAULT_LIMITS, InputLimits
+from oracle.tasks.environment import Environment
 from oracle.tasks.questions import Question, scoring_problem
 from oracle.tasks.testspec import ReferenceCheck, TestCase
 
@@ -119,6 +120,11 @@ def check_criteria_and_questions(criteria: list[Criterion], questions: list[Ques
         raise ValueError(f"questions: duplicate question ids {dupes}")
 
 
+_HASHED_ONLY_WHEN_SET = ("environment",)
+"""Task fields left out of the content hash while unset, so the hashes of tasks written before the
+field existed (batch rows, escalation ids) do not change."""
+
+
 class Task(FrozenWithCache, _InputModel):  # type: ignore[metaclass]  # mypy cannot see type(BaseModel) as pydantic's metaclass
     """What is being evaluated, plus everything an evaluator may check it against."""
 
@@ -157,6 +163,10 @@ class Task(FrozenWithCache, _InputModel):  # type: ignore[metaclass]  # mypy can
     context: str | None = None
     """Source text the answer should be grounded in (a document, a retrieved passage): evidence, like
     ``reference``, for a claim check."""
+    environment: Environment | None = None
+    """What the candidates run with (oracle/tasks/environment.py): a prepared interpreter, pip
+    requirements built once into the environment cache, a ``node_modules`` directory. It replaces
+    ``verifier.environment`` as a whole; None: the config's, else the interpreter alone."""
     claim_check: bool = False
     """Judge the single candidate's answer as a claim against the evidence (``context`` and/or
     ``reference``): the decision judge asks whether the evidence supports it and whether there is
@@ -191,7 +201,11 @@ class Task(FrozenWithCache, _InputModel):  # type: ignore[metaclass]  # mypy can
     def _content_hash(self) -> str:
         from oracle._internal.canonical import sha256_json
 
-        return sha256_json(self.model_dump(mode="json"))
+        data = self.model_dump(mode="json")
+        for name in _HASHED_ONLY_WHEN_SET:  # fields added later: a task without them keeps its hash
+            if data.get(name) is None:
+                data.pop(name, None)
+        return sha256_json(data)
 
 
 class Trajectory(_InputModel):  # type: ignore[metaclass]  # mypy cannot see type(BaseModel) as pydantic's metaclass

@@ -26,60 +26,89 @@ from typing import Any, Literal
 from oracle.results.concerns import (Concern, ErrorEvidence, IsolationEvidence, NoCandidatePassed, NonePassedEvidence,
                              SandboxFailure, Tampering, TamperingEvidence, WeakIsolation, verifier_failure)
 from oracle.config.model import OracleConfig, VerifierConfig
-from oracle.errors import OracleError, SandboxError
+from oracle.errors import InterpreterUnusable, OracleError, SandboxError
 from oracle.results.provenance import ISOLATION_ORDER, EvaluationProvenance, Execution, Integrity
 from oracle.results.result import CandidateResult, EvaluationResult, Status
 from oracle.strategies.protocol import EvaluationContext
+from oracle.tasks.environment import Environment
 from oracle.tasks.testspec import TRAJECTORY_KINDS, CheckTest, ReferenceCheck
 from oracle.strategies.verifier import containment, harness, reference, scoring
+from oracle.strategies.verifier import environments
 from oracle.strategies.verifier import trajectory_checks as trajectory_tests
 from oracle.strategies.verifier.extract import SUPPORTED_LANGUAGES, ExtractedCode, extract_code, normalize_language
 from oracle.sandbox import Sandbox, SandboxLimits
+from oracle.sandbox import interpreters as interpreter_checks
 from oracle.sandbox.limits import check_timeouts
-from oracle.sandbox.layers import _world_readable_chain
-from oracle.sandbox.slots import can_drop_privileges
 from oracle.sandbox.runs import run_in_pool
 from oracle.sandbox.workers import WorkerPool
 
 VERSION = "1.1"
 """1.1: trajectory checks (tool_calls, tool_result, final_state)."""
-PYTHON_CANDIDATES = ("/usr/bin/python3.11", "/usr/bin/python3", "/usr/local/bin/python3")
+PYTHON_CANDIDATES = interpreter_checks.SYSTEM_PYTHONS
 
 
 def _usable(path: str | None) -> bool:
-    if not path or not os.path.isfile(path) or not os.access(path, os.X_OK):
-        return False
-    return _world_readable_chain(path) if can_drop_privileges() else True
+    return interpreter_problem(path) is None
+
+
+def interpreter_problem(path: str | None, *, python: bool = False) -> str | None:
+    """Why the sandbox user cannot run ``path`` (None when it can): the first directory it cannot
+    enter and its mode, a file that is missing or not executable. ``python``: also the venv and the
+    base installation the interpreter needs (oracle/sandbox/interpreters.py)."""
+    if not path:
+        return "not found"
+    if python:
+        return interpreter_checks.problem(path)
+    if not os.path.isfile(path) or not os.access(path, os.X_OK):
+        return f"{path} is not an executable file"
+    return interpreter_checks.unreadable(path, need_exec=True)
 
 
 def find_interpreter(language: str, cfg: VerifierConfig) -> str | None:
-    """The executable for ``language`` that a sandbox uid can run, or None.
+    """The executable for ``language`` that a sandbox uid can run, or None (``interpreter_status``
+    says why)."""
+    return interpreter_status(language, cfg)[0]
+
+
+def interpreter_status(language: str, cfg: VerifierConfig,
+                       environment: Environment | None = None) -> tuple[str | None, str | None]:
+    """``(path, None)`` for the executable that runs ``language`` here, else ``(None, why)`` with the
+    exact reason and the fix. ``environment``: a task's, which replaces ``verifier.environment``.
 
     An answer found is kept per setting and PATH: every evaluation asks for every language (about
-    0.4 ms of path walks and stats each time). None is not kept: a language installed later is found.
+    0.4 ms of path walks and stats each time). A refusal is not kept: a fix made later is seen.
     """
-    key = (language, cfg.python_executable, cfg.node_executable, os.environ.get("PATH", ""))
+    env, source = environments.named(environment, cfg)
+    key = (language, cfg.python_executable, cfg.node_executable, env, source, os.environ.get("PATH", ""))
     found = _FOUND.get(key)
     if found is None:
-        found = _find_interpreter(*key)
-        if found is not None:
-            _FOUND[key] = found
-    return found
+        found, why = _find_interpreter(language, cfg, env, source, key[-1])
+        if found is None:
+            return None, why
+        _FOUND[key] = found
+    return found, None
 
 
 _FOUND: dict[tuple, str] = {}
 
 
-def _find_interpreter(language: str, python_executable: str | None, node_executable: str | None,
-                      search_path: str) -> str | None:
+def _find_interpreter(language: str, cfg: VerifierConfig, env: Environment | None, source: str,
+                      search_path: str) -> tuple[str | None, str | None]:
     if language == "python":
-        if python_executable:
-            return python_executable if _usable(python_executable) else None
-        return next((p for p in (sys.executable, *PYTHON_CANDIDATES) if _usable(p)), None)
+        try:
+            return environments.python_for(env, source, cfg), None
+        except InterpreterUnusable as exc:
+            return None, str(exc)
     if language == "javascript":
-        path = node_executable or shutil.which("node", path=search_path or None)
-        return path if _usable(path) else None
-    return None
+        path = cfg.node_executable or shutil.which("node", path=search_path or None)
+        if path is None:
+            return None, "node is not installed (not on PATH; set verifier.node_executable)"
+        why = interpreter_problem(path)
+        if why:
+            setting = "verifier.node_executable: " if cfg.node_executable else ""
+            return None, f"{setting}{why}; install node where other users can read it"
+        return path, None
+    return None, f"the verifier does not run {language!r}"
 
 
 _NO_CODE = ExtractedCode(None, None, "python")
@@ -90,7 +119,7 @@ def _prefix_outside_usr(executable: str) -> str | None:
     real = Path(os.path.realpath(executable))
     if str(real).startswith("/usr/"):
         return None
-    return str(real.parents[1])  # <prefix>/bin/python -> <prefix>
+    return str(real.parents[1])  # <prefix>/bin/node -> <prefix>
 
 
 class VerifierStrategy:
@@ -106,14 +135,19 @@ class VerifierStrategy:
         self._lock = threading.Lock()
         self._finalizer = weakref.finalize(self, _close_pools, self._pools)
 
-    def _pool(self, cfg: VerifierConfig, interpreters: dict[str, str]) -> WorkerPool:
-        """The warm worker pool for these sandbox settings (made once, reused across tasks)."""
-        python = interpreters.get("python") or find_interpreter("python", cfg)
-        if python is None:
-            raise SandboxError("the verifier needs a Python interpreter the sandbox uid can run")
-        extra = tuple(sorted({p for p in (_prefix_outside_usr(e) for e in (python, *interpreters.values())) if p}))
+    def _pool(self, cfg: VerifierConfig, interpreters: dict[str, str],
+              run_env: environments.RunEnvironment | None = None) -> WorkerPool:
+        """The warm worker pool for these sandbox settings and this environment (made once, reused
+        across tasks: the environment's mounts and sys.path are part of its key)."""
+        if run_env is None:
+            python = interpreters.get("python") or find_interpreter("python", cfg)
+            if python is None:
+                raise SandboxError("the verifier needs a Python interpreter the sandbox uid can run")
+            run_env = environments.prepare(None, "default", cfg, python)
+        others = [e for lang, e in interpreters.items() if lang != "python"]
+        extra = tuple(sorted({*run_env.mounts, *(p for p in map(_prefix_outside_usr, others) if p)}))
         key = (cfg.backend, cfg.allow_weak_isolation, cfg.memory_mb, cfg.max_pids, cfg.output_limit_bytes,
-               cfg.disk_mb, cfg.workers, python, extra)
+               cfg.disk_mb, cfg.workers, run_env.key, extra)
         with self._lock:
             pool = self._pools.get(key)
             if pool is None or pool.closed:
@@ -121,7 +155,8 @@ class VerifierStrategy:
                                        output_limit_bytes=cfg.output_limit_bytes, disk_mb=cfg.disk_mb)
                 sandbox = Sandbox(backend=cfg.backend, limits=limits, allow_weak_isolation=cfg.allow_weak_isolation,
                                   extra_ro_paths=extra)
-                pool = self._pools[key] = WorkerPool(sandbox, python, cfg.workers or os.cpu_count() or 1)
+                pool = self._pools[key] = WorkerPool(sandbox, run_env.python, cfg.workers or os.cpu_count() or 1,
+                                                     sys_path=run_env.sys_path, node_path=run_env.node_path)
             return pool
 
     def close(self) -> None:
@@ -211,20 +246,32 @@ class VerifierStrategy:
                 unrunnable[t.id] = (f"its code could not be extracted: {containment.describe(exc)}", False)
         languages = sorted({e.language for e in extracted.values() if e.code is not None})
         interpreters: dict[str, str] = {}
-        supported_here = [lang for lang in SUPPORTED_LANGUAGES if find_interpreter(lang, cfg)]
+        status = {lang: interpreter_status(lang, cfg, task.environment) for lang in SUPPORTED_LANGUAGES}
+        supported_here = [lang for lang in SUPPORTED_LANGUAGES if status[lang][0]]
         missing: dict[str, str] = {}
+        unusable: set[str] = set()
+        """Languages whose interpreter is named or installed but the sandbox user cannot run it."""
         for lang in languages:
-            exe = find_interpreter(lang, cfg)
-            if exe is None:
+            exe, why = status.get(lang, (None, None))
+            if exe is not None:
+                interpreters[lang] = exe
+            elif lang == "python" or (why and not why.startswith("node is not installed")):
+                missing[lang] = f"language {lang!r} cannot run here: {why}"
+                unusable.add(lang)
+            else:
                 missing[lang] = (f"language {lang!r} is not supported on this machine; supported here: "
                                  f"{supported_here} (of {list(SUPPORTED_LANGUAGES)})")
-            else:
-                interpreters[lang] = exe
+        python_exe, python_why = status["python"]
+        needs_sandbox = bool(code_tests) or any(t.kind == "final_state" for t in task.tests)
         task_language = normalize_language(task.language)
-        if task_language in missing:
-            # The task's own language cannot run here: that hits every candidate.
+        if task_language in missing or (needs_sandbox and python_exe is None):
+            # The task's own language cannot run here, or the sandbox's own runtime (Python) cannot:
+            # that hits every candidate.
+            lang = task_language if task_language in missing else "python"
+            message = missing.get(lang) or f"the sandbox runtime needs a Python interpreter: {python_why}"
             return EvaluationResult.failure(
-                "verifier", missing[task_language], error_type="UnsupportedLanguage",
+                "verifier", message,
+                error_type="InterpreterUnusable" if lang in unusable or lang == "python" else "UnsupportedLanguage",
                 provenance=EvaluationProvenance(
                     mode="tests", execution=Execution(code_run=False, languages_supported=supported_here)))
         in_process = task.execution == "in_process" and bool(code_tests)
@@ -250,12 +297,16 @@ class VerifierStrategy:
             pool = None  # data checks only: nothing runs, no sandbox needed
             provenance = EvaluationProvenance(mode="tests", execution=Execution(code_run=False, integrity="trajectory"))
         else:
-            pool = await asyncio.to_thread(self._pool, cfg, interpreters)
+            env, source = environments.named(task.environment, cfg)
+            assert python_exe is not None
+            run_env = await asyncio.to_thread(environments.prepare, env, source, cfg, python_exe)
+            pool = await asyncio.to_thread(self._pool, cfg, interpreters, run_env)
             layers = dict(pool.sandbox.provenance())
             provenance = EvaluationProvenance(mode="tests", execution=Execution(
                 code_run=True, integrity=integrity, isolation_level=layers.pop("isolation_level", None),
-                backend=layers.pop("backend", None), interpreters=interpreters, languages_supported=supported_here,
-                sandbox_layers=layers))
+                backend=layers.pop("backend", None), backend_version=layers.pop("backend_version", None),
+                interpreters=interpreters, languages_supported=supported_here, sandbox_layers=layers,
+                environment=run_env.record))
         prompt_code = harness.prompt_definitions(task.prompt) if task.language in (None, "python") else None
         loop = asyncio.get_running_loop()
 
@@ -335,6 +386,12 @@ class VerifierStrategy:
         unsupported = {tid: why for tid, (why, is_ours) in unrunnable.items() if is_ours}
         if unsupported:
             details["unrunnable_here"] = unsupported
+        missing_modules = sorted({m for c in candidates for t in c.details.get("tests", [])
+                                  for m in _MISSING_MODULE.findall(str(t.get("message", "")))})
+        if missing_modules and pool is not None and not pool.spec_extra.get("sys_path"):
+            details["environment_hint"] = (
+                f"candidates import {', '.join(missing_modules[:5])}, which this interpreter lacks; a task whose "
+                "candidates need packages names them in task.environment.requirements")
         return EvaluationResult(
             evaluator="verifier", status=Status.ok, best=best, ranking=ranking, candidates=candidates,
             calls=len(jobs), cost_usd=0.0, provenance=provenance, details=details,
@@ -426,6 +483,7 @@ def _close_pools(pools: dict) -> None:
     pools.clear()
 
 
+_MISSING_MODULE = re.compile(r"No module named '([A-Za-z_][\w.]*)'")
 _ENVIRONMENT_ERROR = re.compile(r"ModuleNotFoundError|ImportError|PermissionError|FileNotFoundError|OSError|"
                                 r"the program ended|killed|limit")
 

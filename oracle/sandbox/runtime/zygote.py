@@ -263,6 +263,10 @@ def _child(message: dict, fds: list[int], run_dir: str, zygote_pid: int) -> int:
         resource.setrlimit(resource.RLIMIT_CPU, (cpu, cpu + 1))
     spec = dict(run_spec, channel_fd=FD_CHANNEL, report_fd=FD_REPORT)
     runtime = message["runtime"]
+    if runtime.startswith("python-") and run_spec.get("sys_path"):
+        _prepend_sys_path([str(p) for p in run_spec["sys_path"]])
+    if run_spec.get("node_path"):
+        os.environ["NODE_PATH"] = str(run_spec["node_path"])
     if runtime == "python-candidate":
         return candidate_side.main(spec)
     if runtime == "python-test":
@@ -275,6 +279,22 @@ def _child(message: dict, fds: list[int], run_dir: str, zygote_pid: int) -> int:
         node = message["node"]
         os.execv(node, [node, "--stack-size=4000", script, path])
     return 123
+
+
+def _prepend_sys_path(dirs: list[str]) -> None:
+    """Put the task's environment (read-only site-packages directories, mounted by the host) first
+    on this run's ``sys.path``, and read their ``.pth`` files as a site directory's are. Only the
+    forked run does this: the worker itself never imports anything of an environment."""
+    sys.path[:0] = [d for d in dirs if d not in sys.path]
+    for d in dirs:
+        try:
+            has_pth = any(name.endswith(".pth") for name in os.listdir(d))
+        except OSError:
+            continue
+        if has_pth:
+            import site
+
+            site.addsitedir(d)
 
 
 def _tampering(before_fork: bool = False) -> list[str]:

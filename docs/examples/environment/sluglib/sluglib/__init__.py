@@ -1,0 +1,7 @@
+"""Turn titles into URL slugs (the dependency of docs/examples/environment/task.yaml)."""
+
+import re
+
+
+def slugify(text: str) -> str:
+    return re.sub(r"[^a-z0-9]+", "-", text.lower()).strip("-")
