@@ -78,8 +78,10 @@ def _verifier(**verifier) -> OracleConfig:
 
 
 def test_sandbox_failure_offers_rerun_or_a_candidate():
-    broken = [{"kind": "assert", "code": "import not_installed_module_xyz"}] * 2
-    data = code_task(id="env", evaluator="verifier", tests=broken)
+    # Every candidate needs a module this machine lacks (a test that imports one is broken instead).
+    data = code_task(id="env", evaluator="verifier", tests=[{"kind": "assert", "code": "assert add(1, 2) == 3"}] * 2)
+    for t in data["trajectories"]:
+        t["answer"] = "import not_installed_module_xyz\n" + t["answer"].replace("    return", "def add(a, b):\n    return")
     res = _run(_verifier(), data)
     assert res.result.status is Status.failed and _kinds(res) == ["sandbox_failure"]
     esc = _request(res, data, "verifier_infrastructure_failure")

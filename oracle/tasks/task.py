@@ -136,6 +136,10 @@ class Task(FrozenWithCache, _InputModel):  # type: ignore[metaclass]  # mypy can
     reference_check: ReferenceCheck | None = None
     """How the verifier compares a non-code answer with ``reference`` (default: normalized)."""
     tests: list[TestCase] = Field(default_factory=list)
+    solution: str | None = Field(default=None, min_length=1)
+    """Reference code, a correct answer (a program or, for a Python prompt that is code, the body):
+    the verifier runs the tests against it first, and a test that fails on it is broken (the
+    task's fault, scored for no candidate). Only the verifier reads it; no judge is ever shown it."""
     questions: list[Question] = Field(default_factory=list)
     difficulty: Literal["easy", "medium", "hard"] | None = None
     language: str | None = None
