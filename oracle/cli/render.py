@@ -204,6 +204,8 @@ def result_blocks(res: OracleResult, *, show_route: bool = True) -> list[Block]:
     if r is not None:
         if r.error:
             blocks.append(_line((f"error: {r.error.type}: {r.error.message}", "red")))
+        for b in r.broken_tests:  # the task's fault: scored for no candidate
+            blocks.append(_line(("broken test ", "yellow"), (b.test, "bold"), f": {b.reason}"))
         rows: list[Sequence[str | Text]] = [[c.id, "-" if c.score is None else f"{c.score:.3f}", _verdict(c.passed), _status(c.status.value),
                                               why(c.details)[:WHY_CHARS]] for c in r.candidates]
         if rows:
