@@ -25,7 +25,7 @@ from oracle.tasks._judge_template import check_judge_template
 from oracle._internal.decoded import input_problem
 from oracle.tasks._limits import DEFAULT_LIMITS, InputLimits
 from oracle.tasks.questions import Question, scoring_problem
-from oracle.tasks.testcode import static_problem
+from oracle.tasks._testcode import static_problem
 from oracle.tasks.testspec import ReferenceCheck, TestCase
 
 EvaluatorKind = Literal["decision_judge", "llm_judge", "verifier"]
@@ -186,7 +186,7 @@ class Task(FrozenWithCache, _InputModel):  # type: ignore[metaclass]  # mypy can
             raise ValueError("rubric: a task names a rubric or gives criteria/questions/judge_prompt inline, not both")
         if self.claim_check and not (self.context or self.reference):
             raise ValueError("claim_check: a claim check needs the evidence as text: task.context or task.reference")
-        for i, test in enumerate(self.tests):  # a test that is broken on sight (oracle/tasks/testcode.py)
+        for i, test in enumerate(self.tests):  # a test that is broken on sight (oracle/tasks/_testcode.py)
             problem = static_problem(test, self.language)
             if problem is not None:
                 named = f"({test.name!r}) " if test.name else ""

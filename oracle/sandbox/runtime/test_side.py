@@ -85,6 +85,8 @@ def _compile_test(spec: dict):
     candidate has sent anything, so no candidate can make a test fail to compile."""
     call = spec["kind"] == "call"
     source = spec["call"] if call else spec.get("code")
+    if not isinstance(source, str):
+        return _verdict("broken", "the test has no code")
     try:
         return compile(source, "<test>", "eval" if call else "exec")
     except SyntaxError as exc:
