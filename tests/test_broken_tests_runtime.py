@@ -65,6 +65,8 @@ BROKEN = {
                                   "raised before any candidate code ran: ValueError"),
     "a check with the wrong signature": ("check", "def check(a, b):\n    pass\n", "raised before any candidate code ran"),
     "a call whose argument fails": ("call", "int('x')", "raised before any candidate code ran: ValueError"),
+    "a check that is never defined": ("check", "if False:\n    def check(candidate):\n        pass\n",
+                                      "defines no check function"),
 }
 
 
@@ -142,6 +144,13 @@ async def test_the_honest_candidate_passes_the_same_task():
     result = await evaluate(_task(SOUND), GOOD, WRONG)
     assert result.broken_tests == [] and result.candidate("good").passed is True
     assert result.candidate("wrong").score == 0.0
+
+
+async def test_in_process_a_test_that_does_not_compile_is_broken_before_the_candidate_loads():
+    tests = [dict(SOUND[0]), {"kind": "assert", "name": "bad", "code": "return 1\n"}]
+    result = await evaluate(_task(tests, execution="in_process"), GOOD, allow_in_process=True)
+    assert [b.test for b in result.broken_tests] == ["bad"] and result.candidate("good").passed is True
+    assert "does not compile" in result.broken_tests[0].reason
 
 
 # -- the reference solution ----------------------------------------------------------------------

@@ -28,7 +28,7 @@ import dataclasses
 from dataclasses import dataclass, field
 from typing import Mapping, Sequence
 
-from oracle.strategies.verifier.harness import TestOutcome, flatten
+from oracle.strategies.verifier.harness import TestOutcome
 
 NO_VERDICT = frozenset({"skipped", "xfailed"})
 """Outcomes of a test that ran no check on the candidate."""

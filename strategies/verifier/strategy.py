@@ -21,20 +21,18 @@ import threading
 import time
 import weakref
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any
 
-from oracle.results.concerns import (BrokenTests, BrokenTestsEvidence, Concern, ErrorEvidence, IsolationEvidence,
-                                     NoCandidatePassed, NonePassedEvidence, SandboxFailure, Tampering,
-                                     TamperingEvidence, WeakIsolation, verifier_failure)
 from oracle.config.model import OracleConfig, VerifierConfig
 from oracle.errors import OracleError, SandboxError
-from oracle.results.provenance import ISOLATION_ORDER, EvaluationProvenance, Execution, Integrity
+from oracle.results.provenance import EvaluationProvenance, Execution, Integrity
 from oracle.results.result import BrokenTest, CandidateResult, EvaluationResult, Status
 from oracle.strategies.protocol import EvaluationContext
 from oracle.tasks.task import Task, Trajectory
 from oracle.tasks.testspec import TRAJECTORY_KINDS, CheckTest, ReferenceCheck
 from oracle.strategies.verifier import broken, containment, harness, reference, scoring, solution
 from oracle.strategies.verifier.runner import CodeRunner
+from oracle.strategies.verifier import concerns as verifier_concerns
 from oracle.strategies.verifier import trajectory_checks as trajectory_tests
 from oracle.strategies.verifier.extract import SUPPORTED_LANGUAGES, ExtractedCode, extract_code, normalize_language
 from oracle.sandbox import Sandbox, SandboxLimits
@@ -157,7 +155,7 @@ class VerifierStrategy:
         result.latency_ms = (time.monotonic() - started) * 1000
         result.provenance.evaluator = result.provenance.evaluator or self.spec(ctx.config)
         result.provenance.config_hash = result.provenance.config_hash or ctx.config.hash()
-        result.concerns = _concerns(result, [t.id for t in ctx.trajectories])
+        result.concerns = verifier_concerns.concerns(result, [t.id for t in ctx.trajectories])
         return result
 
     # -- reference answers ---------------------------------------------------------------------
@@ -440,71 +438,6 @@ def _reference_details(run: solution.ReferenceRun | None) -> dict[str, Any]:
         return {}
     outcomes = {o.name: o.outcome for i in sorted(run.outcomes) for o in harness.flatten(run.outcomes[i])}
     return {"reference_solution": {"cached": run.cached, "runs": run.runs, "outcomes": outcomes}}
-
-
-def _concerns(result: EvaluationResult, ids: list[str]) -> list[Concern]:
-    """What may need a human: a failed run (the sandbox's or the task's fault), code that ran below
-    the strongest isolation or inside the candidate's process, no candidate passing."""
-    broken_tests = _broken_concern(result, ids)
-    if result.status == Status.failed:
-        error = result.error
-        if error is not None and error.type == "BrokenTests" and broken_tests:
-            return broken_tests
-        return [verifier_failure(error.type if error else "EvaluationFailed",
-                                 error.message if error else "unknown error", ids)] + broken_tests
-    out: list[Concern] = list(broken_tests)
-    run = result.provenance.execution
-    if run is not None and run.code_run and run.integrity is not None and (
-            run.integrity == "in_process" or run.isolation_level != ISOLATION_ORDER[-1]):
-        out.append(WeakIsolation(
-            candidates=ids, evidence=IsolationEvidence(integrity=run.integrity, isolation_level=run.isolation_level),
-            message=f"tests ran with integrity {run.integrity} under {run.isolation_level} isolation"))
-    tampered = {c.id: [f"{t['name']}: {x}" for t in c.details.get("tests", []) for x in t.get("tampering", [])]
-                for c in result.candidates}
-    tampered = {cid: changes for cid, changes in tampered.items() if changes}
-    if tampered:
-        out.append(Tampering(candidates=list(tampered), evidence=TamperingEvidence(changes=tampered),
-                             message="a candidate's run changed the sandbox worker it ran in: "
-                                     + "; ".join(f"{cid}: {changes[0]}" for cid, changes in tampered.items())))
-    out.extend(_unscored_concerns(result))
-    scored = [c for c in result.candidates if c.status != Status.failed]
-    if scored and not any(c.passed for c in scored):
-        firsts = {c.id: str(c.details.get("first_failure") or c.details.get("message") or "failed")
-                  for c in scored}
-        mode: Literal["tests", "reference"] = "reference" if run is not None and run.integrity == "reference" \
-            else "tests"
-        out.append(NoCandidatePassed(
-            candidates=[c.id for c in scored], evidence=NonePassedEvidence(mode=mode, first_failures=firsts),
-            message="no candidate passed: " + "; ".join(f"{cid}: {m}" for cid, m in firsts.items())))
-    return out
-
-
-def _broken_concern(result: EvaluationResult, ids: list[str]) -> list[Concern]:
-    """Tests that are the task's fault (broken.py): scored for nobody, said once."""
-    if not result.broken_tests:
-        return []
-    tests = {b.test: b.reason for b in result.broken_tests}
-    scored = int(result.details.get("scored_tests", 0)) if result.status == Status.ok else 0
-    return [BrokenTests(candidates=ids, evidence=BrokenTestsEvidence(tests=tests, scored=scored),
-                        message=f"{len(tests)} broken test(s), the task's fault, scored for no candidate: "
-                                + "; ".join(f"{name}: {why}" for name, why in list(tests.items())[:3]))]
-
-
-def _unscored_concerns(result: EvaluationResult) -> list[Concern]:
-    """The candidates a fault of ours left unscored while the others were judged: a sandbox failure
-    on some of their runs (``sandbox_failure``), or a language this machine lacks (``task_unrunnable``)."""
-    out: list[Concern] = []
-    sandbox: dict[str, list[str]] = result.details.get("sandbox_failures") or {}
-    if sandbox:
-        first = next(iter(sandbox.values()))[0]
-        out.append(SandboxFailure(
-            candidates=list(sandbox), evidence=ErrorEvidence(type="SandboxError", message=first),
-            message=f"the sandbox failed on runs of {', '.join(sandbox)} (left unscored; the others were "
-                    f"judged): {first}"))
-    unrunnable: dict[str, str] = result.details.get("unrunnable_here") or {}
-    if unrunnable:
-        out.append(verifier_failure("UnsupportedLanguage", next(iter(unrunnable.values())), list(unrunnable)))
-    return out
 
 
 def _close_pools(pools: dict) -> None:
