@@ -8,6 +8,11 @@ stays that candidate's (containment.py): its test is ``error`` with the reason, 
 was ours (a sandbox failure on one of its runs) the candidate is left unscored with a
 ``sandbox_failure`` concern while the others are judged. Runs go in parallel, bounded by
 ``verifier.workers`` (default: cores).
+
+A test that is broken (the task's fault: it does not compile, raised before asking the candidate
+anything, fails on the task's reference solution ``task.solution``, which runs first) is scored for
+no candidate and reported once in ``result.broken_tests`` (broken.py decides, solution.py runs the
+reference); a task whose every test is broken fails with the reasons.
 """
 
 from __future__ import annotations
