@@ -169,3 +169,13 @@ def test_a_check_test_without_check_is_not_charged_to_the_candidate(tmp_path):
     assert out.returncode == 2, out.stdout + out.stderr
     assert "FAIL" not in out.stdout
     assert "task.tests[0]" in out.stderr and "defines no check function" in out.stderr
+
+
+def test_a_task_without_a_solution_keeps_its_content_hash():
+    from oracle._internal.canonical import sha256_json
+
+    task = _task({"kind": "call", "call": "slugify('a')", "expected": "a"})
+    before = {k: v for k, v in task.model_dump(mode="json").items() if k != "solution"}  # as hashed before the field
+    assert task.content_hash() == sha256_json(before)
+    with_solution = Task(**{**task.model_dump(), "solution": "def slugify(s):\n    return s\n"})
+    assert with_solution.content_hash() != task.content_hash()

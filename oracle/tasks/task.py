@@ -120,6 +120,11 @@ def check_criteria_and_questions(criteria: list[Criterion], questions: list[Ques
         raise ValueError(f"questions: duplicate question ids {dupes}")
 
 
+_HASHED_WHEN_SET = ("solution",)
+"""Fields added after tasks were first hashed: left out of ``content_hash`` while unset, so a task
+that does not use them keeps its hash (its stored batch rows and escalation ids still match)."""
+
+
 class Task(FrozenWithCache, _InputModel):  # type: ignore[metaclass]  # mypy cannot see type(BaseModel) as pydantic's metaclass
     """What is being evaluated, plus everything an evaluator may check it against."""
 
@@ -202,7 +207,11 @@ class Task(FrozenWithCache, _InputModel):  # type: ignore[metaclass]  # mypy can
     def _content_hash(self) -> str:
         from oracle._internal.canonical import sha256_json
 
-        return sha256_json(self.model_dump(mode="json"))
+        data = self.model_dump(mode="json")
+        for name in _HASHED_WHEN_SET:
+            if data.get(name) is None:
+                data.pop(name, None)
+        return sha256_json(data)
 
 
 class Trajectory(_InputModel):  # type: ignore[metaclass]  # mypy cannot see type(BaseModel) as pydantic's metaclass
