@@ -166,16 +166,20 @@ def test_no_test_value_reaches_a_candidate_over_the_channel(batch):
 def test_a_candidate_check_is_never_run_as_the_test():
     cand = "def f(x):\n    return 0\ndef check(candidate):\n    return None\n"
     verdict = run_one(cand, "assert True\n", entry_point="f", kind="check")
-    assert verdict["outcome"] == "error" and "no check function" in verdict["message"]
+    # The test's own fault (broken: scored for no one), never the candidate's check passing it.
+    assert verdict["outcome"] == "broken" and "no check function" in verdict["message"]
 
 
 def test_bind_global_refuses_what_is_not_a_name_and_what_may_not_cross():
     cand = "def f():\n    return X\n"
     assert run_one(cand, "bind_global('X', [1, (2, 3)])\nassert f() == [1, (2, 3)]\n")["outcome"] == "pass"
+    # Both are the test's own mistakes, made before it asked the candidate anything: broken.
     bad = run_one(cand, "bind_global('not a name', 1)\n")
-    assert bad["outcome"] == "error" and "bind_global" in bad["message"]
+    assert bad["outcome"] == "broken" and "bind_global" in bad["message"]
     mod = run_one(cand, "import os\nbind_global('X', os)\nf()\n")
-    assert mod["outcome"] == "error" and "wrap it in a class" in mod["message"]
+    assert mod["outcome"] == "broken" and "wrap it in a class" in mod["message"]
+    late = run_one(cand, "import os\nbind_global('X', 1)\nf()\nbind_global('X', os)\n")
+    assert late["outcome"] == "error" and "wrap it in a class" in late["message"]
 
 
 # -- exceptions --------------------------------------------------------------------------------

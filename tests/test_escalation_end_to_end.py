@@ -78,13 +78,37 @@ def _verifier(**verifier) -> OracleConfig:
 
 
 def test_sandbox_failure_offers_rerun_or_a_candidate():
-    broken = [{"kind": "assert", "code": "import not_installed_module_xyz"}] * 2
-    data = code_task(id="env", evaluator="verifier", tests=broken)
+    # Every candidate needs a module this machine lacks (a test that imports one is broken instead).
+    data = code_task(id="env", evaluator="verifier", tests=[{"kind": "assert", "code": "assert add(1, 2) == 3"}] * 2)
+    for t in data["trajectories"]:
+        t["answer"] = "import not_installed_module_xyz\n" + t["answer"].replace("    return", "def add(a, b):\n    return")
     res = _run(_verifier(), data)
     assert res.result.status is Status.failed and _kinds(res) == ["sandbox_failure"]
     esc = _request(res, data, "verifier_infrastructure_failure")
     assert esc.blocking and esc.options == ["rerun", "good", "bad"]
     assert "not_installed_module_xyz" in esc.question and res.status == Status.failed
+
+
+def test_broken_tests_are_reported_once_and_the_verdict_stands_on_the_rest():
+    tests = [{"kind": "call", "call": "add(2, 3)", "expected": 5},
+             {"kind": "assert", "code": "import not_installed_module_xyz\nassert add(1, 1) == 2", "name": "needs"}]
+    data = code_task(id="half", evaluator="verifier", tests=tests)
+    res = _run(_verifier(), data)
+    assert res.result.status is Status.ok and [b.test for b in res.result.broken_tests] == ["needs"]
+    assert "broken_tests" in _kinds(res)
+    assert res.result.candidate("good").passed is True and res.result.candidate("bad").score == 0.0
+    esc = _request(res, data, "broken_tests")
+    assert not esc.blocking and esc.options == ["accept", "rerun"]
+    assert "not_installed_module_xyz" in esc.question and "scored on the 1 that ran" in esc.question
+
+
+def test_every_test_broken_fails_the_task_and_asks_for_the_tests():
+    data = code_task(id="all", evaluator="verifier", tests=[{"kind": "assert", "code": "import not_installed_module_xyz"}])
+    res = _run(_verifier(), data)
+    assert res.result.status is Status.failed and res.result.error.type == "BrokenTests"
+    assert _kinds(res) == ["broken_tests"]
+    esc = _request(res, data, "broken_tests")
+    assert esc.blocking and esc.options == ["rerun", "good", "bad"] and "Every test" in esc.question
 
 
 def test_task_the_verifier_cannot_run_offers_the_judges():

@@ -133,9 +133,12 @@ async def test_harness_that_cannot_start_is_a_failed_result_not_a_zero():
 
 
 async def test_identical_errors_everywhere_point_at_the_environment():
-    task = Task(id="t", prompt="", tests=[{"kind": "assert", "code": "import not_installed_module_xyz"},
-                                          {"kind": "assert", "code": "import not_installed_module_xyz"}])
-    result = await evaluate(task, Trajectory(id="a", code="x = 1"), Trajectory(id="b", code="y = 2"))
+    # (A test that imports a module the test side lacks is broken, the task's fault:
+    # tests/test_broken_tests_runtime.py. Candidates that all need a module the machine lacks point here.)
+    task = Task(id="t", prompt="", tests=[{"kind": "assert", "code": "assert f() == 1"},
+                                          {"kind": "assert", "code": "assert f() == 2"}])
+    needs = "import not_installed_module_xyz\ndef f():\n    return 1\n"
+    result = await evaluate(task, Trajectory(id="a", code=needs), Trajectory(id="b", code=needs))
     assert result.status is Status.failed
     assert "identically" in result.error.message
 

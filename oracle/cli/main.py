@@ -3,7 +3,7 @@
 Exit codes: 0 success, 1 internal error (a bug: please report it), 2 bad input (task file,
 config, arguments, an escalation id or answer that does not fit, a corrupt escalation store, a
 batch output locked by another process), 3 evaluation finished but at least one task is not ok
-(failed, pending, unparsed...) when ``--strict`` is given. JSON goes to stdout, logs to stderr.
+(failed, pending, unparsed...) when ``--strict`` is given, or ``oracle check`` found a broken test. JSON goes to stdout, logs to stderr.
 """
 
 from __future__ import annotations
@@ -31,6 +31,7 @@ COMMAND_MODULES = (
     "oracle.cli.serve",
     "oracle.cli.calibrate",
     "oracle.cli.routes",
+    "oracle.cli.check",
 )
 COMMANDS = {
     "route": "oracle.cli.core", "evaluate": "oracle.cli.core", "config": "oracle.cli.core",
@@ -42,6 +43,7 @@ COMMANDS = {
     "serve": "oracle.cli.serve",
     "calibrate": "oracle.cli.calibrate",
     "routes": "oracle.cli.routes",
+    "check": "oracle.cli.check",
 }
 """Top-level command -> the module that registers it. A run imports only the module of the command
 it names (``oracle route`` never imports the batch engine, the providers or the sandbox); help and

@@ -1,7 +1,7 @@
 """Tables and summaries for people, through rich: in colour on a terminal, plain text elsewhere.
 
 The one renderer of the CLI's human-readable output (``route``, ``evaluate``, ``resume``,
-``batch``, ``compare``, ``routes summary``, ``escalations list``). The library hands over data (a
+``batch``, ``compare``, ``routes summary``, ``escalations list``, ``check``). The library hands over data (a
 route, a result, a summary, table cells); this module lays it out as a list of blocks (lines and
 tables) and ``show`` prints them. On a terminal rich draws them in colour at the terminal's width,
 letting the free-text columns wrap. When stdout is not a terminal, or ``NO_COLOR`` is set, the same
@@ -24,6 +24,7 @@ from rich.text import Text
 
 if TYPE_CHECKING:  # annotations only: `oracle route` should not build the result models
     from oracle.comparison.summary import CompareSummary
+    from oracle.strategies.verifier.check import TestsCheck
     from oracle.escalation.store import StoredEscalation
     from oracle.results.result import OracleResult
     from oracle.routing.route import Route
@@ -207,6 +208,8 @@ def result_blocks(res: OracleResult, *, show_route: bool = True) -> list[Block]:
     if r is not None:
         if r.error:
             blocks.append(_line((f"error: {r.error.type}: {r.error.message}", "red")))
+        for b in r.broken_tests:  # the task's fault: scored for no candidate
+            blocks.append(_line(("broken test ", "yellow"), (b.test, "bold"), f": {b.reason}"))
         rows: list[Sequence[str | Text]] = [[c.id, "-" if c.score is None else f"{c.score:.3f}", _verdict(c.passed), _status(c.status.value),
                                               why(c.details)[:WHY_CHARS]] for c in r.candidates]
         if rows:
@@ -219,6 +222,35 @@ def result_blocks(res: OracleResult, *, show_route: bool = True) -> list[Block]:
         e = res.escalation
         blocks.append(_line((f"ESCALATION [{e.reason}{', blocking' if e.blocking else ''}]", "bold yellow"),
                             f" {e.id}: {e.question}" + (f"  options: {e.options}" if e.options else "")))
+    return blocks
+
+
+# -- oracle check ----------------------------------------------------------------------------------
+
+def _outcome(row: Mapping[str, Any]) -> Text:
+    word = str(row["outcome"])
+    style = "bold red" if row.get("broken") else "green" if word in ("pass", "xpassed") else \
+        "dim" if word in ("unverified", "not_run") else "yellow"
+    return Text(word + (" (broken)" if row.get("broken") and word != "broken" else ""), style=style)
+
+
+def check_blocks(report: TestsCheck) -> list[Block]:
+    """``oracle check``: each test's outcome on the reference solution, then the broken ones."""
+    on = "task.solution" + (" (cached)" if report.cached else "") if report.solution else \
+        "an empty program (no task.solution: only what is broken whatever the candidate shows)"
+    blocks: list[Block] = [_line(f"task {report.task_id}: the tests on ", (on, "bold"))]
+    if report.error:
+        blocks.append(_line((f"error: {report.error}", "red")))
+        return blocks
+    if report.tests:
+        blocks.append(Grid([Col("test"), Col("kind"), Col("outcome"), Col("ms", numeric=True), Col("message", text=True)],
+                           [[r["test"], r["kind"], _outcome(r), f"{r['duration_ms']:.0f}", str(r["message"])[:WHY_CHARS]]
+                            for r in report.tests]))
+    else:
+        blocks.append(_line("no tests"))
+    n = len(report.broken_tests)
+    blocks.append(_line((f"{n} broken test(s)", "bold red") if n else ("no broken test", "green"),
+                        f" of {len(report.tests)}"))
     return blocks
 
 

@@ -17,7 +17,7 @@ import dataclasses
 from typing import Any, Callable, Sequence, TypeVar
 
 from oracle._internal.canonical import sha256_json
-from oracle.results.concerns import (ClaimUndecided, DecisionAbstention, DecisionLowConfidence, DecisionOrderFlip,
+from oracle.results.concerns import (BrokenTests, ClaimUndecided, DecisionAbstention, DecisionLowConfidence, DecisionOrderFlip,
                              DecisionRefusal, NoCandidatePassed, OrderInconsistent, PreferenceCycle, SandboxFailure, TaskUnrunnable,
                              WeakIsolation, verifier_failure)
 from oracle.config.model import EscalationConfig
@@ -30,7 +30,7 @@ EscalationRequest = Escalation
 """The issue's name for a request; one model serves both."""
 
 REASONS = ("no_feasible_evaluator", "low_route_confidence", "verifier_infrastructure_failure",
-           "verifier_task_unrunnable",
+           "verifier_task_unrunnable", "broken_tests",
            "isolation_below_required", "decision_refusal", "claim_check_undecided", "decision_abstention",
            "pairwise_order_inconsistent", "preference_cycle", "decision_order_flip",
            "decision_low_confidence", "inseparable_candidates")
@@ -106,6 +106,8 @@ def _failure_concern(result: EvaluationResult, ids: list[str]) -> SandboxFailure
     """The verifier's failure concern; for a failed verifier result the Oracle built itself (the
     evaluator could not be constructed, or raised), the same concern derived from its error."""
     found = _concern(result, SandboxFailure) or _concern(result, TaskUnrunnable)
+    if found is None and _concern(result, BrokenTests) is not None:
+        return None  # the task's tests are broken: _broken_tests asks about that
     if found is None and result.status == Status.failed and result.evaluator == "verifier":
         error = result.error
         found = verifier_failure(error.type if error else "EvaluationFailed",
@@ -133,6 +135,31 @@ def _verifier_failure(task: Task, result: EvaluationResult, config: EscalationCo
                  "that is correct?",
                  options=["rerun", *ids], blocking=True,
                  evidence={"error": error, "candidate_ids": ids})
+
+
+def _broken_tests(task: Task, result: EvaluationResult, config: EscalationConfig,
+                  ids: list[str]) -> Escalation | None:
+    """Tests that are the task's fault: blocking when no test was left to score anyone on."""
+    concern = _concern(result, BrokenTests)
+    if concern is None:
+        return None
+    tests = concern.evidence.tests
+    listed = "; ".join(f"{name}: {why}" for name, why in list(tests.items())[:5]) + \
+        (f"; and {len(tests) - 5} more" if len(tests) > 5 else "")
+    if result.status == Status.failed:
+        return _make(task, "broken_tests",
+                     f"Every test of task {task.id!r} is broken, the task's fault rather than the candidates' "
+                     f"({listed}), so no candidate has a verdict. Fix the tests and re-run ('rerun'), or name "
+                     "the candidate that is correct?",
+                     options=["rerun", *ids], blocking=True,
+                     evidence={"broken_tests": dict(tests), "scored_tests": 0, "candidate_ids": ids})
+    return _make(task, "broken_tests",
+                 f"{len(tests)} test(s) of task {task.id!r} are broken, the task's fault rather than the "
+                 f"candidates' ({listed}); the candidates were scored on the {concern.evidence.scored} that ran. "
+                 "Accept the verdict on those ('accept'), or fix the tests and re-run ('rerun')?",
+                 options=["accept", "rerun"], blocking=False,
+                 evidence={"broken_tests": dict(tests), "scored_tests": concern.evidence.scored,
+                           "candidate_ids": ids, "scores": _scores(result)})
 
 
 def isolation_level(result: EvaluationResult) -> str | None:
@@ -343,7 +370,7 @@ def _inseparable(task: Task, result: EvaluationResult, config: EscalationConfig,
 
 
 RESULT_TRIGGERS: tuple[Callable[[Task, EvaluationResult, EscalationConfig, list[str]], Escalation | None], ...] = (
-    _verifier_failure, _weak_isolation, _decision_refusal, _claim_undecided, _decision_abstention,
+    _verifier_failure, _broken_tests, _weak_isolation, _decision_refusal, _claim_undecided, _decision_abstention,
     _order_inconsistent, _cycle, _decision_order_flip, _decision_low_confidence, _inseparable)
 
 

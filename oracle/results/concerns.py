@@ -18,7 +18,8 @@ Which evaluator emits what:
 - verifier: ``sandbox_failure`` (also when it hit only some candidates' runs: those are left
   unscored), ``task_unrunnable``, ``weak_isolation`` (below the strongest level, or ``in_process``
   integrity), ``no_candidate_passed`` (each candidate's first failure), ``tampering`` (a
-  candidate's run changed the sandbox worker it ran in).
+  candidate's run changed the sandbox worker it ran in), ``broken_tests`` (tests that are the
+  task's fault, scored for no candidate).
 
 ``unparsed``, ``tied_best`` and ``candidate_unjudged`` are recorded for readers; escalation asks
 about a tie through the scores (``inseparable_candidates``), not through ``tied_best``.
@@ -116,6 +117,13 @@ class NonePassedEvidence(_Model):
     first criterion below the pass threshold)."""
 
 
+class BrokenTestsEvidence(_Model):
+    tests: dict[str, str] = Field(default_factory=dict)
+    """Per broken test (by name): why it is broken."""
+    scored: int = 0
+    """How many tests (suite cases counted one by one) the candidates were scored on."""
+
+
 class ClaimCheckEvidence(_Model):
     support: float | None
     """P("the claim is supported by the evidence"); None when that question was refused."""
@@ -204,13 +212,20 @@ class Tampering(_Concern):
     evidence: TamperingEvidence
 
 
+class BrokenTests(_Concern):
+    kind: Literal["broken_tests"] = "broken_tests"
+    evidence: BrokenTestsEvidence
+
+
 Concern = Annotated[Union[DecisionRefusal, DecisionAbstention, DecisionLowConfidence, DecisionOrderFlip,
                           ClaimUndecided, OrderInconsistent, PreferenceCycle, Unparsed, TiedBest, SandboxFailure,
-                          TaskUnrunnable, WeakIsolation, NoCandidatePassed, CandidateUnjudged, Tampering],
+                          TaskUnrunnable, WeakIsolation, NoCandidatePassed, CandidateUnjudged, Tampering,
+                          BrokenTests],
                     Field(discriminator="kind")]
 """Any concern; ``kind`` tells which (it is the JSON discriminator)."""
 
-TASK_PROBLEMS = ("TaskValidationError", "UnsupportedLanguage", "EnvironmentBuildError", "InterpreterUnusable")
+TASK_PROBLEMS = ("TaskValidationError", "UnsupportedLanguage", "EnvironmentBuildError", "InterpreterUnusable",
+                 "BrokenTests")
 """Verifier error types that mean the task lacks something, not that the sandbox broke."""
 
 
@@ -224,6 +239,6 @@ def verifier_failure(error_type: str, message: str, candidates: list[str]) -> Sa
                           message=f"the sandbox could not run the candidates: {message}")
 
 
-__all__ = ["CandidateUnjudged", "ClaimUndecided", "Concern", "DecisionAbstention", "DecisionLowConfidence", "DecisionOrderFlip", "DecisionRefusal",
+__all__ = ["BrokenTests", "CandidateUnjudged", "ClaimUndecided", "Concern", "DecisionAbstention", "DecisionLowConfidence", "DecisionOrderFlip", "DecisionRefusal",
            "NoCandidatePassed", "OrderInconsistent", "PreferenceCycle", "SandboxFailure", "Tampering", "TaskUnrunnable",
            "TiedBest", "Unparsed", "WeakIsolation", "verifier_failure"]

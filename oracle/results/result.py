@@ -68,6 +68,18 @@ class CandidateResult(BaseModel):
     """Evaluator-specific evidence: per-test outcomes, per-criterion probabilities, rationales."""
 
 
+class BrokenTest(BaseModel):
+    """A test that is broken: the task's fault (it does not compile, imports what the test side
+    lacks, raised before asking the candidate anything, was run by no candidate, or fails on the
+    task's reference solution). It was scored for no candidate."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    test: str
+    """The test's name (a suite's case: its name with the node id)."""
+    reason: str
+
+
 class EvaluationResult(BaseModel):
     """What one evaluator concluded about all candidates of a task."""
 
@@ -94,6 +106,9 @@ class EvaluationResult(BaseModel):
     """Evaluator-specific evidence for people and reports; nothing downstream reads it by key."""
     concerns: list[Concern] = Field(default_factory=list)
     """What the evaluator noticed that may need a human (oracle/results/concerns.py); escalation reads these."""
+    broken_tests: list[BrokenTest] = Field(default_factory=list)
+    """The verifier's tests that are the task's fault, each once; no candidate was scored on them
+    (scores are over the tests that ran). A ``broken_tests`` concern says so too."""
     provenance: EvaluationProvenance = Field(default_factory=EvaluationProvenance)
     """Calls (models, endpoint, probability source, tokens, cost, sampling, template hash) and, where
     code ran, the sandbox and verdict integrity; the same shape for every evaluator."""

@@ -26,6 +26,7 @@ from oracle._internal.decoded import input_problem
 from oracle.tasks._limits import DEFAULT_LIMITS, InputLimits
 from oracle.tasks.environment import Environment
 from oracle.tasks.questions import Question, scoring_problem
+from oracle.tasks._testcode import static_problem
 from oracle.tasks.testspec import ReferenceCheck, TestCase
 
 EvaluatorKind = Literal["decision_judge", "llm_judge", "verifier"]
@@ -120,9 +121,9 @@ def check_criteria_and_questions(criteria: list[Criterion], questions: list[Ques
         raise ValueError(f"questions: duplicate question ids {dupes}")
 
 
-_HASHED_ONLY_WHEN_SET = ("environment",)
-"""Task fields left out of the content hash while unset, so the hashes of tasks written before the
-field existed (batch rows, escalation ids) do not change."""
+_HASHED_WHEN_SET = ("environment", "solution")
+"""Fields added after tasks were first hashed: left out of ``content_hash`` while unset, so a task
+that does not use them keeps its hash (its stored batch rows and escalation ids still match)."""
 
 
 class Task(FrozenWithCache, _InputModel):  # type: ignore[metaclass]  # mypy cannot see type(BaseModel) as pydantic's metaclass
@@ -141,6 +142,10 @@ class Task(FrozenWithCache, _InputModel):  # type: ignore[metaclass]  # mypy can
     reference_check: ReferenceCheck | None = None
     """How the verifier compares a non-code answer with ``reference`` (default: mode contains, the whole reply)."""
     tests: list[TestCase] = Field(default_factory=list)
+    solution: str | None = Field(default=None, min_length=1)
+    """Reference code, a correct answer (a program or, for a Python prompt that is code, the body):
+    the verifier runs the tests against it first, and a test that fails on it is broken (the
+    task's fault, scored for no candidate). Only the verifier reads it; no judge is ever shown it."""
     questions: list[Question] = Field(default_factory=list)
     difficulty: Literal["easy", "medium", "hard"] | None = None
     language: str | None = None
@@ -191,6 +196,12 @@ class Task(FrozenWithCache, _InputModel):  # type: ignore[metaclass]  # mypy can
             raise ValueError("rubric: a task names a rubric or gives criteria/questions/judge_prompt inline, not both")
         if self.claim_check and not (self.context or self.reference):
             raise ValueError("claim_check: a claim check needs the evidence as text: task.context or task.reference")
+        for i, test in enumerate(self.tests):  # a test that is broken on sight (oracle/tasks/_testcode.py)
+            problem = static_problem(test, self.language)
+            if problem is not None:
+                named = f"({test.name!r}) " if test.name else ""
+                raise PydanticCustomError(NAMED_FIELD_ERROR, "{field}: {reason}",
+                                          {"field": f"task.tests[{i}]", "reason": named + problem})
         return self
 
     def content_hash(self) -> str:
@@ -202,7 +213,7 @@ class Task(FrozenWithCache, _InputModel):  # type: ignore[metaclass]  # mypy can
         from oracle._internal.canonical import sha256_json
 
         data = self.model_dump(mode="json")
-        for name in _HASHED_ONLY_WHEN_SET:  # fields added later: a task without them keeps its hash
+        for name in _HASHED_WHEN_SET:
             if data.get(name) is None:
                 data.pop(name, None)
         return sha256_json(data)

@@ -61,6 +61,11 @@ class TestOutcome:
     cases: tuple["TestOutcome", ...] = ()
     """A test that is a suite (``pytest``): one outcome per collected test; this outcome then only
     carries the run's own facts (reruns, our_fault, tampering) and is never scored itself."""
+    before_test: bool = False
+    """The run ended before the test's code ran (the candidate did not load, had no code): it says
+    nothing about whether the test itself is broken (broken.py)."""
+    neutral: bool = False
+    """A skip or xfail that the task's reference solution shows too: not scored (broken.py)."""
 
     def as_dict(self) -> dict[str, Any]:
         out = {"name": self.name, "kind": self.kind, "outcome": self.outcome, "message": self.message,
@@ -73,6 +78,8 @@ class TestOutcome:
             out["reruns"] = [dict(r) for r in self.reruns]
         if self.node_id is not None:
             out["node_id"] = self.node_id
+        if self.neutral:
+            out["neutral"] = True
         return out
 
 
@@ -228,10 +235,13 @@ def _interpret(test: Test, index: int, run: RunResult, *, tolerance: float, memo
         return out("error", why + (f" ({memory})" if memory else "") + (f": {tail}" if tail else ""))
     vkind = verdict.get("outcome")
     message = str(verdict.get("message", ""))
+    if vkind == "broken":  # the test process's own finding (runtime/blame.py); no candidate can send it
+        return out("broken", message or "the test is broken")
     if vkind in ("pass", "fail", "error"):
         if vkind == "error" and memory:
             message = f"{memory}: {message}"
-        return out(vkind, message or vkind)
+        outcome = out(vkind, message or vkind)
+        return dataclasses.replace(outcome, before_test=True) if verdict.get("stage") == "load" else outcome
     if vkind == "value" and isinstance(test, CallTest):
         try:
             value: Any = wire.decode(verdict.get("value"))

@@ -1,9 +1,13 @@
 """Scores, pass rule and ranking of verifier candidates.
 
-score = weighted share of tests passed (equal shares when every weight is 0); passed = every test
-passed. A candidate with a test that has no verdict through our fault (``our_fault``) is unscored
-(score and passed None): we cannot say, and a 0 would charge it with our failure. Candidates are ranked by score, then by passing everything; equal candidates are a tie,
-reported as such in ``ties`` and broken by input order, so the same input always ranks the same.
+score = weighted share of the scored tests passed (equal shares when every weight is 0); passed =
+every scored test passed. Scored: every outcome but a ``broken`` test (the task's fault, scored for
+nobody) and a ``neutral`` skip (skipped the same way on the reference solution; broken.py decides
+both). Only ``pass`` and ``xpassed`` count as passed: a skip, an xfail, an error never do. A
+candidate with a test that has no verdict through our fault (``our_fault``) is unscored (score and
+passed None): we cannot say, and a 0 would charge it with our failure; so is one left with no
+scored test. Candidates are ranked by score, then by passing everything; equal candidates are a
+tie, reported as such in ``ties`` and broken by input order, so the same input always ranks the same.
 """
 
 from __future__ import annotations
@@ -14,17 +18,28 @@ from oracle.results.result import CandidateResult
 from oracle.strategies.verifier.harness import TestOutcome
 
 
+PASSED = frozenset({"pass", "xpassed"})
+
+
+def scored(outcomes: Sequence[TestOutcome]) -> list[TestOutcome]:
+    """The outcomes a score is computed over: not broken, not a neutral skip."""
+    return [o for o in outcomes if o.outcome != "broken" and not o.neutral]
+
+
 def score_tests(outcomes: Sequence[TestOutcome]) -> tuple[float | None, bool | None]:
     if not outcomes:
         return 0.0, False
     if any(o.our_fault for o in outcomes):
         return None, None
-    total = sum(o.weight for o in outcomes)
+    counted = scored(outcomes)
+    if not counted:
+        return None, None
+    total = sum(o.weight for o in counted)
     if total > 0:
-        score = sum(o.weight for o in outcomes if o.outcome == "pass") / total
+        score = sum(o.weight for o in counted if o.outcome in PASSED) / total
     else:
-        score = sum(o.outcome == "pass" for o in outcomes) / len(outcomes)
-    return score, all(o.outcome == "pass" for o in outcomes)
+        score = sum(o.outcome in PASSED for o in counted) / len(counted)
+    return score, all(o.outcome in PASSED for o in counted)
 
 
 def passing_best(best: list[str], candidates: Sequence[CandidateResult]) -> list[str]:

@@ -8,6 +8,11 @@ stays that candidate's (containment.py): its test is ``error`` with the reason, 
 was ours (a sandbox failure on one of its runs) the candidate is left unscored with a
 ``sandbox_failure`` concern while the others are judged. Runs go in parallel, bounded by
 ``verifier.workers`` (default: cores).
+
+A test that is broken (the task's fault: it does not compile, raised before asking the candidate
+anything, fails on the task's reference solution ``task.solution``, which runs first) is scored for
+no candidate and reported once in ``result.broken_tests`` (broken.py decides, solution.py runs the
+reference); a task whose every test is broken fails with the reasons.
 """
 
 from __future__ import annotations
@@ -16,24 +21,24 @@ import asyncio
 import os
 import re
 import shutil
-import sys
 import threading
 import time
 import weakref
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any
 
-from oracle.results.concerns import (Concern, ErrorEvidence, IsolationEvidence, NoCandidatePassed, NonePassedEvidence,
-                             SandboxFailure, Tampering, TamperingEvidence, WeakIsolation, verifier_failure)
 from oracle.config.model import OracleConfig, VerifierConfig
 from oracle.errors import InterpreterUnusable, OracleError, SandboxError
-from oracle.results.provenance import ISOLATION_ORDER, EvaluationProvenance, Execution, Integrity
-from oracle.results.result import CandidateResult, EvaluationResult, Status
+from oracle.results.provenance import EvaluationProvenance, Execution, Integrity
+from oracle.results.result import BrokenTest, CandidateResult, EvaluationResult, Status
 from oracle.strategies.protocol import EvaluationContext
 from oracle.tasks.environment import Environment
+from oracle.tasks.task import Task, Trajectory
 from oracle.tasks.testspec import TRAJECTORY_KINDS, CheckTest, ReferenceCheck
-from oracle.strategies.verifier import containment, harness, reference, scoring
+from oracle.strategies.verifier import broken, containment, harness, reference, scoring, solution
 from oracle.strategies.verifier import environments
+from oracle.strategies.verifier.runner import CodeRunner
+from oracle.strategies.verifier import concerns as verifier_concerns
 from oracle.strategies.verifier import trajectory_checks as trajectory_tests
 from oracle.strategies.verifier.extract import SUPPORTED_LANGUAGES, ExtractedCode, extract_code, normalize_language
 from oracle.sandbox import Sandbox, SandboxLimits
@@ -42,8 +47,9 @@ from oracle.sandbox.limits import check_timeouts
 from oracle.sandbox.runs import run_in_pool
 from oracle.sandbox.workers import WorkerPool
 
-VERSION = "1.1"
-"""1.1: trajectory checks (tool_calls, tool_result, final_state)."""
+VERSION = "1.2"
+"""1.1: trajectory checks (tool_calls, tool_result, final_state); 1.2: broken tests (the task's
+fault, scored for nobody) and the reference solution (``task.solution``) run first."""
 PYTHON_CANDIDATES = interpreter_checks.SYSTEM_PYTHONS
 
 
@@ -188,7 +194,7 @@ class VerifierStrategy:
         result.latency_ms = (time.monotonic() - started) * 1000
         result.provenance.evaluator = result.provenance.evaluator or self.spec(ctx.config)
         result.provenance.config_hash = result.provenance.config_hash or ctx.config.hash()
-        result.concerns = _concerns(result, [t.id for t in ctx.trajectories])
+        result.concerns = verifier_concerns.concerns(result, [t.id for t in ctx.trajectories])
         return result
 
     # -- reference answers ---------------------------------------------------------------------
@@ -292,6 +298,17 @@ class VerifierStrategy:
                 unrunnable[tid] = (missing[code.language], code.language in SUPPORTED_LANGUAGES)
             elif in_process and code.language != "python":
                 unrunnable[tid] = ("task.execution: 'in_process' is available for Python only", False)
+        reference_code = _reference_code(task) if task.solution is not None and code_tests else None
+        if isinstance(reference_code, str):
+            return EvaluationResult.failure("verifier", reference_code, error_type="TaskValidationError")
+        if reference_code is not None:
+            exe = find_interpreter(reference_code.language, cfg)
+            if exe is None:
+                return EvaluationResult.failure(
+                    "verifier", f"{solution.FIELD}: the reference solution is {reference_code.language!r}, which "
+                                f"this machine cannot run; supported here: {supported_here}",
+                    error_type="UnsupportedLanguage")
+            interpreters.setdefault(reference_code.language, exe)
         integrity: Integrity = "in_process" if in_process else "isolated"
         if not code_tests and not any(t.kind == "final_state" for t in task.tests):
             pool = None  # data checks only: nothing runs, no sandbox needed
@@ -308,22 +325,21 @@ class VerifierStrategy:
                 interpreters=interpreters, languages_supported=supported_here, sandbox_layers=layers,
                 environment=run_env.record))
         prompt_code = harness.prompt_definitions(task.prompt) if task.language in (None, "python") else None
-        loop = asyncio.get_running_loop()
-
+        runner = CodeRunner(pool, cfg, task.entry_point, prompt_code, interpreters, in_process, integrity, run_in_pool)
         by_id = {t.id: t for t in ctx.trajectories}
 
+        reference_run = None
+        if reference_code is not None:  # the tests run on the reference first (solution.py)
+            reference_run = await self._reference(task, runner, reference_code)
+            if reference_run.problem is not None:
+                return EvaluationResult.failure("verifier", reference_run.problem, error_type="TaskValidationError",
+                                                provenance=provenance, calls=reference_run.runs)
+
         async def judge(tid: str, index: int) -> harness.TestOutcome:
-            test, code = task.tests[index], extracted[tid]
+            test = task.tests[index]
             if not isinstance(test, harness.CODE_TESTS):
                 return await trajectory_tests.run(test, index, by_id[tid], pool, cfg)
-            assert pool is not None
-            plan = harness.build_plan(
-                test, code.code or "", language=code.language, entry_point=task.entry_point,
-                prompt_code=prompt_code, timeout_s=test.timeout_s or cfg.timeout_s,
-                output_limit=cfg.output_limit_bytes, node=interpreters.get("javascript"), in_process=in_process)
-            run = await loop.run_in_executor(pool.executor, run_in_pool, pool, plan)
-            return harness.interpret(test, index, run, tolerance=cfg.float_tolerance, memory_mb=cfg.memory_mb,
-                                     integrity=integrity)
+            return await runner.run(test, index, extracted[tid])
 
         faults = containment.Faults()
 
@@ -336,11 +352,12 @@ class VerifierStrategy:
         for r in results:
             if isinstance(r, BaseException):  # cancellation, KeyboardInterrupt: never contained
                 raise r
+        calls = len(jobs) + (reference_run.runs if reference_run is not None else 0)
         if jobs and sum(len(v) for v in faults.sandbox.values()) == len(jobs):
             # Every run's sandbox failed: ours, and it hit every candidate.
             assert faults.first_sandbox_error is not None
             return EvaluationResult.failure("verifier", faults.first_sandbox_error, provenance=provenance,
-                                            calls=len(jobs))
+                                            calls=calls)
         by_candidate: dict[str, dict[int, harness.TestOutcome]] = {}
         for (tid, i), outcome in zip(jobs, results):
             by_candidate.setdefault(tid, {})[i] = outcome  # type: ignore[assignment]
@@ -348,8 +365,18 @@ class VerifierStrategy:
             for outcome in outs.values():
                 if outcome.our_fault:
                     faults.sandbox.setdefault(tid, []).append(f"{outcome.name}: {outcome.message}")
-        candidates = [self._candidate(t.id, extracted[t.id], by_candidate.get(t.id), task.tests,
-                                      unrunnable.get(t.id), faults.sandbox.get(t.id))
+        every = {t.id: _every_test(by_candidate.get(t.id, {}), task.tests, unrunnable.get(t.id))
+                 for t in ctx.trajectories}
+        decision = broken.decide(every, reference_run.outcomes if reference_run is not None else None)
+        broken_tests = [BrokenTest(test=b.test, reason=b.reason) for b in decision.broken]
+        if decision.all_broken:
+            listed = "; ".join(f"{b.test}: {b.reason}" for b in broken_tests[:5])
+            return EvaluationResult.failure(
+                "verifier", f"every test of this task is broken (the task's fault, not the candidates'): {listed}",
+                error_type="BrokenTests", provenance=provenance, calls=calls, broken_tests=broken_tests,
+                details=_reference_details(reference_run))
+        candidates = [self._candidate(t.id, extracted[t.id], decision.flat(t.id), unrunnable.get(t.id),
+                                      faults.sandbox.get(t.id))
                       for t in ctx.trajectories]
         ran = {tid: [o for i, o in outs.items() if (tid, i) not in faults.judged]
                for tid, outs in by_candidate.items()}
@@ -358,7 +385,7 @@ class VerifierStrategy:
             return EvaluationResult.failure(
                 "verifier", f"every test errored identically for every candidate, which points at the "
                             f"environment, not the candidates: {infra}",
-                error_type="SandboxError", provenance=provenance, calls=len(jobs),
+                error_type="SandboxError", provenance=provenance, calls=calls,
                 details={"candidates_unscored": [c.model_dump() for c in candidates]})
         if provenance.execution is not None:
             for outs in by_candidate.values():
@@ -375,12 +402,15 @@ class VerifierStrategy:
                        f"no candidate could be run here: {unrunnable[min(ours)][0]}")
             return EvaluationResult.failure(
                 "verifier", message, error_type="SandboxError" if first or hit else "UnsupportedLanguage",
-                provenance=provenance, calls=len(jobs),
+                provenance=provenance, calls=calls, broken_tests=broken_tests,
                 details={"candidates_unscored": [c.model_dump() for c in candidates]})
         best, ranking, ties = scoring.rank(candidates)
         best = scoring.passing_best(best, candidates)
         details: dict[str, Any] = {"mode": "tests", "tests": len(task.tests), "ties": ties, "tie_break": "input order",
-                                   "none_passed": not any(c.passed for c in candidates)}
+                                   "none_passed": not any(c.passed for c in candidates),
+                                   **_reference_details(reference_run)}
+        if broken_tests:
+            details["scored_tests"] = decision.units - len(broken_tests)
         if faults.sandbox:
             details["sandbox_failures"] = faults.sandbox
         unsupported = {tid: why for tid, (why, is_ours) in unrunnable.items() if is_ours}
@@ -394,28 +424,39 @@ class VerifierStrategy:
                 "candidates need packages names them in task.environment.requirements")
         return EvaluationResult(
             evaluator="verifier", status=Status.ok, best=best, ranking=ranking, candidates=candidates,
-            calls=len(jobs), cost_usd=0.0, provenance=provenance, details=details,
-            explanation=_explain(candidates, best, ties))
+            calls=calls, cost_usd=0.0, provenance=provenance, details=details, broken_tests=broken_tests,
+            explanation=_explain(candidates, best, ties, broken_tests))
 
-    def _candidate(self, cid: str, code: ExtractedCode, ran: dict[int, harness.TestOutcome] | None,
-                   tests: list, unrunnable: tuple[str, bool] | None = None,
+    async def _reference(self, task: Task, runner: CodeRunner, code: ExtractedCode) -> solution.ReferenceRun:
+        """The tests on ``task.solution`` (cached per task content and run settings, solution.py)."""
+        indices = [i for i, t in enumerate(task.tests) if isinstance(t, harness.CODE_TESTS)]
+
+        async def run(i: int) -> harness.TestOutcome:
+            test = task.tests[i]
+            try:
+                return await runner.run(test, i, code)  # type: ignore[arg-type]
+            except Exception as exc:  # noqa: BLE001 - a fault of ours on the reference: says nothing of the test
+                return solution.unverified(test, i, exc)
+
+        key = runner.cache_key(task.content_hash(), VERSION, code.language)
+        return await solution.reference_run(key, code, indices, run)
+
+    def _candidate(self, cid: str, code: ExtractedCode, outcomes: list[harness.TestOutcome],
+                   unrunnable: tuple[str, bool] | None = None,
                    sandbox_failures: list[str] | None = None) -> CandidateResult:
-        """Score one candidate. Its code tests that did not run are ``error`` with why (no code,
-        extraction failed, a language this machine cannot run). When a fault of ours kept some of
-        its tests from a verdict (a sandbox failure, an interpreter this machine lacks), it is left
-        unscored (``status=failed``): never a 0 presented as its fault."""
-        ran = ran or {}
-        why = unrunnable[0] if unrunnable else ("no code found (no code field, no fenced block, the answer "
-                                                "does not parse as code)")
-        outcomes = [ran[i] if i in ran else harness.TestOutcome(harness.test_name(t, i), t.kind, "error", why, 0.0,
-                                                                 t.weight)
-                    for i, t in enumerate(tests)]
+        """Score one candidate on its outcomes (flattened, as broken.py adjusted them). When a fault
+        of ours kept some of its tests from a verdict (a sandbox failure, an interpreter this machine
+        lacks), it is left unscored (``status=failed``): never a 0 presented as its fault."""
         score, passed = scoring.score_tests(outcomes)
-        failing = [o for o in outcomes if o.outcome != "pass"]
+        counted = scoring.scored(outcomes)
+        failing = [o for o in counted if o.outcome not in scoring.PASSED]
         details: dict[str, Any] = {
             "tests": [o.as_dict() for o in outcomes], "language": code.language,
             "code_source": code.source, "joined_prompt": code.joined_prompt,
-            "passed_tests": len(outcomes) - len(failing), "total_tests": len(outcomes)}
+            "passed_tests": len(counted) - len(failing), "total_tests": len(counted)}
+        not_scored = len(outcomes) - len(counted)
+        if not_scored:
+            details["not_scored_tests"] = not_scored
         if failing:
             details["summary"] = "; ".join(f"{o.name}: {o.outcome}: {o.message}" for o in failing[:3])
             details["first_failure"] = f"{failing[0].name}: {failing[0].outcome}: {failing[0].message}"
@@ -423,58 +464,41 @@ class VerifierStrategy:
         if ours:
             details["unscored_because"] = ours
             return CandidateResult(id=cid, score=None, passed=None, status=Status.failed, details=details)
+        if score is None:  # every test it ran was skipped as on the reference: nothing to score it on
+            details["unscored_because"] = ["no test gave it a verdict (every one was broken or skipped as on "
+                                           "the reference solution)"]
+            return CandidateResult(id=cid, score=None, passed=None, status=Status.abstained, details=details)
         return CandidateResult(id=cid, score=score, passed=passed, details=details)
 
 
-def _concerns(result: EvaluationResult, ids: list[str]) -> list[Concern]:
-    """What may need a human: a failed run (the sandbox's or the task's fault), code that ran below
-    the strongest isolation or inside the candidate's process, no candidate passing."""
-    if result.status == Status.failed:
-        error = result.error
-        return [verifier_failure(error.type if error else "EvaluationFailed",
-                                 error.message if error else "unknown error", ids)]
-    out: list[Concern] = []
-    run = result.provenance.execution
-    if run is not None and run.code_run and run.integrity is not None and (
-            run.integrity == "in_process" or run.isolation_level != ISOLATION_ORDER[-1]):
-        out.append(WeakIsolation(
-            candidates=ids, evidence=IsolationEvidence(integrity=run.integrity, isolation_level=run.isolation_level),
-            message=f"tests ran with integrity {run.integrity} under {run.isolation_level} isolation"))
-    tampered = {c.id: [f"{t['name']}: {x}" for t in c.details.get("tests", []) for x in t.get("tampering", [])]
-                for c in result.candidates}
-    tampered = {cid: changes for cid, changes in tampered.items() if changes}
-    if tampered:
-        out.append(Tampering(candidates=list(tampered), evidence=TamperingEvidence(changes=tampered),
-                             message="a candidate's run changed the sandbox worker it ran in: "
-                                     + "; ".join(f"{cid}: {changes[0]}" for cid, changes in tampered.items())))
-    out.extend(_unscored_concerns(result))
-    scored = [c for c in result.candidates if c.status != Status.failed]
-    if scored and not any(c.passed for c in scored):
-        firsts = {c.id: str(c.details.get("first_failure") or c.details.get("message") or "failed")
-                  for c in scored}
-        mode: Literal["tests", "reference"] = "reference" if run is not None and run.integrity == "reference" \
-            else "tests"
-        out.append(NoCandidatePassed(
-            candidates=[c.id for c in scored], evidence=NonePassedEvidence(mode=mode, first_failures=firsts),
-            message="no candidate passed: " + "; ".join(f"{cid}: {m}" for cid, m in firsts.items())))
-    return out
+_NO_CODE_WHY = "no code found (no code field, no fenced block, the answer does not parse as code)"
 
 
-def _unscored_concerns(result: EvaluationResult) -> list[Concern]:
-    """The candidates a fault of ours left unscored while the others were judged: a sandbox failure
-    on some of their runs (``sandbox_failure``), or a language this machine lacks (``task_unrunnable``)."""
-    out: list[Concern] = []
-    sandbox: dict[str, list[str]] = result.details.get("sandbox_failures") or {}
-    if sandbox:
-        first = next(iter(sandbox.values()))[0]
-        out.append(SandboxFailure(
-            candidates=list(sandbox), evidence=ErrorEvidence(type="SandboxError", message=first),
-            message=f"the sandbox failed on runs of {', '.join(sandbox)} (left unscored; the others were "
-                    f"judged): {first}"))
-    unrunnable: dict[str, str] = result.details.get("unrunnable_here") or {}
-    if unrunnable:
-        out.append(verifier_failure("UnsupportedLanguage", next(iter(unrunnable.values())), list(unrunnable)))
-    return out
+def _every_test(ran: dict[int, harness.TestOutcome], tests: list,
+                unrunnable: tuple[str, bool] | None) -> dict[int, harness.TestOutcome]:
+    """A candidate's outcome for every test: its runs, and for a test that did not run (no code,
+    extraction failed, a language this machine cannot run) an ``error`` with why, which says
+    nothing about the test itself (``before_test``)."""
+    why = unrunnable[0] if unrunnable else _NO_CODE_WHY
+    return {i: ran[i] if i in ran else harness.TestOutcome(harness.test_name(t, i), t.kind, "error", why, 0.0,
+                                                           t.weight, before_test=True)
+            for i, t in enumerate(tests)}
+
+
+def _reference_code(task: Task) -> ExtractedCode | str:
+    """``task.solution`` as the program to run (extracted like a candidate's code), or why not."""
+    try:
+        code = extract_code(Trajectory(id="reference", code=task.solution), task)
+    except Exception as exc:  # noqa: BLE001 - odd input: the task's fault, said as such
+        return f"{solution.FIELD}: its code could not be read: {containment.describe(exc)}"
+    return code if code.code is not None else f"{solution.FIELD}: no code to run"
+
+
+def _reference_details(run: solution.ReferenceRun | None) -> dict[str, Any]:
+    if run is None:
+        return {}
+    outcomes = {o.name: o.outcome for i in sorted(run.outcomes) for o in harness.flatten(run.outcomes[i])}
+    return {"reference_solution": {"cached": run.cached, "runs": run.runs, "outcomes": outcomes}}
 
 
 def _close_pools(pools: dict) -> None:
@@ -501,13 +525,17 @@ def _identical_errors(by_candidate: dict[str, list[harness.TestOutcome]]) -> str
     return None
 
 
-def _explain(candidates: list[CandidateResult], best: list[str], ties: list[list[str]]) -> str:
+def _explain(candidates: list[CandidateResult], best: list[str], ties: list[list[str]],
+             broken_tests: list[BrokenTest] | None = None) -> str:
     n_pass = sum(1 for c in candidates if c.passed)
     text = f"{n_pass} of {len(candidates)} candidates passed everything"
     if n_pass == 0:
         text = f"no candidate passed (0 of {len(candidates)}); no best candidate"
     if best:
         text += f"; best: {', '.join(best)}" + (" (tied)" if len(best) > 1 else "")
+    if broken_tests:
+        text += (f"; {len(broken_tests)} broken test(s) scored for nobody (the task's fault): "
+                 + "; ".join(f"{b.test}: {b.reason}" for b in broken_tests[:3]))
     for c in candidates:
         if not c.passed and c.details.get("summary"):
             text += f". {c.id} failed: {c.details['summary']}"

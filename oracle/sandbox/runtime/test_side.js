@@ -16,20 +16,29 @@ function verdict(outcome, message, extra) {
   return Object.assign({ op: 'verdict', outcome, message: String(message || '').slice(0, 2000) }, extra || {});
 }
 
+// Errors from before the test's code ran: this run says nothing about the test itself.
+const LOAD = { stage: 'load' };
+
 function testLine(e) {
   const m = e && typeof e.stack === 'string' ? e.stack.match(/test\.js:(\d+)/) : null;
   return m ? ' (test line ' + m[1] + ')' : '';
 }
 
 function runIsolated() {
+  // Compiled before the candidate sends anything: a test that does not compile is the test's own fault.
+  let script;
+  try { script = new vm.Script(spec.kind === 'call' ? spec.call : spec.code, { filename: 'test.js' }); } catch (e) {
+    if (e instanceof SyntaxError) return verdict('broken', 'the test does not compile: SyntaxError: ' + e.message);
+    throw e;
+  }
   const channel = new wire.Channel(spec.channel_fd);
   let first;
   try { first = channel.recv(); } catch (e) {
-    if (e.eof) return verdict('error', 'the candidate process ended before it finished loading');
-    return verdict('error', 'the candidate sent garbage instead of loading: ' + e.message);
+    if (e.eof) return verdict('error', 'the candidate process ended before it finished loading', LOAD);
+    return verdict('error', 'the candidate sent garbage instead of loading: ' + e.message, LOAD);
   }
-  if (first.op === 'load_error') return verdict('error', first.msg || 'the candidate failed to load');
-  if (first.op !== 'ready' || !Array.isArray(first.exports)) return verdict('error', 'the candidate sent ' + JSON.stringify(first.op) + ' instead of loading');
+  if (first.op === 'load_error') return verdict('error', first.msg || 'the candidate failed to load', LOAD);
+  if (first.op !== 'ready' || !Array.isArray(first.exports)) return verdict('error', 'the candidate sent ' + JSON.stringify(first.op) + ' instead of loading', LOAD);
   const peer = new rpc.Peer(channel, 't');
   const exported = new Map();
   try {
@@ -37,7 +46,7 @@ function runIsolated() {
       if (!Array.isArray(pair) || pair.length !== 2 || typeof pair[0] !== 'string' || !/^[A-Za-z_$][\w$]*$/.test(pair[0])) throw new wire.ChannelError('malformed export list');
       exported.set(pair[0], peer.decode(pair[1]));
     }
-  } catch (e) { return verdict('error', 'the candidate sent garbage while loading: ' + e.message); }
+  } catch (e) { return verdict('error', 'the candidate sent garbage while loading: ' + e.message, LOAD); }
   const entry = spec.entry_point;
   for (const [name, value] of exported) {
     if (name === entry || !(name in globalThis)) globalThis[name] = value;
@@ -45,13 +54,13 @@ function runIsolated() {
   let result;
   try {
     if (spec.kind === 'call') {
-      const value = vm.runInThisContext(spec.call, { filename: 'test.js' });
+      const value = script.runInThisContext();
       if (peer.toHandle.isRemote(value)) result = verdict('error', spec.call + ' returned a candidate object (a handle), not plain data');
       else {
         try { result = verdict('value', '', { value: wire.encode(value) }); } catch (e) { result = verdict('error', spec.call + ': ' + e.message); }
       }
     } else {
-      vm.runInThisContext(spec.code, { filename: 'test.js' });
+      script.runInThisContext();
       if (spec.kind === 'check') {
         const check = vm.runInThisContext("typeof check === 'function' ? check : undefined");
         if (!exported.has(entry)) result = verdict('fail', 'entry point ' + entry + ' is not defined');

@@ -16,7 +16,9 @@ A name the candidate defines is never a reason to send it anything: defining ``e
 
 The verdict goes to the host on its own file descriptor: ``pass``, ``fail`` (an assertion of the
 test), ``error`` (the candidate raised, could not load, exited, broke the channel, or returned a
-value that may not cross) or, for ``call`` tests, ``value`` (the host compares it).
+value that may not cross), ``broken`` (the test's own fault: it does not compile, the prompt's code
+fails here, or it raised before asking the candidate anything and blame.py finds that it cannot
+have read anything the candidate supplied) or, for ``call`` tests, ``value`` (the host compares it).
 """
 
 from __future__ import annotations
@@ -26,7 +28,7 @@ import keyword
 import sys
 import types
 
-from . import handover, rpc, wire
+from . import blame, handover, rpc, wire
 
 _MISSING = object()
 _BUILTIN_NAMES = frozenset(dir(builtins))
@@ -65,6 +67,12 @@ def _verdict(outcome: str, message: str = "", **extra) -> dict:
     return {"op": "verdict", "outcome": outcome, "message": str(message)[:2000], **extra}
 
 
+def _load_error(message: str) -> dict:
+    """An ``error`` from before the test's code ran (the candidate did not load): ``stage: load``
+    tells the host that this run says nothing about the test itself."""
+    return _verdict("error", message, stage="load")
+
+
 def _fresh_module() -> dict:
     module = types.ModuleType("__main__")
     module.__dict__["__builtins__"] = builtins
@@ -72,13 +80,52 @@ def _fresh_module() -> dict:
     return module.__dict__
 
 
-def _exercise(spec: dict, ns: dict, entry) -> dict:
-    """Run the test body in ``ns``; ``entry`` is the candidate's entry point (or _MISSING)."""
+def _compile_test(spec: dict):
+    """The test's code object, or the ``broken`` verdict when it does not compile. Done before the
+    candidate has sent anything, so no candidate can make a test fail to compile."""
+    call = spec["kind"] == "call"
+    source = spec["call"] if call else spec.get("code")
+    if not isinstance(source, str):
+        return _verdict("broken", "the test has no code")
+    try:
+        return compile(source, "<test>", "eval" if call else "exec")
+    except SyntaxError as exc:
+        where = f" (test line {exc.lineno})" if exc.lineno else ""
+        return _verdict("broken", f"the test does not compile: {type(exc).__name__}: {exc.msg}{where}")
+    except (ValueError, TypeError, RecursionError, MemoryError, OverflowError) as exc:
+        return _verdict("broken", f"the test does not compile: {type(exc).__name__}: {rpc._message(exc)}")
+
+
+def _broken_reason(exc: BaseException) -> str:
+    where = _test_line(exc)
+    text = f"{type(exc).__name__}: {rpc._message(exc)}" + (f" (test line {where})" if where else "")
+    if isinstance(exc, ModuleNotFoundError):
+        return f"the test imports a module the test side lacks: {text}"
+    if isinstance(exc, ImportError):
+        return f"the test's import failed on the test side: {text}"
+    return f"the test raised before any candidate code ran: {text}"
+
+
+def _exercise(spec: dict, ns: dict, entry, code=None, peer: rpc.Peer | None = None,
+              scene: blame.Scene | None = None) -> dict:
+    """Run the test body in ``ns``; ``entry`` is the candidate's entry point (or _MISSING). With a
+    ``peer`` and a ``scene`` (isolated runs), an exception raised before any request is ``broken``
+    when blame.py finds it the test's own."""
     kind = spec["kind"]
     phase = "running the test"
+    if code is None:
+        code = _compile_test(spec)
+        if isinstance(code, dict):
+            return code
+
+    def untouched() -> bool:
+        return peer is not None and scene is not None and peer.requests_made == 0 and not peer.broken \
+            and not peer.violations and not peer.test_failures
+
+    check = None
     try:
         if kind == "call":
-            value = eval(compile(spec["call"], "<test>", "eval"), ns)
+            value = eval(code, ns)
             if isinstance(value, rpc.Remote):
                 return _verdict("error", f"{spec['call']} returned a candidate {value._handle.kind} "
                                          "(a handle), not plain data")
@@ -86,13 +133,17 @@ def _exercise(spec: dict, ns: dict, entry) -> dict:
                 return _verdict("value", value=wire.encode(value))
             except (wire.NotPlain, ValueError) as exc:
                 return _verdict("error", f"{spec['call']}: {exc}")
-        exec(compile(spec["code"], "<test>", "exec"), ns)
+        exec(code, ns)
         if kind == "check":
             if entry is _MISSING:
                 return _verdict("fail", f"entry point {spec.get('entry_point')!r} is not defined")
-            check = ns.get("check")
-            if not callable(check) or isinstance(check, rpc.Remote):
+            found = ns.get("check")
+            if not callable(found) or isinstance(found, rpc.Remote):
+                if untouched() and scene.module_clean():  # type: ignore[union-attr]
+                    return _verdict("broken", "the test defines no check function")
                 return _verdict("error", "the test defines no check function")
+            check = found
+            phase = "checking the candidate"
             check(entry)
     except AssertionError as exc:
         where = _test_line(exc)
@@ -105,6 +156,9 @@ def _exercise(spec: dict, ns: dict, entry) -> dict:
     except SystemExit as exc:
         return _verdict("error", f"the test exited (SystemExit {exc.code!r}) while {phase}")
     except BaseException as exc:  # noqa: BLE001 - any other exception is an error of this test
+        if untouched() and (scene.check_fault(exc, check) if check is not None  # type: ignore[union-attr]
+                            else scene.test_fault(exc)):  # type: ignore[union-attr]
+            return _verdict("broken", _broken_reason(exc))
         return _verdict("error", f"{type(exc).__name__} while {phase}: {rpc._message(exc)}")
     return _verdict("pass", "all assertions held")
 
@@ -116,21 +170,24 @@ def run_isolated(spec: dict) -> dict:
     if spec.get("prompt_code"):
         try:
             exec(compile(spec["prompt_code"], "<prompt>", "exec"), ns)
-        except BaseException as exc:  # noqa: BLE001
-            return _verdict("error", f"the task prompt's own code failed on the test side: "
-                                     f"{type(exc).__name__}: {rpc._message(exc)}")
+        except BaseException as exc:  # noqa: BLE001 - before the candidate sent anything: the task's fault
+            return _verdict("broken", f"the task prompt's own code failed on the test side: "
+                                      f"{type(exc).__name__}: {rpc._message(exc)}")
         prompt_names = {n for n in ns if not n.startswith("__")}
+    code = _compile_test(spec)
+    if isinstance(code, dict):
+        return code
     channel = wire.Channel(spec["channel_fd"])
     try:
         first = channel.recv()
     except EOFError:
-        return _verdict("error", "the candidate process ended before it finished loading")
+        return _load_error("the candidate process ended before it finished loading")
     except wire.ChannelError as exc:
-        return _verdict("error", f"the candidate sent garbage instead of loading: {exc}")
+        return _load_error(f"the candidate sent garbage instead of loading: {exc}")
     if first.get("op") == "load_error":
-        return _verdict("error", str(first.get("msg", "the candidate failed to load"))[:2000])
+        return _load_error(str(first.get("msg", "the candidate failed to load"))[:2000])
     if first.get("op") != "ready" or not isinstance(first.get("exports"), list):
-        return _verdict("error", f"the candidate sent {first.get('op')!r} instead of loading")
+        return _load_error(f"the candidate sent {first.get('op')!r} instead of loading")
     peer = rpc.Peer(channel, "t", exportable=test_exportable)
     exported: dict[str, object] = {}
     try:
@@ -140,7 +197,7 @@ def run_isolated(spec: dict) -> dict:
                 raise wire.ChannelError("malformed export list")
             exported[pair[0]] = peer.decode(pair[1])
     except wire.ChannelError as exc:
-        return _verdict("error", f"the candidate sent garbage while loading: {exc}")
+        return _load_error(f"the candidate sent garbage while loading: {exc}")
     entry_point = spec.get("entry_point")
     for name, value in exported.items():
         if name == entry_point or not (name in prompt_names or name in _BUILTIN_NAMES or name.startswith("__")
@@ -176,7 +233,11 @@ def run_isolated(spec: dict) -> dict:
     ns["bind_global"] = bind_global
     peer.before_request = push_rebound_globals
     entry = exported.get(entry_point, _MISSING) if entry_point else _MISSING
-    verdict = _exercise(spec, ns, entry)
+    scene = blame.Scene(spec["call"] if spec["kind"] == "call" else spec["code"],
+                        mode="eval" if spec["kind"] == "call" else "exec", entry_point=entry_point,
+                        prompt_names=prompt_names, prompt_code=spec.get("prompt_code"),
+                        candidate_module=spec.get("module"))
+    verdict = _exercise(spec, ns, entry, code, peer, scene)
     if peer.broken or peer.violations:  # even when the test caught the BoundaryError
         verdict = _verdict("error", f"{peer.broken or peer.violations[0]} while running the test")
     elif peer.test_failures and verdict["outcome"] in ("pass", "value"):  # the candidate swallowed it
@@ -193,14 +254,17 @@ def run_in_process(spec: dict) -> dict:
     The candidate can forge this verdict; results say so and raise the weak-isolation escalation."""
     from . import candidate_side
 
+    code = _compile_test({**spec, "code": spec.get("test_code")})  # before the candidate's code runs
+    if isinstance(code, dict):
+        return code
     try:
         module = candidate_side.load(spec["code"])
     except BaseException as exc:  # noqa: BLE001
-        return _verdict("error", candidate_side.describe_load_error(exc)["msg"])
+        return _load_error(candidate_side.describe_load_error(exc)["msg"])
     ns = module.__dict__
     ns.setdefault("bind_global", lambda name, value: ns.__setitem__(name, value))
     entry = ns.get(spec.get("entry_point") or "", _MISSING)
-    return _exercise({**spec, "code": spec.get("test_code")}, ns, entry)
+    return _exercise({**spec, "code": spec.get("test_code")}, ns, entry, code)
 
 
 def main(spec: dict) -> int:

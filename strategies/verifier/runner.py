@@ -1,0 +1,46 @@
+"""Run one code test on one program in the sandbox: the path every candidate and the task's
+reference solution take (plan, warm pool, verdict), so the reference is checked exactly as the
+candidates are judged."""
+
+from __future__ import annotations
+
+import asyncio
+from dataclasses import dataclass
+from typing import Any, Callable
+
+from oracle.config.model import VerifierConfig
+from oracle.strategies.verifier import harness
+from oracle.strategies.verifier.extract import ExtractedCode
+
+
+@dataclass(frozen=True)
+class CodeRunner:
+    """What a run of a code test needs beyond the program and the test."""
+
+    pool: Any
+    cfg: VerifierConfig
+    entry_point: str | None
+    prompt_code: str | None
+    interpreters: dict[str, str]
+    in_process: bool
+    integrity: str
+    execute: Callable[[Any, Any], Any]
+    """``run_in_pool`` (oracle/sandbox/runs.py): one plan on the pool, blocking."""
+
+    async def run(self, test: harness.CodeTest, index: int, code: ExtractedCode) -> harness.TestOutcome:
+        cfg = self.cfg
+        plan = harness.build_plan(
+            test, code.code or "", language=code.language, entry_point=self.entry_point,
+            prompt_code=self.prompt_code, timeout_s=test.timeout_s or cfg.timeout_s,
+            output_limit=cfg.output_limit_bytes, node=self.interpreters.get("javascript"), in_process=self.in_process)
+        loop = asyncio.get_running_loop()
+        run = await loop.run_in_executor(self.pool.executor, self.execute, self.pool, plan)
+        return harness.interpret(test, index, run, tolerance=cfg.float_tolerance, memory_mb=cfg.memory_mb,
+                                 integrity=self.integrity)
+
+    def cache_key(self, content_hash: str, version: str, language: str) -> tuple:
+        """What a reference run's outcomes depend on besides the task: the settings of the run."""
+        cfg = self.cfg
+        return (content_hash, version, self.in_process, self.interpreters.get(language), cfg.backend,
+                cfg.allow_weak_isolation, cfg.timeout_s, cfg.memory_mb, cfg.max_pids, cfg.disk_mb,
+                cfg.output_limit_bytes, cfg.float_tolerance)
