@@ -46,12 +46,13 @@ class Service:
     """The state behind the endpoints: the Oracle, the store, jobs and batches."""
 
     def __init__(self, config: OracleConfig, settings: ServeSettings) -> None:
+        from oracle.escalation.location import resolve_store_path
         from oracle.escalation.store import EscalationStore
         from oracle._oracle import Oracle
 
         self.settings = settings
         self.config = server_config(config, settings)
-        self.store_path = settings.store_path or self.config.escalation.store_path
+        self.store_path = resolve_store_path(settings.store_path, self.config)  # the CLI's rule
         self.store = EscalationStore(self.store_path) if self.config.escalation.enabled else None
         # With a store the service learns from the routing history (a snapshot frozen at start-up).
         self.oracle = Oracle(self.config, store=self.store, learn_history=self.store is not None)
