@@ -75,7 +75,7 @@ def preflight(args: argparse.Namespace) -> str | None:
 
 def _escalation_hint(summary: dict, store: str | None, no_store: bool) -> None:
     """Where the rows' escalation requests are, and the command that lists them."""
-    from oracle.escalation.location import store_flag
+    from oracle.escalation._location import store_flag
 
     raised = sum(s.get("escalations", 0) for s in summary.get("evaluators", {}).values())
     if not raised:
@@ -97,7 +97,7 @@ def cmd_batch(args: argparse.Namespace) -> int:
     problem = preflight(args)
     if problem:
         return _bad(problem)
-    from oracle.escalation.location import resolve_store_path
+    from oracle.escalation._location import resolve_store_path
 
     config = OracleConfig.load(args.config)
     store = None if (args.no_store or not config.escalation.enabled) else resolve_store_path(args.store, config)

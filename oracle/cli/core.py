@@ -87,7 +87,7 @@ def cmd_evaluate(args: argparse.Namespace) -> int:
 
     from oracle._oracle import Oracle
     from oracle.cli.render import BLANK, escalation_hint, result_blocks, show
-    from oracle.escalation.location import resolve_store_path
+    from oracle.escalation._location import resolve_store_path
     from oracle.tasks.files import load_tasks
 
     config = OracleConfig.load(args.config)

@@ -55,13 +55,13 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 
 def _path(args: argparse.Namespace) -> str:
-    from oracle.escalation.location import resolve_store_path
+    from oracle.escalation._location import resolve_store_path
 
     return resolve_store_path(args.store, OracleConfig.load(args.config))
 
 
 def _flag(args: argparse.Namespace) -> str:
-    from oracle.escalation.location import store_flag
+    from oracle.escalation._location import store_flag
 
     return store_flag(_path(args))
 

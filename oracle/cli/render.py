@@ -263,7 +263,7 @@ def escalation_hint(esc: Escalation | None, store_path: str, *, not_stored: str 
     answered one."""
     if esc is None or esc.answer is not None:
         return None
-    from oracle.escalation.location import store_flag
+    from oracle.escalation._location import store_flag
 
     if not_stored is not None:
         return (f"not stored ({not_stored}): this request is printed only; run again without {not_stored} to "
