@@ -243,7 +243,8 @@ def resume_blocks(final: OracleResult) -> list[Block]:
         given.append(f"text {answer['text']!r}")
     who = f" by {answer['answered_by']}" if answer.get("answered_by") else ""
     changed = answer.get("applied") or []
-    first_result = first.get("result") if isinstance(first.get("result"), dict) else {}
+    inner = first.get("result")
+    first_result: dict[str, Any] = inner if isinstance(inner, dict) else {}
     r = final.result
     blocks: list[Block] = [
         _line(("answer", "bold"), f" to {answer.get('escalation_id')} ({answer.get('reason')}){who}: "
