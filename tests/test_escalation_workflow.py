@@ -162,3 +162,30 @@ def test_the_judges_read_a_reviewers_note_beside_the_prompt():
     user = pointwise_messages(task, candidate, rubric(task), scale_min=1, scale_max=5)[-1].content
     assert "The order shipped late." in user and "Is the refund due?" in user
     assert visible_state(task, candidate, QuestionInputs(task=["reference"])) == {"response": "Yes."}
+
+
+def test_batch_says_where_its_requests_went_with_the_store(tmp_path):
+    from oracle.tasks.files import load_tasks
+
+    line = load_tasks(ESCALATE)[0].model_dump(mode="json")
+    tasks = tmp_path / "tasks.jsonl"
+    tasks.write_text(json.dumps(line) + "\n")
+    ran = cli("batch", str(tasks), "-o", "rows.jsonl", "--store", "esc.sqlite", cwd=tmp_path)
+    assert ran.returncode == 0, ran.stderr
+    (hint,) = re.findall(r"`(oracle escalations list[^`]*)`", ran.stderr)
+    assert hint == "oracle escalations list --store esc.sqlite" and "filed in esc.sqlite" in ran.stderr
+    assert listed(cli(*shlex.split(hint)[1:], cwd=tmp_path)) == [ESC]
+
+
+def test_the_store_rule_in_order():
+    from oracle.config.model import OracleConfig
+    from oracle.escalation._location import DEFAULT_STORE_PATH, resolve_store_path, store_flag
+
+    plain = OracleConfig()
+    configured = OracleConfig(escalation={"store_path": "cfg.sqlite"})
+    assert resolve_store_path(None, plain, {}) == DEFAULT_STORE_PATH == ".oracle/escalations.sqlite"
+    assert resolve_store_path(None, configured, {}) == "cfg.sqlite"
+    assert resolve_store_path(None, configured, {"ORACLE_STORE": "env.sqlite"}) == "env.sqlite"
+    assert resolve_store_path("flag.sqlite", configured, {"ORACLE_STORE": "env.sqlite"}) == "flag.sqlite"
+    assert resolve_store_path(None, plain, {"ORACLE_STORE": "  "}) == DEFAULT_STORE_PATH  # blank: unset
+    assert store_flag(DEFAULT_STORE_PATH) == "" and store_flag("my store.sqlite") == " --store 'my store.sqlite'"
