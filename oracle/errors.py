@@ -8,7 +8,8 @@
     │   ├── RateLimited             429 that outlived the retry budget
     │   ├── ProviderHTTPError       any other non-2xx (carries status and a body excerpt)
     │   ├── ResponseParseError      a 2xx whose body we cannot read
-    │   └── ResponseTooLarge        a reply body past ``max_reply_bytes`` (never retried)
+    │   ├── ResponseTooLarge        a reply body past ``max_reply_bytes`` (never retried)
+    │   └── EndpointUnreachable     nothing listens at a loopback endpoint (refused; never retried)
     ├── SandboxError                the sandbox itself failed (never the candidate's fault)
     │   └── IsolationUnavailable    the required isolation layer is missing on this machine
     ├── EnvironmentBuildError       a task's environment could not be built (the installer's message)
@@ -91,6 +92,14 @@ class ResponseParseError(ProviderError):
 
 class ResponseTooLarge(ProviderError):
     """The reply body grew past the configured cap; reading stopped there."""
+
+
+class EndpointUnreachable(ProviderError):
+    """A loopback endpoint refused the connection: nothing listens there, and waiting will not
+    start it, so the call fails at once (no retries) with the hint that says how to start it.
+
+    Runs over many items (batch, compare, calibrate) stop at the first one: every later call
+    would fail the same way."""
 
 
 class SandboxError(OracleError):

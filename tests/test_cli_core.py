@@ -73,8 +73,9 @@ def test_config_show_reflects_file_and_env(tmp_path):
 def test_evaluate_infeasible_override_gives_failed_row_with_escalation(tmp_path):
     path = tmp_path / "t.json"
     path.write_text(json.dumps(open_task(evaluator="verifier")))
-    out = oracle("evaluate", str(path), "--json")
-    assert out.returncode == 0, out.stderr
+    out = oracle("evaluate", str(path), "--json", "--no-store")
+    assert out.returncode == 3, out.stderr                    # a failed task exits 3 (issue 29)
+    assert "1 of 1 task(s) failed" in out.stderr and "--allow-failures" in out.stderr
     row = json.loads(out.stdout)
     assert row["status"] == "failed" and row["route"]["evaluator"] is None
     assert row["escalation"]["reason"] == "no_feasible_evaluator"

@@ -51,6 +51,11 @@ class Expect:
     data: str | None = None
     """A file of the shared data sets it reads (the ``shared_data`` fixture: a skip outside CI
     when the data is missing, a failure in CI)."""
+    offline: "Expect | None" = None
+    """For a ``local_model`` command: what it must do with no model server running (it then runs in
+    the offline test too, checked against this), so the walkthrough is true either way."""
+    stderr: str | None = None
+    """A regular expression its stderr must match (searched)."""
 
 
 @dataclass(frozen=True)
@@ -75,7 +80,9 @@ _REAL_MODEL = ("ORACLE_BASE_URL=https://api.openai.com/v1 ORACLE_MODEL=gpt-4o-mi
                "oracle evaluate examples/decision_judge/support_replies.yaml")
 # Offline, the remote endpoint cannot be reached: every task fails on looking its host up (so the
 # variables were read: the default endpoint is on this machine), and the run itself succeeds.
-_REAL_MODEL_EXPECT = Expect(stdout=r"^status: failed\nerror: ProviderError: connection failed: .*name resolution")
+_REAL_MODEL_EXPECT = Expect(exit=3, stdout=r"^status: failed\nerror: ProviderError: connection failed: .*name resolution")
+# With no model server, a run over many items stops at the first one with the hint (issue 29).
+_NO_MODEL = r"nothing is listening at http://127\.0\.0\.1:8765/v1: start the embedded local model with `oracle model serve`"
 
 EXPECT: dict[tuple[str, str], Expect] = {
     ("README.md", "oracle evaluate examples/n_plus_one/task.json"):
@@ -93,7 +100,9 @@ EXPECT: dict[tuple[str, str], Expect] = {
     ("docs/batch.md", "oracle routes summary results.jsonl"): Expect(stdout=r"rows: 4 "),
     ("docs/calibration.md", "oracle calibrate docs/examples/yesno.jsonl --evaluator decision_judge "
                             "-o calibration.json --review-rate 0.1"):
-        Expect(needs=LOCAL, stdout=r"wrote calibration\.json"),
+        Expect(needs=LOCAL, stdout=r"wrote calibration\.json",
+               offline=Expect(exit=2, stderr=r"calibration stopped before fitting anything \(nothing was written\): "
+                                             r"connection failed: .*" + _NO_MODEL)),
     ("docs/calibration.md", "oracle rubric new helpful --from docs/examples/helpful.yaml"): Expect(),
     ("docs/calibration.md", "oracle rubric hash helpful"): Expect(stdout=r"^[0-9a-f]{64}$"),
     ("docs/calibration.md", "oracle compare docs/examples/rubric-labelled.jsonl -o cmp-rubric "
@@ -323,7 +332,13 @@ def run_page(page: str, tmp_path: Path, shared_data, *, with_model: bool) -> Non
     out = tmp_path / "out"
     out.mkdir()
     commands = [c for c in documented(page) if c.text not in NOT_RUN]
-    chosen = [(i, c) for i, c in enumerate(commands) if with_model or EXPECT[(page, c.text)].needs != LOCAL]
+
+    def expected(command: Command) -> Expect:
+        expect = EXPECT[(page, command.text)]
+        return expect.offline if (not with_model and expect.needs == LOCAL and expect.offline) else expect
+
+    chosen = [(i, c) for i, c in enumerate(commands)
+              if with_model or EXPECT[(page, c.text)].needs != LOCAL or EXPECT[(page, c.text)].offline]
     script = _script([(i, EXPECT[(page, c.text)].run or c.text) for i, c in chosen], out, with_model)
     (tmp_path / "page.sh").write_text(script, encoding="utf-8")
     env = {k: v for k, v in os.environ.items() if not k.startswith("ORACLE_") or k == "ORACLE_DATA_DIR"}
@@ -339,7 +354,7 @@ def run_page(page: str, tmp_path: Path, shared_data, *, with_model: bool) -> Non
     codes = dict(line.split() for line in (out / "rc").read_text().splitlines())
     problems = []
     for index, command in chosen:
-        expect = EXPECT[(page, command.text)]
+        expect = expected(command)
         stdout = (out / f"{index}.out").read_text(errors="replace")
         stderr = (out / f"{index}.err").read_text(errors="replace")
         where = f"{page}: {command.text!r}"
@@ -348,6 +363,8 @@ def run_page(page: str, tmp_path: Path, shared_data, *, with_model: bool) -> Non
             continue
         if expect.stdout and not re.search(expect.stdout, stdout, re.MULTILINE):
             problems.append(f"{where}: stdout does not match {expect.stdout!r}:\n{stdout[-1500:]}")
+        if expect.stderr and not re.search(expect.stderr, stderr, re.MULTILINE):
+            problems.append(f"{where}: stderr does not match {expect.stderr!r}:\n{stderr[-1500:]}")
         if command.output is not None:
             missing = output_matches(command.output, stdout + "\n" + stderr)
             if missing:
@@ -356,18 +373,39 @@ def run_page(page: str, tmp_path: Path, shared_data, *, with_model: bool) -> Non
     assert not problems, "\n\n".join(problems)
 
 
+def _runs_offline(page: str) -> bool:
+    return any(c.text not in NOT_RUN and (EXPECT.get((page, c.text), Expect()).needs != LOCAL
+                                          or EXPECT.get((page, c.text), Expect()).offline is not None)
+               for c in documented(page))
+
+
+ALSO_WITH_MODEL = ("docs/escalation.md",)
+"""Pages that need no model but must tell the truth with a model server running too: the escalation
+walkthrough (a verifier task) gives the same requests, answers and verdicts either way."""
+
+
 @pytest.mark.slow
 @pytest.mark.sandbox
-@pytest.mark.parametrize("page", [p for p in PAGES if any(
-    c.text not in NOT_RUN and EXPECT.get((p, c.text), Expect()).needs != LOCAL for c in documented(p))])
+@pytest.mark.parametrize("page", [p for p in PAGES if _runs_offline(p)])
 def test_the_page_commands_run_offline(page, tmp_path, shared_data):
     run_page(page, tmp_path, shared_data, with_model=False)
+
+
+def test_the_walkthroughs_run_with_and_without_a_model_server():
+    """Issue 29: the escalation and calibrate walkthroughs run as written either way."""
+    offline = [p for p in PAGES if _runs_offline(p)]
+    with_model = {page for (page, _), e in EXPECT.items() if e.needs == LOCAL} | set(ALSO_WITH_MODEL)
+    for page in ("docs/escalation.md", "docs/calibration.md"):
+        assert page in offline and page in with_model, page
+    (calibrate,) = [c for c in documented("docs/calibration.md") if c.text.startswith("oracle calibrate ")]
+    assert EXPECT[("docs/calibration.md", calibrate.text)].offline is not None
 
 
 @pytest.mark.slow
 @pytest.mark.sandbox
 @pytest.mark.local_model
-@pytest.mark.parametrize("page", sorted({page for (page, _), e in EXPECT.items() if e.needs == LOCAL}))
+@pytest.mark.parametrize("page", sorted({page for (page, _), e in EXPECT.items() if e.needs == LOCAL}
+                                        | set(ALSO_WITH_MODEL)))
 def test_the_page_commands_run_with_the_local_model(page, tmp_path, shared_data):
     from oracle.local_model import LocalModelUnavailable, check_available
 

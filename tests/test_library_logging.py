@@ -10,7 +10,10 @@ import json
 import socket
 import subprocess
 import sys
+import threading
+from contextlib import contextmanager
 from pathlib import Path
+from typing import Iterator
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -37,23 +40,46 @@ with open({result!r}, "w") as fh:
 """
 
 
-def closed_port() -> int:
+@contextmanager
+def dropping_port() -> Iterator[int]:
+    """A loopback port whose listener accepts each connection and closes it at once, like a server
+    that dies mid-request: a transport failure the client retries (a port nothing listens on is
+    not retried: that server is not running, and waiting will not start it)."""
     with socket.socket() as sock:
         sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]  # nothing listens here once the socket is closed
+        sock.listen(16)
+        sock.settimeout(0.1)
+        stop = threading.Event()
+
+        def serve() -> None:
+            while not stop.is_set():
+                try:
+                    conn, _ = sock.accept()
+                except OSError:  # the accept timed out: look at the stop flag again
+                    continue
+                conn.close()
+
+        thread = threading.Thread(target=serve, daemon=True)
+        thread.start()
+        try:
+            yield sock.getsockname()[1]
+        finally:
+            stop.set()
+            thread.join()
 
 
 def run(tmp_path: Path, with_handler: bool) -> tuple[subprocess.CompletedProcess[bytes], dict]:
     result = tmp_path / f"result-{with_handler}.json"
-    code = SCRIPT.format(with_handler=with_handler, port=closed_port(), result=str(result))
-    proc = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, timeout=180)
+    with dropping_port() as port:
+        code = SCRIPT.format(with_handler=with_handler, port=port, result=str(result))
+        proc = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, timeout=180)
     assert proc.returncode == 0, proc.stderr.decode()
     return proc, json.loads(result.read_text())
 
 
 def test_library_evaluation_writes_nothing_and_configures_nothing(tmp_path):
     proc, got = run(tmp_path, with_handler=False)
-    assert got["statuses"] == ["ok", "failed"]  # the judge could not connect: a failure, logged on retry
+    assert got["statuses"] == ["ok", "failed"]  # the judge's server dropped every call: a failure, logged on retry
     assert proc.stdout == b""
     assert proc.stderr == b""  # no handler configured by the application: the library stays quiet
     assert got["structlog_loaded"] is False and got["structlog_configured"] is False

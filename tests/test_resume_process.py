@@ -144,11 +144,12 @@ async def test_async_human_that_declines_leaves_it_pending(scripted_server, tmp_
             store.answer(res.escalation.id, HumanAnswer(choice="maybe"))
 
 
-def test_free_text_answer_is_appended_to_the_task(scripted_server, tmp_path):
+def test_free_text_answer_becomes_a_note_the_judge_reads(scripted_server, tmp_path):
     scripted_server.set_handler(_handler())
     config = OracleConfig.model_validate(json.loads(_config(scripted_server, tmp_path).read_text()))
     human = CallbackHuman(lambda req: "The customer is on the enterprise plan.")
     res = Oracle(config, human=human).evaluate(question_task(id="text", prompt="REFUSE-ME again"))
-    assert res.history[1]["applied"] == ["answer text appended to task.prompt"]
+    assert res.history[1]["applied"] == ["answer text added to task.metadata.human_answers (the judges read it "
+                                         "beside the prompt; the prompt is unchanged)"]
     sent = [r.body.decode() for r in scripted_server.requests]
     assert any("enterprise plan" in body for body in sent)        # the evaluator saw the new fact

@@ -111,7 +111,7 @@ def test_failure_is_an_error_span_and_an_unscored_event(exporter):
     root = spans["oracle.evaluate"]
     assert root.status.status_code is StatusCode.ERROR
     failed_calls = [s for s in exporter.get_finished_spans() if s.name.startswith("call ")]
-    assert failed_calls and failed_calls[0].attributes["error.type"] == "ProviderError"
+    assert failed_calls and failed_calls[0].attributes["error.type"] == "EndpointUnreachable"  # refused, at once
     assert failed_calls[0].status.status_code is StatusCode.ERROR
     [event] = events(root)
     assert "gen_ai.evaluation.score.value" not in event  # never a number for a failure

@@ -17,8 +17,8 @@ import asyncio
 import sys
 from pathlib import Path
 
-from oracle import EvaluationResult, Oracle, OracleConfig
-from oracle.local_model import LocalModelServer, probe
+from oracle import EvaluationResult, Oracle, OracleConfig, OracleError
+from oracle.local_model import LocalModelServer, LocalModelUnavailable, probe
 from oracle.providers import LOCAL_MODEL_ALIAS
 from oracle.tasks.files import load_tasks
 
@@ -52,6 +52,7 @@ def summary(task_id: str, result: EvaluationResult) -> str:
 
 async def main_async(args: argparse.Namespace) -> int:
     config = OracleConfig.load(args.config)
+    tasks = load_tasks(args.tasks)  # a bad file stops here, before a model server is started
     server = None
     judge_settings = config.providers.judge
     if (config.providers.decision is None and judge_settings.model == LOCAL_MODEL_ALIAS
@@ -63,7 +64,7 @@ async def main_async(args: argparse.Namespace) -> int:
         # The tasks force `evaluator: decision_judge`, so the Oracle runs exactly that judge; one
         # Oracle held open reuses its connection to the model for every task.
         async with Oracle(config) as oracle:
-            for item in load_tasks(args.tasks):
+            for item in tasks:
                 res = await oracle.aevaluate(item)
                 if args.json:
                     print(res.to_json(), flush=True)
@@ -82,7 +83,20 @@ def main() -> int:
     parser.add_argument("--config", default=None, help="oracle config file (.yaml/.toml/.py)")
     parser.add_argument("--tasks", default=str(TASKS), help="task file (default: support_replies.yaml)")
     parser.add_argument("--json", action="store_true", help="print each result as JSON")
-    return asyncio.run(main_async(parser.parse_args()))
+    args = parser.parse_args()
+    # A script ends with a message, never a traceback: a bad task or config file, a local model
+    # that is not installed, or a model server that did not start says so and exits non-zero.
+    try:
+        return asyncio.run(main_async(args))
+    except (OracleError, LocalModelUnavailable) as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+    except RuntimeError as exc:  # the local model server did not start (its reason is the message)
+        print(f"error: {exc}", file=sys.stderr)
+        return 1
+    except KeyboardInterrupt:
+        print("interrupted", file=sys.stderr)
+        return 130
 
 
 if __name__ == "__main__":

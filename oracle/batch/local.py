@@ -2,7 +2,8 @@
 
 Input is pulled lazily and the queue to the writer is bounded, so memory stays flat whatever the
 file size. Rows are written in completion order; each carries its input line number. Lines are
-parsed inside their task, not in this loop, so a slow line delays only itself.
+parsed inside their task, not in this loop, so a slow line delays only itself. A row whose model
+endpoint turned out not to be running stops the feeding and is not written (oracle/batch/halt.py).
 """
 
 from __future__ import annotations
@@ -10,6 +11,7 @@ from __future__ import annotations
 import asyncio
 from typing import TYPE_CHECKING, Any, Callable, Iterable
 
+from oracle.batch.halt import Halt
 from oracle.batch.output import RowWriter
 from oracle.batch.rows import evaluate_entry
 from oracle.batch.source import InputEntry
@@ -21,7 +23,8 @@ if TYPE_CHECKING:
 
 async def run_local(entries: Iterable[InputEntry], oracle: Oracle, writer: RowWriter, *, concurrency: int,
                     on_row: Callable[[dict[str, Any]], None], timeout_s: float | None = None,
-                    limits: InputLimits | None = None) -> None:
+                    limits: InputLimits | None = None, halt: Halt | None = None) -> None:
+    halt = halt or Halt()
     queue: asyncio.Queue[dict[str, Any] | None] = asyncio.Queue(maxsize=max(16, concurrency * 4))
     slots = asyncio.Semaphore(concurrency)
 
@@ -48,7 +51,9 @@ async def run_local(entries: Iterable[InputEntry], oracle: Oracle, writer: RowWr
 
     async def one(entry: InputEntry) -> None:
         try:
-            await put(await evaluate_entry(oracle, entry, timeout_s, limits))
+            row = await evaluate_entry(oracle, entry, timeout_s, limits)
+            if halt.keep(row):
+                await put(row)
         finally:
             slots.release()
 
@@ -60,6 +65,9 @@ async def run_local(entries: Iterable[InputEntry], oracle: Oracle, writer: RowWr
         try:
             for entry in entries:  # every line, valid or not, is parsed inside its own time budget
                 await slots.acquire()
+                if halt.stopped:  # the model endpoint is down: start nothing more
+                    slots.release()
+                    break
                 task = asyncio.create_task(one(entry))
                 running.add(task)
                 task.add_done_callback(running.discard)

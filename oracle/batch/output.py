@@ -11,10 +11,12 @@ from __future__ import annotations
 import json
 import os
 from collections import Counter
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable, Iterable, Iterator, overload
 
 from oracle._internal.safe_files import create_exclusive
+from oracle.errors import TaskValidationError
 
 
 class RowWriter:
@@ -43,33 +45,99 @@ class RowWriter:
             self._fh.close()
 
 
-def prepare_output(path: str | Path) -> Counter[str]:
-    """Cut a partial last line, drop unreadable lines and repeated rows, return the keys finished.
+class ConfigChanged(TaskValidationError):
+    """The output holds rows computed under another config than this run's (exit 2)."""
+
+
+def row_config_hash(row: dict[str, Any]) -> str | None:
+    """The config hash a row was computed under: its own field, else (rows written before rows
+    carried it) the one its route trace names; None when neither is there."""
+    found = row.get("config_hash")
+    if isinstance(found, str):
+        return found
+    result = row.get("result")
+    route = result.get("route") if isinstance(result, dict) else None
+    found = route.get("config_hash") if isinstance(route, dict) else None
+    return found if isinstance(found, str) else None
+
+
+def _refuse(path: Path, config_hash: str, stale: Counter[str]) -> ConfigChanged:
+    rows = sum(stale.values())
+    under = ", ".join(f"{n} under config {h}" for h, n in sorted(stale.items()))
+    return ConfigChanged(
+        f"--output: {path} holds {rows} row(s) computed under another config ({under}); this run's config "
+        f"is {config_hash}. Rerun with --recompute to recompute them under {config_hash} (each old row stays "
+        "until its new one is written), or write to another output. Nothing was changed.", field="--output")
+
+
+@dataclass
+class Resume:
+    """What an output holds for a rerun."""
+
+    done: Counter[str]
+    """Keys finished (under the run's config, when one is given)."""
+    stale: Counter[str]
+    """Config hash -> rows of keys that have no row under the run's config ("none recorded" when a
+    row names none): what ``recompute`` computes again."""
+
+
+def scan_output(path: str | Path, *, config_hash: str | None = None, recompute: bool = False) -> Resume:
+    """Cut a partial last line, drop unreadable lines and repeated rows, say which keys are finished.
 
     A key has at most one row: a repeat (left by two runs that wrote the same output before the
     output lock existed, or by a hand-made merge) is dropped here, keeping the first, so a resume
     both de-duplicates and never computes a line that already has a row.
+
+    ``config_hash``: only rows computed under this config count as finished. Rows of another config
+    are refused (``ConfigChanged``, raised before anything in the file changes) unless
+    ``recompute``: then their keys count as not finished, each old row stays until the rerun
+    writes its new one, and ``compact`` keeps the new one.
     """
     path = Path(path)
-    done: Counter[str] = Counter()
     if not path.exists():
-        return done
-    with path.open("r+b") as fh:
-        data = fh.read()
-        cut = data.rfind(b"\n") + 1
-        if cut < len(data):
+        return Resume(Counter(), Counter())
+    data = path.read_bytes()
+    cut = data.rfind(b"\n") + 1
+    hashes: dict[str, list[str | None]] = {}
+    unreadable = False
+    for raw in data[:cut].split(b"\n"):
+        if not raw.strip():
+            continue
+        row = _parse_row(raw)
+        if row is None:
+            unreadable = True
+            continue
+        hashes.setdefault(row["key"], []).append(row_config_hash(row))
+    stale: Counter[str] = Counter()
+    if config_hash is not None:
+        stale.update((found[0] or "none recorded") for found in hashes.values() if config_hash not in found)
+    if stale and not recompute:
+        raise _refuse(path, config_hash or "", stale)
+    if cut < len(data):
+        with path.open("r+b") as fh:
             fh.truncate(cut)
             fh.flush()
             os.fsync(fh.fileno())
-    dirty = False
-    for row in iter_rows(path, on_bad=lambda: None):
-        if row is None or done[row["key"]]:
-            dirty = True
-            continue
-        done[row["key"]] += 1
-    if dirty:
-        _rewrite_clean(path)
-    return done
+    done = Counter(key for key, found in hashes.items() if config_hash is None or config_hash in found)
+    if unreadable or any(len(found) > 1 for found in hashes.values()):
+        _rewrite_clean(path, prefer=config_hash)
+    return Resume(done, stale)
+
+
+def prepare_output(path: str | Path, *, config_hash: str | None = None, recompute: bool = False) -> Counter[str]:
+    """``scan_output``'s finished keys (the resume set)."""
+    return scan_output(path, config_hash=config_hash, recompute=recompute).done
+
+
+def compact(path: str | Path, config_hash: str) -> None:
+    """After a ``recompute`` run: one row per key again, the one computed under ``config_hash``
+    where there is one (atomic; nothing is rewritten when every key already has one row)."""
+    path = Path(path)
+    if not path.exists():
+        return
+    keys: Counter[str] = Counter(row["key"] for row in iter_rows(path, on_bad=lambda: None) if row is not None)
+    if any(n > 1 for n in keys.values()):
+        _rewrite_clean(path, prefer=config_hash)
 
 
 @overload
@@ -84,35 +152,49 @@ def iter_rows(path: str | Path, on_bad: Any = None) -> Iterator[dict[str, Any] |
         for raw in fh:
             if not raw.strip():
                 continue
-            try:
-                row = json.loads(raw)
-                if not isinstance(row, dict) or not isinstance(row.get("key"), str):
-                    raise ValueError("not a row")
-            except ValueError:
+            row = _parse_row(raw)
+            if row is None:
                 if on_bad is None:
-                    raise
+                    raise ValueError(f"{path}: a line that is not a row: {raw[:80]!r}")
                 yield None
                 continue
             yield row
 
 
-def _rewrite_clean(path: Path) -> None:
-    """Rewrite keeping only whole rows, the first row of each key; atomic (temp file + replace)."""
+def _parse_row(raw: bytes) -> dict[str, Any] | None:
+    """A line as a row (a JSON object with a text ``key``), or None."""
+    try:
+        row = json.loads(raw)
+    except ValueError:
+        return None
+    return row if isinstance(row, dict) and isinstance(row.get("key"), str) else None
+
+
+def _rewrite_clean(path: Path, prefer: str | None = None) -> None:
+    """Rewrite keeping only whole rows, one row per key: the first one computed under ``prefer``
+    when a key has one, else its first row; atomic (temp file + replace), in the file's order."""
     tmp = path.with_suffix(path.suffix + ".tmp")
-    seen: set[str] = set()
+    chosen: dict[str, tuple[int, bool]] = {}
+    """key -> (position of the row kept, whether it is under ``prefer``)."""
+    for n, row in enumerate(iter_rows(path, on_bad=lambda: None)):
+        if row is None:
+            continue
+        preferred = prefer is not None and row_config_hash(row) == prefer
+        if row["key"] not in chosen or (preferred and not chosen[row["key"]][1]):
+            chosen[row["key"]] = (n, preferred)
+    keep = {n for n, _ in chosen.values()}
     try:
         os.unlink(tmp)  # a crash's leftover, or a link planted there: removed, never written through
     except FileNotFoundError:
         pass
     with path.open("rb") as src, os.fdopen(create_exclusive(tmp), "wb") as dst:
+        n = 0
         for raw in src:
-            try:
-                row = json.loads(raw)
-            except ValueError:
+            if not raw.strip():
                 continue
-            if isinstance(row, dict) and isinstance(row.get("key"), str) and row["key"] not in seen:
-                seen.add(row["key"])
-                dst.write(raw)
+            if n in keep:
+                dst.write(raw if raw.endswith(b"\n") else raw + b"\n")
+            n += 1
         dst.flush()
         os.fsync(dst.fileno())
     os.replace(tmp, path)

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from typing import Any, Callable, Iterable
 
+from oracle.batch.halt import Halt
 from oracle.batch.output import RowWriter
 from oracle.batch.source import InputEntry, entry_to_wire
 
@@ -58,13 +59,14 @@ def _evaluate_chunk_on_node(*args: Any) -> tuple[str, list[dict[str, Any]]]:
 def run_ray(entries: Iterable[InputEntry], config_json: str, store_path: str | None, writer: RowWriter, *,
             concurrency: int, on_row: Callable[[dict[str, Any]], None], address: str | None = None,
             chunk_size: int = 16, source: str | None = None, timeout_s: float | None = None,
-            history_through: int | None = None) -> dict[str, int]:
+            history_through: int | None = None, halt: Halt | None = None) -> dict[str, int]:
     """Evaluate every entry on the cluster; returns the rows computed per Ray node id.
 
     ``history_through``: the driver's history snapshot (its last outcome seq), rebuilt exactly by
     every worker; None: workers do not learn from history. Connects to ``address`` when Ray is not
     connected yet, and then disconnects at the end, so a later run can name another cluster; a
-    connection the caller made is used as it is and left open."""
+    connection the caller made is used as it is and left open. ``halt``: rows whose model endpoint
+    was down are not written, and no chunk is submitted after the first (oracle/batch/halt.py)."""
     try:
         import ray
     except ImportError:  # pragma: no cover - depends on the extra
@@ -75,7 +77,7 @@ def run_ray(entries: Iterable[InputEntry], config_json: str, store_path: str | N
     try:
         return _submit_all(ray, entries, config_json, store_path, writer, concurrency=concurrency,
                            on_row=on_row, chunk_size=chunk_size, timeout_s=timeout_s,
-                           history_through=history_through)
+                           history_through=history_through, halt=halt or Halt())
     finally:
         if connected_here:
             ray.shutdown()
@@ -83,7 +85,8 @@ def run_ray(entries: Iterable[InputEntry], config_json: str, store_path: str | N
 
 def _submit_all(ray: Any, entries: Iterable[InputEntry], config_json: str, store_path: str | None,
                 writer: RowWriter, *, concurrency: int, on_row: Callable[[dict[str, Any]], None],
-                chunk_size: int, timeout_s: float | None, history_through: int | None) -> dict[str, int]:
+                chunk_size: int, timeout_s: float | None, history_through: int | None,
+                halt: Halt) -> dict[str, int]:
     remote = ray.remote(_evaluate_chunk_on_node)
     max_chunks = max(2, concurrency // chunk_size + 1)
     in_flight: list[Any] = []
@@ -96,6 +99,7 @@ def _submit_all(ray: Any, entries: Iterable[InputEntry], config_json: str, store
             ready, in_flight = ray.wait(in_flight, num_returns=1)
             for ref in ready:
                 node, rows = ray.get(ref)
+                rows = [r for r in rows if halt.keep(r)]
                 writer.write(rows)
                 nodes[node] = nodes.get(node, 0) + len(rows)
                 for r in rows:
@@ -109,6 +113,9 @@ def _submit_all(ray: Any, entries: Iterable[InputEntry], config_json: str, store
             drain(max_chunks)
 
     for entry in entries:  # raw lines travel; workers parse them within the task timeout
+        if halt.stopped:
+            chunk = []
+            break
         chunk.append(entry_to_wire(entry))
         if len(chunk) >= chunk_size:
             submit()

@@ -2,6 +2,8 @@
 
 A row holds the verdict in flat fields (status, evaluator, best, score, passed, escalation) for
 summaries and diffs, and the whole ``OracleResult`` under ``result`` for anyone who needs the trace.
+Every row names the ``config_hash`` it was computed under: a rerun into the same output resumes
+only rows of the same config (oracle/batch/output.py).
 """
 
 from __future__ import annotations
@@ -79,11 +81,13 @@ async def evaluate_entry(oracle: Any, entry: InputEntry, timeout_s: float | None
         return result_row(entry, parsed.item.task.id, res, (time.perf_counter() - start) * 1000)
 
     try:
-        return await (asyncio.wait_for(work(), timeout_s) if timeout_s else work())
+        row = await (asyncio.wait_for(work(), timeout_s) if timeout_s else work())
     except asyncio.TimeoutError:
         stage = "parsing" if seen["valid"] is None else "evaluating"
         exc = TimeoutError(f"line {entry.line}: {stage} took longer than the task timeout of {timeout_s:g} s "
                            "(--task-timeout)")
-        return crash_row(entry, seen["task_id"], seen["valid"], exc, (time.perf_counter() - start) * 1000)
+        row = crash_row(entry, seen["task_id"], seen["valid"], exc, (time.perf_counter() - start) * 1000)
     except Exception as exc:  # noqa: BLE001 - one bad line must not end the batch
-        return crash_row(entry, seen["task_id"], seen["valid"], exc, (time.perf_counter() - start) * 1000)
+        row = crash_row(entry, seen["task_id"], seen["valid"], exc, (time.perf_counter() - start) * 1000)
+    row["config_hash"] = oracle.config.hash()
+    return row

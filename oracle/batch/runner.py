@@ -14,8 +14,9 @@ from typing import Any, Iterator, Literal, TextIO
 from oracle._internal.safe_files import write_atomic
 from oracle._internal.log import get_logger
 
+from oracle.batch.halt import Halt
 from oracle.batch.lock import OutputLock
-from oracle.batch.output import RowWriter, prepare_output
+from oracle.batch.output import RowWriter, compact, scan_output
 from oracle.batch.progress import BarFactory, Progress
 from oracle.batch.rows import DEFAULT_TASK_TIMEOUT_S
 from oracle.batch.source import InputEntry, count_entries, iter_entries
@@ -38,6 +39,11 @@ class BatchReport:
     summary: dict[str, Any]
     nodes: dict[str, int] = field(default_factory=dict)
     """Ray engine: rows computed per Ray node id (empty for the local engine)."""
+    stopped: str | None = None
+    """Why the run stopped before every line had its row: the model endpoint on this machine is
+    not running (the error's message, with the hint that says how to start it); None otherwise."""
+    recomputed: int = 0
+    """Rows of another config that this run was asked to recompute (``recompute``)."""
 
 
 def _todo(entries: Iterator[InputEntry], done: Counter[str]) -> Iterator[InputEntry]:
@@ -54,7 +60,7 @@ def run_batch(input_path: str | Path, output_path: str | Path, *, config: Oracle
               store_path: str | None = None, timeout_s: float | None = DEFAULT_TASK_TIMEOUT_S,
               progress_stream: TextIO | None = None, progress_interval_s: float = 5.0,
               progress_tty: bool | None = None, progress_bar: BarFactory | None = None,
-              learn_history: bool = True) -> BatchReport:
+              learn_history: bool = True, recompute: bool = False) -> BatchReport:
     """Evaluate every line of ``input_path`` into ``output_path``; safe to rerun after a crash.
 
     With a store and ``learn_history``, routing reads prior hardness from the store's outcome log
@@ -65,6 +71,13 @@ def run_batch(input_path: str | Path, output_path: str | Path, *, config: Oracle
     has it). ``timeout_s`` bounds each line, parsing included; None turns the bound off.
     Progress goes to ``progress_stream`` (default stderr): a live bar when it is a terminal and a
     ``progress_bar`` is given (the CLI passes rich's), else ``batch_progress`` log records.
+
+    Rows record the config hash they were computed under. An output holding rows of another config
+    is refused before anything changes (``ConfigChanged``, naming both hashes) unless
+    ``recompute``: then those lines are computed again and each old row is replaced once its new
+    one is written. When the model endpoint on this machine turns out not to be running, the run
+    stops at the first line that needed it (oracle/batch/halt.py): ``BatchReport.stopped`` says
+    why, and a rerun computes the lines left.
     """
     config = config or OracleConfig.load()
     check_input_file(input_path)
@@ -74,18 +87,22 @@ def run_batch(input_path: str | Path, output_path: str | Path, *, config: Oracle
         return _run_locked(input_path, output_path, config=config, concurrency=concurrency, engine=engine,
                            ray_address=ray_address, store_path=store_path, timeout_s=timeout_s,
                            progress_stream=progress_stream, progress_interval_s=progress_interval_s,
-                           progress_tty=progress_tty, progress_bar=progress_bar, learn_history=learn_history)
+                           progress_tty=progress_tty, progress_bar=progress_bar, learn_history=learn_history,
+                           recompute=recompute)
 
 
 def _run_locked(input_path: str | Path, output_path: str | Path, *, config: OracleConfig, concurrency: int,
                 engine: Literal["local", "ray"], ray_address: str | None, store_path: str | None,
                 timeout_s: float | None, progress_stream: TextIO | None, progress_interval_s: float,
-                progress_tty: bool | None, progress_bar: BarFactory | None, learn_history: bool) -> BatchReport:
+                progress_tty: bool | None, progress_bar: BarFactory | None, learn_history: bool,
+                recompute: bool) -> BatchReport:
     started = time.perf_counter()
     limits = config.limits
     total = count_entries(input_path, limits)
-    done = prepare_output(output_path)
+    found = scan_output(output_path, config_hash=config.hash(), recompute=recompute)
+    done = found.done
     resumed = sum(done.values())
+    recomputed = sum(found.stale.values())
     progress = Progress(total, skipped=resumed, stream=progress_stream, interval_s=progress_interval_s,
                         tty=progress_tty, bar=progress_bar)
     log.info("batch_start", input=str(input_path), output=str(output_path), total=total, resumed=resumed,
@@ -93,6 +110,7 @@ def _run_locked(input_path: str | Path, output_path: str | Path, *, config: Orac
     writer = RowWriter(output_path)
     entries = _todo(iter_entries(input_path, limits), done)
     nodes: dict[str, int] = {}
+    halt = Halt()
     try:
         if engine == "ray":
             from oracle.batch.ray_engine import run_ray
@@ -102,7 +120,7 @@ def _run_locked(input_path: str | Path, output_path: str | Path, *, config: Orac
             through = frozen_history_seq(output_path, store_path, resumed) if learn_history else None
             nodes = run_ray(entries, config.model_dump_json(), store_path, writer, concurrency=concurrency,
                             on_row=progress.update, address=ray_address, source=str(input_path),
-                            timeout_s=timeout_s, history_through=through)
+                            timeout_s=timeout_s, history_through=through, halt=halt)
         else:
             from oracle.batch.local import run_local
             from oracle.escalation.store import EscalationStore
@@ -114,15 +132,19 @@ def _run_locked(input_path: str | Path, output_path: str | Path, *, config: Orac
                 oracle = Oracle(config, store=store, learn_history=learn_history and store is not None,
                                 history_through=through)
                 asyncio.run(run_local(entries, oracle, writer, concurrency=concurrency,
-                                      on_row=progress.update, timeout_s=timeout_s, limits=limits))
+                                      on_row=progress.update, timeout_s=timeout_s, limits=limits,
+                                      halt=halt))
             finally:
                 if store is not None:
                     store.close()
     finally:
         writer.close()
         progress.close()
+    if recompute:
+        compact(output_path, config.hash())
     report = BatchReport(total=total, resumed=resumed, computed=writer.rows,
-                         elapsed_s=time.perf_counter() - started, summary=summarize(output_path), nodes=nodes)
+                         elapsed_s=time.perf_counter() - started, summary=summarize(output_path), nodes=nodes,
+                         stopped=halt.reason, recomputed=recomputed)
     log.info("batch_done", rows=report.summary["rows"], total=total, computed=writer.rows,
              elapsed_s=round(report.elapsed_s, 3), **({"nodes": nodes} if nodes else {}))
     return report

@@ -11,7 +11,12 @@ Two kinds of point, matching the two things a threshold decides:
 
 The model is the one that ANSWERED (from the result's provenance), so a server that substitutes a
 model is fitted separately from the one requested. Anything else (another question type, an
-unparsed answer, a failed call) gives no point and is counted, never guessed.
+unparsed answer, a failed call) gives no point and is counted, never guessed; every input item is
+accounted for (``Collected.items``: answered, failed, unparsed, not a yes/no question, ...), and a
+failed item's error is kept, so a calibration that fits nothing says why.
+
+The first item whose model endpoint on this machine is not running stops the collection
+(oracle/batch/halt.py): ``collect`` raises ``EndpointUnreachable`` with the hint.
 """
 
 from __future__ import annotations
@@ -34,15 +39,40 @@ class Point:
     label: int
 
 
+ERROR_TEXT = 300
+
+
 @dataclass
 class Collected:
     points: list[Point] = field(default_factory=list)
     skipped: dict[str, int] = field(default_factory=dict)
     """Reason -> how many candidates/questions gave no point."""
     rubric_hashes: dict[str, str] = field(default_factory=dict)
+    items: dict[str, int] = field(default_factory=dict)
+    """What became of each input item: ``answered`` (it gave a point), ``dropped as reserved``,
+    its status when the evaluation gave no result (``failed``, ``unparsed``...), else why none of
+    its labels gave a point -> how many items."""
+    errors: dict[str, int] = field(default_factory=dict)
+    """"ErrorType: message" of the items that gave no result -> count, first seen first."""
 
     def skip(self, reason: str, n: int = 1) -> None:
         self.skipped[reason] = self.skipped.get(reason, 0) + n
+
+    def item(self, outcome: str, n: int = 1) -> None:
+        if n:
+            self.items[outcome] = self.items.get(outcome, 0) + n
+
+    def account(self) -> str:
+        """Every input item in one line: "3 items: 2 failed (first error, 2 times: ...), 1 ..."."""
+        total = sum(self.items.values())
+        parts = []
+        for outcome, n in sorted(self.items.items(), key=lambda kv: (kv[0] != "answered", -kv[1], kv[0])):
+            text = f"{n} {outcome}"
+            if outcome in ("failed", "unparsed") and self.errors:
+                first, count = next(iter(self.errors.items()))
+                text += f" (first error, {count} time{'s' * (count != 1)}: {first})"
+            parts.append(text)
+        return f"{total} item{'s' * (total != 1)}: " + (", ".join(parts) if parts else "none")
 
 
 def _forced(item: LabelledItem) -> TaskInput:
@@ -56,7 +86,23 @@ def read_points(item: LabelledItem, result: Any, out: Collected) -> None:
     ev = result.result
     if ev is None or not ev.candidates:
         out.skip(f"no result ({result.status.value})")
+        out.item(result.status.value)
+        error = ev.error if ev is not None else None
+        text = f"{error.type}: {error.message}" if error is not None else (
+            "the router found no feasible evaluator" if ev is None else "no candidate result")
+        text = " ".join(text.split())[:ERROR_TEXT]
+        out.errors[text] = out.errors.get(text, 0) + 1
         return
+    before, skipped_before = len(out.points), dict(out.skipped)
+    _read_candidates(item, ev, result, out)
+    if len(out.points) > before:
+        out.item("answered")
+        return
+    new = [reason for reason in out.skipped if out.skipped[reason] > skipped_before.get(reason, 0)]
+    out.item(new[0] if new else "no passed or yes/no answers label")
+
+
+def _read_candidates(item: LabelledItem, ev: Any, result: Any, out: Collected) -> None:
     answered = list(ev.provenance.models_answered)
     model = answered[0] if answered else (ev.provenance.model_requested or "unknown")
     if result.rubric is not None:
@@ -91,15 +137,26 @@ async def collect(items: Sequence[LabelledItem], config: OracleConfig, *, concur
     """Evaluate every item with the decision judge (forced) and gather its points."""
     from oracle._oracle import Oracle
 
+    from oracle.batch.halt import Halt
+
     out = Collected()
     gate = asyncio.Semaphore(max(1, concurrency))
     oracle = Oracle(config)
+    halt = Halt()
 
     async def one(item: LabelledItem) -> tuple[LabelledItem, Any]:
         async with gate:
-            return item, await oracle.evaluate_once(_forced(item))
+            if halt.stopped:  # the model endpoint is down: ask nothing more
+                return item, None
+            result = await oracle.evaluate_once(_forced(item))
+            error = result.result.error if result.result is not None else None
+            halt.keep({"error": error.model_dump() if error is not None else None})
+            return item, result
 
     async with oracle:
-        for item, result in await asyncio.gather(*(one(i) for i in items)):
-            read_points(item, result, out)
+        done = await asyncio.gather(*(one(i) for i in items))
+    if halt.stopped:
+        raise halt.error()
+    for item, result in done:
+        read_points(item, result, out)
     return out

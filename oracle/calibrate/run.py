@@ -85,8 +85,8 @@ def fit_points(collected: Collected, *, config: OracleConfig, k: int, seed: int,
                                        evidence={"n": sum(c.n for c in kinds.values())})
     if not models:
         reasons = "; ".join(f"{m}/{k}: {r}" for m, ks in sorted(refused.items()) for k, r in sorted(ks.items()))
-        raise CalibrationRefused("no cell could be fitted: " + (reasons or "no labelled point was answered "
-                                                               f"(skipped: {collected.skipped})"))
+        raise CalibrationRefused("no cell could be fitted: " + (reasons or "no labelled point was answered")
+                                 + f" ({collected.account()})")
     return models
 
 
@@ -113,13 +113,14 @@ async def acalibrate(items: Sequence[LabelledItem], config: OracleConfig, *, mod
 
     kept, dropped = drop_reserved(items, data_dir)
     collected = await collect(kept, config)
+    collected.item("dropped as reserved", dropped)
     models = fit_points(collected, config=config, k=k, seed=seed, review_rate=review_rate,
                         target_precision=target_precision, model=model)
     refused = {m: mc.refused for m, mc in models.items() if mc.refused}
     warnings = {f"{m}/{k}": c.warnings for m, mc in models.items() for k, c in mc.kinds.items() if c.warnings}
     evidence: dict[str, Any] = {
         "dataset": source, "dataset_sha256": dataset_hash(kept), "items": len(kept), "reserved_dropped": dropped,
-        "points": len(collected.points), "skipped": collected.skipped,
+        "points": len(collected.points), "skipped": collected.skipped, "item_outcomes": collected.items,
         "fold_scheme": {"kind": "stratified k-fold, out of fold", "k": k, "seed": seed},
         "model_requested": config.providers.decision.model if config.providers.decision else config.providers.judge.model,
         "models_answered": sorted({p.model for p in collected.points}),

@@ -20,8 +20,12 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--engine", choices=("local", "ray"), default="local")
     p.add_argument("--ray-address", help="Ray cluster address (default: start a local cluster)")
     p.add_argument("--export", choices=("parquet",), help="also write <output>.parquet")
-    p.add_argument("--store", help="escalation store (default: escalation.store_path of the config)")
+    p.add_argument("--store", help="escalation store (default: $ORACLE_STORE, else escalation.store_path "
+                                   "of the config, else .oracle/escalations.sqlite)")
     p.add_argument("--no-store", action="store_true", help="do not file escalation requests")
+    p.add_argument("--recompute", action="store_true",
+                   help="recompute the rows of the output that were computed under another config "
+                        "(without it, such an output is refused and left as it is)")
     p.add_argument("--no-learn", action="store_true",
                    help="route without the store's outcome history and do not log outcomes to it")
     p.add_argument("--task-timeout", type=float, default=DEFAULT_TASK_TIMEOUT_S,
@@ -69,6 +73,22 @@ def preflight(args: argparse.Namespace) -> str | None:
     return None
 
 
+def _escalation_hint(summary: dict, store: str | None, no_store: bool) -> None:
+    """Where the rows' escalation requests are, and the command that lists them."""
+    from oracle.escalation._location import store_flag
+
+    raised = sum(s.get("escalations", 0) for s in summary.get("evaluators", {}).values())
+    if not raised:
+        return
+    if store is None:
+        why = "--no-store" if no_store else "escalation.enabled is false"
+        print(f"{raised} row(s) raised an escalation request; not filed ({why}): rerun without it to file them",
+              file=sys.stderr)
+    else:
+        print(f"{raised} row(s) raised an escalation request, filed in {store}: "
+              f"`oracle escalations list{store_flag(store)}`", file=sys.stderr)
+
+
 def cmd_batch(args: argparse.Namespace) -> int:
     from oracle.batch import export_parquet, run_batch
     from oracle.cli.progress_bar import rich_bar
@@ -77,12 +97,14 @@ def cmd_batch(args: argparse.Namespace) -> int:
     problem = preflight(args)
     if problem:
         return _bad(problem)
+    from oracle.escalation._location import resolve_store_path
+
     config = OracleConfig.load(args.config)
-    store = None if (args.no_store or not config.escalation.enabled) else (args.store or config.escalation.store_path)
+    store = None if (args.no_store or not config.escalation.enabled) else resolve_store_path(args.store, config)
     report = run_batch(args.file, args.output, config=config, concurrency=args.concurrency, engine=args.engine,
                        ray_address=args.ray_address, store_path=store, timeout_s=args.task_timeout or None,
                        progress_interval_s=args.progress_interval, progress_bar=rich_bar(),
-                       learn_history=not args.no_learn)
+                       learn_history=not args.no_learn, recompute=args.recompute)
     exported_ok = True
     if args.export == "parquet":
         dest = Path(args.output).with_suffix(".parquet")
@@ -98,8 +120,16 @@ def cmd_batch(args: argparse.Namespace) -> int:
                           "elapsed_s": round(report.elapsed_s, 3), **report.summary}, sort_keys=True))
     else:
         show(batch_summary_blocks(report.summary))
-        print(f"{report.total} input lines, {report.resumed} resumed, {report.computed} computed "
-              f"in {report.elapsed_s:.1f}s")
+        print(f"{report.total} input lines, {report.resumed} resumed, {report.computed} computed"
+              + (f" ({report.recomputed} recomputed under config {config.hash()})" if report.recomputed else "")
+              + f" in {report.elapsed_s:.1f}s")
+        _escalation_hint(report.summary, store, args.no_store)
+    if report.stopped:
+        left = report.total - report.summary["rows"]
+        print(f"error: the run stopped: {report.stopped}\n{left} of {report.total} input lines have no row yet; "
+              "once the endpoint answers, rerun the same command to compute them (the rows written are kept)",
+              file=sys.stderr)
+        return 2
     if report.summary["rows"] != report.total:
         print(f"error: {args.output} holds {report.summary['rows']} rows for {report.total} input lines; "
               "rows from a different input file?", file=sys.stderr)

@@ -1,7 +1,8 @@
 """``oracle calibrate LABELLED.jsonl --evaluator decision_judge -o CALIBRATION.json``.
 
 Exit codes: 0 written (cells with fewer than 30 labels are fitted with a warning in the evidence),
-2 bad input (labels, arguments) or no cell could be fitted (one class, constant probabilities):
+2 bad input (labels, arguments), no cell could be fitted (one class, constant probabilities; the
+message accounts for every input item), or the model endpoint on this machine is not running:
 nothing is written then, never a silently fitted threshold.
 """
 
@@ -35,6 +36,7 @@ def cmd_calibrate(args: argparse.Namespace) -> int:
     from oracle.config.calibration import write_calibration
     from oracle.comparison._labels import load_labelled
     from oracle.config.model import OracleConfig
+    from oracle.errors import EndpointUnreachable
     from oracle._internal.data_paths import DataNotFound, shared_data_dir
 
     for name, value, lo, hi in (("--folds", args.folds, 2, 50), ("--review-rate", args.review_rate, 0, 1),
@@ -60,6 +62,9 @@ def cmd_calibrate(args: argparse.Namespace) -> int:
                                      data_dir=data_dir, source=str(args.labelled)))
     except CalibrationRefused as exc:
         print(f"error: {exc}", file=sys.stderr)
+        return 2
+    except EndpointUnreachable as exc:
+        print(f"error: calibration stopped before fitting anything (nothing was written): {exc}", file=sys.stderr)
         return 2
     sha = write_calibration(out, cal)
     png = reliability_png(cal, out.with_suffix(".reliability.png"))

@@ -111,11 +111,18 @@ def cmd_compare(args: argparse.Namespace) -> int:
         print(f"wrote {len(items)} labelled items to {args.write_labelled} ({dropped} reserved records dropped)",
               file=sys.stderr)
         return 0
-    with _local_model(config, args.local_model) as run_config:
-        result = compare(items, args.output, arms=arms, repeats=args.repeats, both_orders=args.both_orders,
-                         limit=args.limit, select=args.select, seed=args.seed, timeout_s=args.timeout_s,
-                         concurrency=args.concurrency, config=run_config, report=not args.no_report,
-                         source=source, dropped_reserved=dropped, progress_bar=rich_bar())
+    from oracle.errors import EndpointUnreachable
+
+    try:
+        with _local_model(config, args.local_model) as run_config:
+            result = compare(items, args.output, arms=arms, repeats=args.repeats, both_orders=args.both_orders,
+                             limit=args.limit, select=args.select, seed=args.seed, timeout_s=args.timeout_s,
+                             concurrency=args.concurrency, config=run_config, report=not args.no_report,
+                             source=source, dropped_reserved=dropped, progress_bar=rich_bar())
+    except EndpointUnreachable as exc:
+        print(f"error: the comparison stopped: {exc}\nthe runs written to {args.output} are kept; once the endpoint "
+              "answers (or with --local-model), rerun the same command to compute the rest", file=sys.stderr)
+        return 2
     if args.summary_json:
         print(json.dumps(result.summary.model_dump(mode="json"), indent=2, sort_keys=True))
     else:

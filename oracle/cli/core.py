@@ -22,13 +22,24 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--history", help="earlier results JSONL: feeds the prior_hardness signal")
     p.set_defaults(func=cmd_route)
 
-    p = sub.add_parser("evaluate", help="route and evaluate each task")
+    p = sub.add_parser("evaluate", help="route and evaluate each task",
+                       description="Route and evaluate each task. Exit codes: 0 done; 3 when a task failed "
+                                   "(status failed), unless --allow-failures; with --strict, 3 when any task is "
+                                   "not ok (failed, unparsed, pending, abstained...); 2 bad input.")
     p.add_argument("file", help="task file: .json, .yaml or .jsonl")
     p.add_argument("--json", action="store_true", help="one line of JSON per task")
     p.add_argument("--history", help="earlier results JSONL: feeds the prior_hardness signal")
-    p.add_argument("--strict", action="store_true", help="exit 3 when any task is not ok")
-    p.add_argument("--store", help="file unanswered escalation requests in this SQLite store "
-                                   "(blocking ones make the task pending; see `oracle escalations`)")
+    exits = p.add_mutually_exclusive_group()
+    exits.add_argument("--strict", action="store_true", help="exit 3 when any task is not ok")
+    exits.add_argument("--allow-failures", action="store_true",
+                       help="exit 0 even when a task failed (by default a failed task exits 3)")
+    stores = p.add_mutually_exclusive_group()
+    stores.add_argument("--store", help="file unanswered escalation requests in this SQLite store (default: "
+                                        "$ORACLE_STORE, else escalation.store_path of the config, else "
+                                        ".oracle/escalations.sqlite); blocking ones make the task pending; "
+                                        "see `oracle escalations`")
+    stores.add_argument("--no-store", action="store_true",
+                        help="file no escalation request (each request is printed, not stored)")
     p.add_argument("--human", choices=("console",), help="ask escalation questions on the terminal now")
     p.add_argument("-q", "--quiet", "--no-route", dest="no_route", action="store_true",
                    help="verdicts only: no routing table (with --json: rows without the route trace)")
@@ -72,8 +83,11 @@ def cmd_route(args: argparse.Namespace) -> int:
 
 
 def cmd_evaluate(args: argparse.Namespace) -> int:
+    from rich.text import Text
+
     from oracle._oracle import Oracle
-    from oracle.cli.render import BLANK, result_blocks, show
+    from oracle.cli.render import BLANK, escalation_hint, result_blocks, show
+    from oracle.escalation._location import resolve_store_path
     from oracle.tasks.files import load_tasks
 
     config = OracleConfig.load(args.config)
@@ -83,24 +97,42 @@ def cmd_evaluate(args: argparse.Namespace) -> int:
         from oracle.escalation.human import ConsoleHuman
 
         human = ConsoleHuman()
-    if args.store:
+    store_path = resolve_store_path(args.store, config)
+    filing = config.escalation.enabled and not args.no_store
+    if filing:
         from oracle.escalation.store import EscalationStore
 
-        store = EscalationStore(args.store)
+        # Opened at the first request filed: a run that raises none leaves no file behind.
+        store = EscalationStore(store_path, open_now=False)
+    not_stored = None if filing else ("--no-store" if args.no_store else "escalation.enabled is false")
     oracle = Oracle(config, history=_history(args), human=human, store=store)
-    not_ok = 0
-    with _progress(args, len(tasks)) as progress:
-        for item in tasks:
-            progress.running(item.task.id)
-            res = oracle.evaluate(item)
-            progress.update({"status": res.status.value})
-            not_ok += res.status.value != "ok"
-            if args.json:
-                print(_row_without_route(res) if args.no_route else res.to_json())
-            else:
-                show([*result_blocks(res, show_route=not args.no_route), BLANK])
-            sys.stdout.flush()
-    return 3 if (args.strict and not_ok) else 0
+    not_ok = failed = 0
+    try:
+        with _progress(args, len(tasks)) as progress:
+            for item in tasks:
+                progress.running(item.task.id)
+                res = oracle.evaluate(item)
+                progress.update({"status": res.status.value})
+                not_ok += res.status.value != "ok"
+                failed += res.status.value == "failed"
+                hint = escalation_hint(res.escalation, store_path, not_stored=not_stored)
+                if args.json:
+                    print(_row_without_route(res) if args.no_route else res.to_json())
+                    if hint:
+                        print(hint, file=sys.stderr)
+                else:
+                    show([*result_blocks(res, show_route=not args.no_route), *([Text(hint)] if hint else []),
+                          BLANK])
+                sys.stdout.flush()
+    finally:
+        if store is not None:
+            store.close()
+    if args.strict and not_ok:
+        return 3
+    if failed and not args.allow_failures:
+        print(f"{failed} of {len(tasks)} task(s) failed (exit 3; --allow-failures exits 0)", file=sys.stderr)
+        return 3
+    return 0
 
 
 def _progress(args: argparse.Namespace, total: int) -> Progress:

@@ -1,7 +1,9 @@
 """``oracle escalations list|show|answer`` and ``oracle resume``: the human side of escalation.
 
-Each command opens the store named by ``--store`` (default: ``escalation.store_path`` of the
-config), does one thing and exits, so the steps can happen in different processes, days apart.
+Each command opens the store every command resolves the same way (``--store``, else
+``ORACLE_STORE``, else ``escalation.store_path`` of the config, else the default path;
+oracle/escalation/location.py), does one thing and exits, so the steps can happen in different
+processes, days apart. The commands a hint names carry ``--store`` when the store is not the default.
 """
 
 from __future__ import annotations
@@ -14,7 +16,8 @@ from oracle.config.model import OracleConfig
 
 
 def _add_store(p: argparse.ArgumentParser) -> None:
-    p.add_argument("--store", help="escalation store (SQLite); default: escalation.store_path of the config")
+    p.add_argument("--store", help="escalation store (SQLite); default: $ORACLE_STORE, else escalation.store_path "
+                                   "of the config, else .oracle/escalations.sqlite")
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -52,7 +55,15 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 
 def _path(args: argparse.Namespace) -> str:
-    return args.store or OracleConfig.load(args.config).escalation.store_path
+    from oracle.escalation._location import resolve_store_path
+
+    return resolve_store_path(args.store, OracleConfig.load(args.config))
+
+
+def _flag(args: argparse.Namespace) -> str:
+    from oracle.escalation._location import store_flag
+
+    return store_flag(_path(args))
 
 
 def _open(args: argparse.Namespace):
@@ -72,7 +83,8 @@ def _missing_store(args: argparse.Namespace) -> str | None:
 def cmd_list(args: argparse.Namespace) -> int:
     missing = _missing_store(args)
     if missing:
-        print(f"no escalations (no store at {missing})", file=sys.stderr)
+        print(f"no escalations (no store at {missing}; a run files its requests in the store its --store, "
+              "$ORACLE_STORE or the config names)", file=sys.stderr)
         return 0
     with _open(args) as store:
         entries = store.list(args.state)
@@ -86,7 +98,7 @@ def cmd_list(args: argparse.Namespace) -> int:
 
         show(escalation_list_blocks(entries))
     else:
-        print("no escalations", file=sys.stderr)
+        print(f"no escalations{' in state ' + args.state if args.state else ''} in {_path(args)}", file=sys.stderr)
     return 0
 
 
@@ -144,24 +156,32 @@ def cmd_answer(args: argparse.Namespace) -> int:
             e = store.answer(args.id, given, replace=args.replace)
         except (EscalationNotFound, AlreadyAnswered, ValueError) as exc:
             return _bad_input(exc)
-    print(f"{e.id}: answered; apply it with `oracle resume {e.id}`")
+    print(f"{e.id}: answered; apply it with `oracle resume {e.id}{_flag(args)}`")
     return 0
 
 
 def cmd_resume(args: argparse.Namespace) -> int:
+    from oracle.errors import NotAnswered
     from oracle.escalation.store import EscalationNotFound
     from oracle._oracle import Oracle, run_sync
-    from oracle.cli.render import result_blocks, show
+    from oracle.cli.render import resume_blocks, show
     from oracle.escalation.resume import aresume_stored
 
     config = OracleConfig.load(args.config)
+    missing = _missing_store(args)
+    if missing:
+        print(f"error: no escalation store at {missing}: nothing to resume for {args.id!r}", file=sys.stderr)
+        return 2
     with _open(args) as store:
         try:
             final = run_sync(aresume_stored(Oracle(config).evaluate_once, store, args.id))
+        except NotAnswered as exc:
+            print(f"error: {exc}; answer it with `oracle escalations answer {args.id}{_flag(args)}`", file=sys.stderr)
+            return 2
         except (EscalationNotFound, ValueError) as exc:
             return _bad_input(exc)
     if args.json:
         print(final.to_json())
     else:
-        show(result_blocks(final))
+        show(resume_blocks(final))
     return 0

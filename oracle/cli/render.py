@@ -26,7 +26,7 @@ if TYPE_CHECKING:  # annotations only: `oracle route` should not build the resul
     from oracle.comparison.summary import CompareSummary
     from oracle.strategies.verifier.check import TestsCheck
     from oracle.escalation.store import StoredEscalation
-    from oracle.results.result import OracleResult
+    from oracle.results.result import Escalation, OracleResult
     from oracle.routing.route import Route
     from oracle.routing._summary import RouteSummary
 
@@ -218,7 +218,10 @@ def result_blocks(res: OracleResult, *, show_route: bool = True) -> list[Block]:
         cost = "unknown" if r.cost_usd is None else f"${r.cost_usd:.6f}"
         blocks.append(_line(f"best: {', '.join(r.best) or '-'}  ranking: {' > '.join(r.ranking) or '-'}  "
                             f"calls {r.calls}  cost {cost}  {r.latency_ms:.0f} ms"))
-    if res.escalation:
+    if res.escalation and res.escalation.answer is not None:
+        e = res.escalation
+        blocks.append(_line((f"answered [{e.reason}]", "green"), f" {e.id}: {e.answer!r}"))
+    elif res.escalation:
         e = res.escalation
         blocks.append(_line((f"ESCALATION [{e.reason}{', blocking' if e.blocking else ''}]", "bold yellow"),
                             f" {e.id}: {e.question}" + (f"  options: {e.options}" if e.options else "")))
@@ -252,6 +255,60 @@ def check_blocks(report: TestsCheck) -> list[Block]:
     blocks.append(_line((f"{n} broken test(s)", "bold red") if n else ("no broken test", "green"),
                         f" of {len(report.tests)}"))
     return blocks
+
+
+def _verdict_text(status: str, best: Sequence[str], evaluator: str | None) -> str:
+    return f"status {status}, best: {', '.join(best) or '-'} ({evaluator or 'no evaluator'})"
+
+
+def resume_blocks(final: OracleResult) -> list[Block]:
+    """``oracle resume``: the person's answer, what it changed in the task or the verdict, the
+    verdict before it and the one after it, then the new result (the route in one line)."""
+    history = final.history
+    answer = next((h for h in reversed(history) if h.get("kind") == "human_answer"), None)
+    if answer is None:  # not a resumed result: show it as any result
+        return result_blocks(final)
+    at = history.index(answer)
+    first = next((h.get("result") for h in reversed(history[:at])
+                  if h.get("kind") == "evaluation" and isinstance(h.get("result"), dict)), None) or {}
+    given = []
+    if answer.get("choice") is not None:
+        given.append(f"choice {answer['choice']!r}")
+    if answer.get("text"):
+        given.append(f"text {answer['text']!r}")
+    who = f" by {answer['answered_by']}" if answer.get("answered_by") else ""
+    changed = answer.get("applied") or []
+    inner = first.get("result")
+    first_result: dict[str, Any] = inner if isinstance(inner, dict) else {}
+    r = final.result
+    blocks: list[Block] = [
+        _line(("answer", "bold"), f" to {answer.get('escalation_id')} ({answer.get('reason')}){who}: "
+              + ("; ".join(given) or "(empty)")),
+        _line(("changed", "bold"), ": " + ("; ".join(str(c) for c in changed) or "nothing")),
+        _line(("before", "bold"), ": " + _verdict_text(str(first.get("status", "?")), first_result.get("best") or [],
+                                                        (first.get("route") or {}).get("evaluator"))),
+        _line(("after", "bold"), ":  " + _verdict_text(final.status.value, r.best if r else [], final.route.evaluator)),
+        BLANK]
+    return blocks + result_blocks(final, show_route=False)
+
+
+def escalation_hint(esc: Escalation | None, store_path: str, *, not_stored: str | None = None) -> str | None:
+    """What to do with a request that is still open: where it is filed and the commands that answer
+    and apply it (with ``--store`` when the store is not the default), or, when it was not filed
+    (``not_stored`` says why), that it was not and how to file it. None for no request or an
+    answered one."""
+    if esc is None or esc.answer is not None:
+        return None
+    from oracle.escalation._location import store_flag
+
+    if not_stored is not None:
+        return (f"not stored ({not_stored}): this request is printed only; run again without {not_stored} to "
+                f"file it in {store_path} (then `oracle escalations answer`), or with --human console to "
+                "answer it now")
+    flag = store_flag(store_path)
+    choice = " --choice OPTION" if esc.options else ' "your answer"'
+    return (f"stored in {store_path}: answer it with `oracle escalations answer {esc.id}{choice}{flag}`, "
+            f"then apply it with `oracle resume {esc.id}{flag}`")
 
 
 # -- batch summary ---------------------------------------------------------------------------------
@@ -301,9 +358,29 @@ def comparison_blocks(summary: CompareSummary) -> list[Block]:
     for a in summary.results:
         for reason, count in a.not_applicable_reasons.items():
             blocks.append(_line(f"n/a {a.arm} x{count}: {reason}"))
+    for a in summary.results:
+        blocks.extend(failure_lines(a.arm, a.failed, a.failure_reasons))
     if any(a.cost_per_100_items_usd is None and a.runs for a in summary.results):
         blocks.append(_line("$/100 items n/a: a price is unknown (providers.prices), so the cost is unknown, not 0"))
     return blocks
+
+
+FAILURE_LINES = 3
+"""Distinct failure reasons shown per arm; the rest are counted (all of them are in summary.json)."""
+
+
+def failure_lines(arm: str, failed: int, reasons: Mapping[str, int]) -> list[Block]:
+    """What an arm's failed runs said: each reason with its count, the first failure's first."""
+    if not failed:
+        return []
+    shown = list(reasons.items())[:FAILURE_LINES]
+    lines: list[Block] = [_line((f"failed {arm} x{count}: ", "red"), reason) for reason, count in shown]
+    rest = sum(reasons.values()) - sum(count for _, count in shown)
+    if rest:
+        lines.append(_line(f"failed {arm} x{rest}: other reasons (summary.json: failure_reasons)"))
+    if not shown:  # a summary written before reasons were kept
+        lines.append(_line(f"failed {arm} x{failed}: see runs.jsonl for the errors"))
+    return lines
 
 
 # -- routes summary --------------------------------------------------------------------------------

@@ -31,7 +31,8 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--max-batches", type=int, default=2, help="batch runs at once (default 2)")
     p.add_argument("--allow-in-process", action="store_true",
                    help="accept tasks with execution: in_process (verifier.allow_in_process must allow it too)")
-    p.add_argument("--store", help="escalation store (default: escalation.store_path of the config)")
+    p.add_argument("--store", help="escalation store (default: $ORACLE_STORE, else escalation.store_path of the "
+                                   "config, else .oracle/escalations.sqlite)")
     p.add_argument("--work-dir", help="where batch inputs and rows are kept (default: a temporary directory)")
     p.add_argument("--openapi", action="store_true", help="print the OpenAPI document and exit")
     p.set_defaults(func=cmd_serve)

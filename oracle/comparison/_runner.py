@@ -6,6 +6,10 @@ holder), and on a rerun a partial last line is cut and records already written a
 ``kill -9`` then the same command gives the same summary with no duplicate runs. The summary is
 computed from the records alone (oracle/comparison/summary.py).
 
+A run whose model endpoint on this machine is not running stops the comparison
+(oracle/batch/halt.py): its record is not written (a rerun computes it), no further run starts, and
+``EndpointUnreachable`` is raised with the hint once the runs in flight are done.
+
 Concurrency: at most ``concurrency`` runs in flight; each provider's own limit
 (``providers.*.concurrency``) still applies, because every evaluator on the loop shares one client
 per endpoint; the verifier bounds its sandbox runs with ``verifier.workers``.
@@ -116,6 +120,7 @@ async def run_units(items: Sequence[LabelledItem], out_dir: Path, *, config: Ora
                     progress_interval_s: float = 5.0, progress_bar: BarFactory | None = None,
                     overlays: dict[str, dict[str, dict[str, Any]]] | None = None) -> RunOutcome:
     """Run every unit not yet in ``out_dir/runs.jsonl``; returns all records of this comparison."""
+    from oracle.batch.halt import Halt
     from oracle.batch.output import RowWriter, iter_rows, prepare_output
     from oracle.batch.progress import Progress
     from oracle.providers.pool import ProviderPool
@@ -141,15 +146,20 @@ async def run_units(items: Sequence[LabelledItem], out_dir: Path, *, config: Ora
     writer = RowWriter(runs_path)
     write_lock = asyncio.Lock()
     slots = asyncio.Semaphore(max(1, settings.concurrency))
+    halt = Halt()
 
     async def one(unit: Unit) -> None:
         async with slots:
+            if halt.stopped:  # the model endpoint is down: start nothing more
+                return
             try:
                 record = await executor.run(unit)
             except Exception as exc:  # noqa: BLE001 - every unit gets a record, whatever happens
                 record = RunRecord(key=unit.key, run_id=executor.run_id, arm=unit.arm, item_id=unit.item.id,
                                    repeat=unit.repeat, order=unit.order, status="failed",  # type: ignore[arg-type]
                                    error={"type": type(exc).__name__, "message": str(exc) or type(exc).__name__})
+        if not halt.keep({"error": record.error}):
+            return
         async with write_lock:
             await asyncio.to_thread(writer.write, [record.model_dump(mode="json")])
             known[record.key] = record
@@ -162,6 +172,8 @@ async def run_units(items: Sequence[LabelledItem], out_dir: Path, *, config: Ora
         writer.close()
         progress.close()
         await pool.aclose()
+    if halt.stopped:
+        raise halt.error()
     records = [known[k] for k in sorted(wanted) if k in known]
     return RunOutcome(records=records, computed=len(todo), resumed=resumed,
                       elapsed_s=round(time.perf_counter() - started, 3))

@@ -57,6 +57,9 @@ class ArmSummary(BaseModel):
     abstained: int
     unparsed: int
     failed: int
+    failure_reasons: dict[str, int] = Field(default_factory=dict)
+    """What the failed runs said ("ErrorType: message") -> how many said it, the first failure's
+    reason first (records in key order, so a resumed comparison says the same)."""
     late: int
     """Runs past ``--timeout-s`` (their verdicts never count as correct)."""
     latency_ms: dict[str, float | None]
@@ -160,7 +163,8 @@ def arm_summary(arm: str, records: Sequence[RunRecord], by_id: dict[str, Labelle
         kappa=cohen_kappa([(u.label, u.verdict) for u in decided if u.kind in ("passed", "answers")]),
         by_kind=per_kind, **stab,
         abstained=sum(r.status == "abstained" for r in live), unparsed=sum(r.status == "unparsed" for r in live),
-        failed=sum(r.status == "failed" for r in live), late=sum(not r.within_timeout for r in live),
+        failed=sum(r.status == "failed" for r in live), failure_reasons=failure_reasons(live),
+        late=sum(not r.within_timeout for r in live),
         latency_ms={"p50": percentile(latencies, 50), "p95": percentile(latencies, 95)},
         call_latency_ms={"p50": percentile(call_lat, 50), "p95": percentile(call_lat, 95)},
         calls=int(calls) if calls is not None else None,
@@ -172,6 +176,23 @@ def arm_summary(arm: str, records: Sequence[RunRecord], by_id: dict[str, Labelle
         calibration=calibration(u for u in all_units if u.kind in ("answers", "best")),
         routing_accuracy=_round(routing_hits / routing_n) if routing_n else None, routing_labelled=routing_n,
         routes=dict(sorted(routes.items())))
+
+
+FAILURE_TEXT = 300
+"""A failure's reason is cut here: summary.json keeps the figures, the records keep the whole error."""
+
+
+def failure_reasons(records: Sequence[RunRecord]) -> dict[str, int]:
+    """"ErrorType: message" of each failed record -> count, in order of first appearance."""
+    out: dict[str, int] = {}
+    for r in records:
+        if r.status != "failed":
+            continue
+        error = r.error or {}
+        text = f"{error.get('type') or 'error'}: {error.get('message') or 'no message recorded'}"
+        text = " ".join(text.split())[:FAILURE_TEXT]
+        out[text] = out.get(text, 0) + 1
+    return out
 
 
 def routing_gap(records_by_arm: Mapping[str, Sequence[RunRecord]], by_id: dict[str, LabelledItem]) -> RoutingGap | None:

@@ -8,7 +8,8 @@ Public (what ``Oracle(human=..., store=...)`` takes, and resuming later):
 - ``resume``: applying an answer: re-route, re-evaluate, keep both evaluations in the trace.
 
 Private: ``_triggers``, the pure checks over a route and a result (its typed concerns) that file
-an escalation request with a specific question. The request itself (``Escalation``) is
+an escalation request with a specific question; ``_location``, which store a command uses
+(``--store``, ``ORACLE_STORE``, the config, the default). The request itself (``Escalation``) is
 ``oracle.results.result``. Nothing is re-exported here, so importing the package loads none of its
 modules.
 """

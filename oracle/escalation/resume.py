@@ -7,8 +7,10 @@ How an answer is applied depends on what it is, not on who asked:
 - ``accept`` keeps the first verdict, now signed off by a person;
 - a choice naming a candidate, or ``pass``/``fail`` for a single candidate, is the human verdict:
   the evaluator still runs again, and the final result carries both its own view and the person's;
-- free text is appended to the task prompt (and kept in ``task.metadata["human_answers"]``), the
-  one field every evaluator shows its model, so it sees the missing fact the question asked for.
+- free text is kept in ``task.metadata["human_answers"]`` with the question it answers; the judges
+  read it beside the prompt (``Task.clarifications``), so they see the missing fact the question
+  asked for, while the prompt itself is left as it is (a code prompt that a candidate's function
+  body is joined to must stay code).
 
 The final ``OracleResult`` has status ``escalated`` when the verdict reflects the answer, and its
 ``history`` holds the first evaluation, the answer and a summary of the second evaluation.
@@ -74,15 +76,14 @@ def apply_answer(item: TaskInput, request: Escalation, answer: HumanAnswer) -> A
         applied.changes.append(f"choice {choice!r} recorded")
     text = answer.text.strip()
     if text:
-        note = f"Clarification from a human reviewer (asked: {request.question}): {text}"
-        updates["prompt"] = f"{task.prompt}\n\n{note}"
         earlier = task.metadata.get("human_answers", [])
         if not isinstance(earlier, list):
             raise ValueError(f"task.metadata.human_answers: {type(earlier).__name__}, not a list (the answers "
                              "given so far are kept there)")
-        answers = [*earlier, {"escalation_id": request.id, "text": text}]
+        answers = [*earlier, {"escalation_id": request.id, "text": text, "question": request.question}]
         updates["metadata"] = {**task.metadata, "human_answers": answers}
-        applied.changes.append("answer text appended to task.prompt")
+        applied.changes.append("answer text added to task.metadata.human_answers (the judges read it beside "
+                               "the prompt; the prompt is unchanged)")
     if updates:
         # re-validate so a mapped value that breaks the task fails loudly, naming the field
         new_task = type(task).model_validate({**task.model_dump(), **updates})
@@ -183,7 +184,7 @@ async def aresume_stored(reevaluate: Reevaluate, store: EscalationStore, esc_id:
     unknown id, ``ValueError`` (naming the store) when the answer does not apply to the stored task."""
     entry = await asyncio.to_thread(store.get, esc_id)
     if entry.answer is None:
-        raise NotAnswered(f"escalation {entry.id} in {store.path}: no answer yet (use `oracle escalations answer`)")
+        raise NotAnswered(f"escalation {entry.id} in {store.path}: no answer yet")
     try:  # the stored task and answer must fit together before anything runs; if not, name the store
         apply_answer(entry.item, entry.request, entry.answer)
     except ValueError as exc:

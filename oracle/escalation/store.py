@@ -108,7 +108,9 @@ class EscalationStore:
     with the answer that stands (``AlreadyAnswered``); ``replace=True`` overrides on purpose.
     """
 
-    def __init__(self, path: str | Path) -> None:
+    def __init__(self, path: str | Path, *, open_now: bool = True) -> None:
+        """``open_now=False``: check the path now, open (and create) the file at the first read or
+        write, so a run that files nothing leaves no file behind (``oracle evaluate``)."""
         self.path = Path(path)
         if self.path.is_dir():
             raise EscalationStoreError(f"escalation store {self.path}: is a directory")
@@ -118,28 +120,48 @@ class EscalationStore:
         if str(self.path) != ":memory:":
             _check_encodable(str(self.path))
         self._lock = threading.Lock()
+        self._conn_: sqlite3.Connection | None = None
+        if open_now:
+            with self._lock:
+                self._connect()
+
+    @property
+    def _conn(self) -> sqlite3.Connection:
+        """The connection, opened on first use (the caller holds ``_lock``)."""
+        return self._conn_ if self._conn_ is not None else self._connect()
+
+    @property
+    def opened(self) -> bool:
+        """Whether the file has been opened (it always is unless ``open_now=False`` and unused)."""
+        return self._conn_ is not None
+
+    def _connect(self) -> sqlite3.Connection:
+        if self._conn_ is not None:
+            return self._conn_
         with _database_errors(self.path):
             self.path.parent.mkdir(parents=True, exist_ok=True)
-            self._conn = sqlite3.connect(str(self.path), timeout=30.0, check_same_thread=False,
-                                         isolation_level=None)
+            conn = sqlite3.connect(str(self.path), timeout=30.0, check_same_thread=False, isolation_level=None)
             try:
-                self._conn.execute("PRAGMA journal_mode=WAL")
-                self._conn.execute("PRAGMA synchronous=FULL")
-                self._conn.execute("PRAGMA busy_timeout=30000")
-                self._conn.executescript(_SCHEMA)
-                cols = {row[1] for row in self._conn.execute("PRAGMA table_info(escalations)")}
+                conn.execute("PRAGMA journal_mode=WAL")
+                conn.execute("PRAGMA synchronous=FULL")
+                conn.execute("PRAGMA busy_timeout=30000")
+                conn.executescript(_SCHEMA)
+                cols = {row[1] for row in conn.execute("PRAGMA table_info(escalations)")}
             except BaseException:
-                self._conn.close()
+                conn.close()
                 raise
         missing = _COLUMNS - cols
         if missing:
-            self._conn.close()
+            conn.close()
             raise EscalationStoreError(f"escalation store {self.path}: table escalations lacks columns "
                                        f"{sorted(missing)} (not an oracle escalation store?)")
+        self._conn_ = conn
+        return conn
 
     def close(self) -> None:
         with self._lock:
-            self._conn.close()
+            if self._conn_ is not None:
+                self._conn_.close()
 
     def __enter__(self) -> "EscalationStore":
         return self
@@ -360,3 +382,4 @@ def _describe_answer(entry: StoredEscalation) -> str:
         when = "?"
     who = f" by {entry.answer.answered_by}" if entry.answer.answered_by else ""
     return f"answered{who} at {when} with choice={entry.answer.choice!r} text={entry.answer.text[:80]!r}"
+

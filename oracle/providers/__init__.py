@@ -18,7 +18,8 @@ Every call has a per-attempt timeout and an optional overall deadline, retries 4
 errors/unreadable bodies with jittered exponential backoff honouring Retry-After, and is limited
 to ``settings.concurrency`` in flight per client. Failures raise ``oracle.errors.ProviderError``
 subclasses (``ProviderTimeout``, ``RateLimited``, ``ProviderHTTPError``, ``ResponseParseError``;
-a connection that keeps failing raises ``ProviderError`` itself) carrying ``attempts``, ``status``
+a connection that keeps failing raises ``ProviderError`` itself, and one refused at a loopback
+address, where nothing listens, ``EndpointUnreachable`` at once, without retries) carrying ``attempts``, ``status``
 and a body excerpt; nothing else escapes. ``client.capabilities`` says what the endpoint supports
 (logprobs, seed, structured output, native decisions), narrowed by what its replies taught: a
 server that ignores ``logprobs`` answers without them once, the reply stands (never retried) and the

@@ -26,8 +26,8 @@ from typing import Any, AsyncIterator, Awaitable, Callable, Generator, TypeVar
 import httpx
 from oracle._internal.log import get_logger
 
-from oracle.errors import (ProviderError, ProviderHTTPError, ProviderTimeout, RateLimited,
-                           ResponseParseError)
+from oracle.errors import (EndpointUnreachable, ProviderError, ProviderHTTPError, ProviderTimeout,
+                           RateLimited, ResponseParseError)
 from oracle.providers._retry import RetryPolicy, is_retryable_status, parse_retry_after
 
 T = TypeVar("T")
@@ -116,22 +116,49 @@ def call_flow(parse: Callable[[httpx.Response], Any], *, policy: RetryPolicy, ti
 LOCAL_HOSTS = ("127.0.0.1", "localhost", "[::1]", "::1")
 
 
+def is_loopback(base_url: str) -> bool:
+    try:
+        return bool(base_url) and httpx.URL(base_url).host in LOCAL_HOSTS
+    except (httpx.InvalidURL, TypeError, ValueError):
+        return False
+
+
 def connection_hint(base_url: str) -> str:
     """What to do when nothing listens at a loopback endpoint (the embedded model's, by default)."""
-    host = httpx.URL(base_url).host if base_url else ""
-    if host not in LOCAL_HOSTS:
+    if not is_loopback(base_url):
         return ""
     return (f"; nothing is listening at {base_url}: start the embedded local model with `oracle model serve`, "
             "or point ORACLE_BASE_URL at a running OpenAI-compatible server")
 
 
+def _refused(exc: BaseException) -> bool:
+    """Whether a connect error comes from a refused connection (a ConnectionRefusedError anywhere in
+    its chain: httpx wraps httpcore's error, which wraps the socket's; "all connection attempts
+    failed" keeps the last attempt's refusal as its context)."""
+    seen: set[int] = set()
+    current: BaseException | None = exc
+    while current is not None and id(current) not in seen:
+        seen.add(id(current))
+        if isinstance(current, ConnectionRefusedError):
+            return True
+        current = current.__cause__ or current.__context__
+    return False
+
+
 def _classify(outcome: Any, timeout_s: float, base_url: str = "") -> _Failure | None:
-    """None for a 2xx response; otherwise what went wrong and whether to retry."""
+    """None for a 2xx response; otherwise what went wrong and whether to retry.
+
+    A loopback endpoint that refuses the connection has nothing listening: that does not pass by
+    waiting (someone must start the server), so it is not retried (``EndpointUnreachable``). A
+    refusal from another host is retried: a load balancer or a restarting server refuses for a moment."""
     if isinstance(outcome, (httpx.TimeoutException, TimeoutError)):
         return _Failure(ProviderTimeout, f"no reply within {timeout_s:g}s ({type(outcome).__name__})", True)
     if isinstance(outcome, httpx.TransportError):
         hint = connection_hint(base_url) if isinstance(outcome, httpx.ConnectError) else ""
-        return _Failure(ProviderError, f"connection failed: {type(outcome).__name__}: {outcome}{hint}", True)
+        message = f"connection failed: {type(outcome).__name__}: {outcome}{hint}"
+        if hint and _refused(outcome):
+            return _Failure(EndpointUnreachable, message, False)
+        return _Failure(ProviderError, message, True)
     if isinstance(outcome, BaseException):
         raise outcome
     response: httpx.Response = outcome

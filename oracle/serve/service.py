@@ -46,12 +46,13 @@ class Service:
     """The state behind the endpoints: the Oracle, the store, jobs and batches."""
 
     def __init__(self, config: OracleConfig, settings: ServeSettings) -> None:
+        from oracle.escalation._location import resolve_store_path
         from oracle.escalation.store import EscalationStore
         from oracle._oracle import Oracle
 
         self.settings = settings
         self.config = server_config(config, settings)
-        self.store_path = settings.store_path or self.config.escalation.store_path
+        self.store_path = resolve_store_path(settings.store_path, self.config)  # the CLI's rule
         self.store = EscalationStore(self.store_path) if self.config.escalation.enabled else None
         # With a store the service learns from the routing history (a snapshot frozen at start-up).
         self.oracle = Oracle(self.config, store=self.store, learn_history=self.store is not None)
@@ -149,6 +150,10 @@ class Service:
         store = self.store_path if self.store is not None else None
         report = run_batch(batch.input_path, batch.output_path, config=self.config, concurrency=4,
                            store_path=store, progress_tty=False)
+        if report.stopped:  # the model endpoint is down: the batch failed, its rows so far are kept
+            from oracle.errors import EndpointUnreachable
+
+            raise EndpointUnreachable(report.stopped)
         return {"total": report.total, "computed": report.computed, "elapsed_s": round(report.elapsed_s, 3),
                 **report.summary}
 

@@ -59,7 +59,7 @@ class ServeSettings(BaseModel):
     allow_in_process: bool = False
     """Accept tasks with ``execution: in_process`` (the verifier's own opt-in still applies)."""
     store_path: str | None = None
-    """Escalation store; None: ``escalation.store_path`` of the config."""
+    """Escalation store; None: ``$ORACLE_STORE``, else ``escalation.store_path`` of the config."""
     work_dir: str | None = None
     """Where batch inputs and rows are kept; None: a fresh temporary directory."""
 

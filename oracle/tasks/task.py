@@ -208,6 +208,23 @@ class Task(FrozenWithCache, _InputModel):  # type: ignore[metaclass]  # mypy can
         """A stable hash of the task's content (keys resumable batch rows and escalation ids)."""
         return self._content_hash
 
+    def clarifications(self) -> list[str]:
+        """What human reviewers answered in free text (``metadata["human_answers"]``, written by
+        ``oracle resume``), each with the question it answers: the judges read these beside the
+        prompt. They are never part of the prompt itself, so a code prompt that a candidate's
+        function body is joined to stays code."""
+        answers = self.metadata.get("human_answers")
+        if not isinstance(answers, list):
+            return []
+        out = []
+        for answer in answers:
+            text = answer.get("text") if isinstance(answer, dict) else None
+            if isinstance(text, str) and text.strip():
+                asked = answer.get("question")
+                out.append(f"{text.strip()} (a reviewer's answer to: {asked})" if isinstance(asked, str) and asked
+                           else text.strip())
+        return out
+
     @cached_property
     def _content_hash(self) -> str:
         from oracle._internal.canonical import sha256_json

@@ -29,6 +29,8 @@ CANDIDATE_FIELD_KEYS: dict[str, str] = {
 }
 """Candidate field -> key in the request state (prefixed so task and candidate never collide)."""
 EXPECTED_KEY = "expected_output"
+CLARIFICATIONS_KEY = "clarifications"
+"""A reviewer's free-text answers (``Task.clarifications``), beside the prompt whenever it is shown."""
 
 
 def criterion_question_id(index: int) -> str:
@@ -62,13 +64,17 @@ def visible_state(task: Task, candidate: Trajectory | None, inputs: QuestionInpu
     """The request state: exactly the fields ``inputs`` names, absent values left out.
 
     An empty answer is kept (the model should see that the response is empty); a field the task or
-    candidate does not have (None, empty list) is left out rather than sent as null.
+    candidate does not have (None, empty list) is left out rather than sent as null. A reviewer's
+    clarifications go wherever the prompt goes.
     """
     state: dict[str, Any] = {}
     for name in inputs.task:
         value = _task_value(task, name)
         if value is not None:
             state[TASK_FIELD_KEYS[name]] = value
+    notes = task.clarifications() if "prompt" in inputs.task else []
+    if notes:  # a reviewer's clarifications travel with the prompt
+        state[CLARIFICATIONS_KEY] = notes
     if candidate is not None:
         for field in inputs.candidate:
             value = _candidate_value(candidate, field)

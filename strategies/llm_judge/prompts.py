@@ -92,7 +92,12 @@ def _reference_section(task: Task) -> str:
 
 
 def _task_block(task: Task) -> str:
+    """The task as the judge reads it: the prompt, its description, and any clarification a
+    reviewer gave (``Task.clarifications``), all inside one enclosed block."""
     text = task.prompt if not task.description else f"{task.prompt}\n\n{task.description}"
+    notes = task.clarifications()
+    if notes:
+        text += "\n\nClarifications:\n" + "\n".join(f"- {note}" for note in notes)
     return enclose("task", text)
 
 
