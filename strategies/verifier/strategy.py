@@ -31,7 +31,7 @@ from oracle.results.provenance import ISOLATION_ORDER, EvaluationProvenance, Exe
 from oracle.results.result import CandidateResult, EvaluationResult, Status
 from oracle.strategies.protocol import EvaluationContext
 from oracle.tasks.environment import Environment
-from oracle.tasks.testspec import TRAJECTORY_KINDS, CheckTest, ReferenceCheck
+from oracle.tasks.testspec import TRAJECTORY_KINDS, CheckTest, PytestTest, ReferenceCheck
 from oracle.strategies.verifier import containment, harness, reference, scoring
 from oracle.strategies.verifier import environments
 from oracle.strategies.verifier import trajectory_checks as trajectory_tests
@@ -41,6 +41,8 @@ from oracle.sandbox import interpreters as interpreter_checks
 from oracle.sandbox.limits import check_timeouts
 from oracle.sandbox.runs import run_in_pool
 from oracle.sandbox.workers import WorkerPool
+from oracle.sandbox.pinned_pytest import PytestSource
+from oracle.sandbox import pinned_pytest
 
 VERSION = "1.1"
 """1.1: trajectory checks (tool_calls, tool_result, final_state)."""
@@ -136,18 +138,22 @@ class VerifierStrategy:
         self._finalizer = weakref.finalize(self, _close_pools, self._pools)
 
     def _pool(self, cfg: VerifierConfig, interpreters: dict[str, str],
-              run_env: environments.RunEnvironment | None = None) -> WorkerPool:
+              run_env: environments.RunEnvironment | None = None, pytest: PytestSource | None = None) -> WorkerPool:
         """The warm worker pool for these sandbox settings and this environment (made once, reused
-        across tasks: the environment's mounts and sys.path are part of its key)."""
+        across tasks: the environment's mounts and sys.path are part of its key). With ``pytest`` (a
+        task with pytest tests), its directory is mounted read-only too."""
         if run_env is None:
             python = interpreters.get("python") or find_interpreter("python", cfg)
             if python is None:
                 raise SandboxError("the verifier needs a Python interpreter the sandbox uid can run")
             run_env = environments.prepare(None, "default", cfg, python)
         others = [e for lang, e in interpreters.items() if lang != "python"]
-        extra = tuple(sorted({*run_env.mounts, *(p for p in map(_prefix_outside_usr, others) if p)}))
+        extra = tuple(sorted({*run_env.mounts, *(p for p in map(_prefix_outside_usr, others) if p),
+                              *((pytest.path,) if pytest is not None and pytest.path else ())}))
+        # The pinned copy is loaded once per test worker, before its first fork (runtime/zygote.py).
+        preload = (pytest.path,) if pytest is not None and pytest.path and pytest.origin == "pinned" else ()
         key = (cfg.backend, cfg.allow_weak_isolation, cfg.memory_mb, cfg.max_pids, cfg.output_limit_bytes,
-               cfg.disk_mb, cfg.workers, run_env.key, extra)
+               cfg.disk_mb, cfg.workers, run_env.key, extra, preload)
         with self._lock:
             pool = self._pools.get(key)
             if pool is None or pool.closed:
@@ -156,7 +162,8 @@ class VerifierStrategy:
                 sandbox = Sandbox(backend=cfg.backend, limits=limits, allow_weak_isolation=cfg.allow_weak_isolation,
                                   extra_ro_paths=extra)
                 pool = self._pools[key] = WorkerPool(sandbox, run_env.python, cfg.workers or os.cpu_count() or 1,
-                                                     sys_path=run_env.sys_path, node_path=run_env.node_path)
+                                                     sys_path=run_env.sys_path, node_path=run_env.node_path,
+                                                     test_preload=preload)
             return pool
 
     def close(self) -> None:
@@ -293,6 +300,7 @@ class VerifierStrategy:
             elif in_process and code.language != "python":
                 unrunnable[tid] = ("task.execution: 'in_process' is available for Python only", False)
         integrity: Integrity = "in_process" if in_process else "isolated"
+        pytest = None
         if not code_tests and not any(t.kind == "final_state" for t in task.tests):
             pool = None  # data checks only: nothing runs, no sandbox needed
             provenance = EvaluationProvenance(mode="tests", execution=Execution(code_run=False, integrity="trajectory"))
@@ -300,13 +308,17 @@ class VerifierStrategy:
             env, source = environments.named(task.environment, cfg)
             assert python_exe is not None
             run_env = await asyncio.to_thread(environments.prepare, env, source, cfg, python_exe)
-            pool = await asyncio.to_thread(self._pool, cfg, interpreters, run_env)
+            # The test side's pytest: the environment's when it has one, else the pinned copy.
+            pytest = await asyncio.to_thread(pinned_pytest.source, run_env.python, run_env.sys_path, run_env.mounts) \
+                if any(isinstance(t, PytestTest) for t in task.tests) else None
+            pool = await asyncio.to_thread(self._pool, cfg, interpreters, run_env, pytest)
             layers = dict(pool.sandbox.provenance())
             provenance = EvaluationProvenance(mode="tests", execution=Execution(
                 code_run=True, integrity=integrity, isolation_level=layers.pop("isolation_level", None),
                 backend=layers.pop("backend", None), backend_version=layers.pop("backend_version", None),
                 interpreters=interpreters, languages_supported=supported_here, sandbox_layers=layers,
-                environment=run_env.record))
+                environment=run_env.record, pytest_version=pytest.version if pytest else None,
+                pytest_origin=pytest.origin if pytest else None))
         prompt_code = harness.prompt_definitions(task.prompt) if task.language in (None, "python") else None
         loop = asyncio.get_running_loop()
 
@@ -317,10 +329,15 @@ class VerifierStrategy:
             if not isinstance(test, harness.CODE_TESTS):
                 return await trajectory_tests.run(test, index, by_id[tid], pool, cfg)
             assert pool is not None
+            if isinstance(test, PytestTest) and code.language != "python":
+                return harness.TestOutcome(harness.test_name(test, index), test.kind, "error",
+                                           f"a pytest test runs Python candidates; this one is {code.language}",
+                                           0.0, test.weight)
             plan = harness.build_plan(
                 test, code.code or "", language=code.language, entry_point=task.entry_point,
                 prompt_code=prompt_code, timeout_s=test.timeout_s or cfg.timeout_s,
-                output_limit=cfg.output_limit_bytes, node=interpreters.get("javascript"), in_process=in_process)
+                output_limit=cfg.output_limit_bytes, node=interpreters.get("javascript"), in_process=in_process,
+                module=task.module, pytest=pytest)
             run = await loop.run_in_executor(pool.executor, run_in_pool, pool, plan)
             return harness.interpret(test, index, run, tolerance=cfg.float_tolerance, memory_mb=cfg.memory_mb,
                                      integrity=integrity)
@@ -351,7 +368,7 @@ class VerifierStrategy:
         candidates = [self._candidate(t.id, extracted[t.id], by_candidate.get(t.id), task.tests,
                                       unrunnable.get(t.id), faults.sandbox.get(t.id))
                       for t in ctx.trajectories]
-        ran = {tid: [o for i, o in outs.items() if (tid, i) not in faults.judged]
+        ran = {tid: [c for i, o in outs.items() if (tid, i) not in faults.judged for c in harness.flatten(o)]
                for tid, outs in by_candidate.items()}
         infra = _identical_errors({tid: outs for tid, outs in ran.items() if outs})
         if infra:
@@ -407,18 +424,23 @@ class VerifierStrategy:
         ran = ran or {}
         why = unrunnable[0] if unrunnable else ("no code found (no code field, no fenced block, the answer "
                                                 "does not parse as code)")
-        outcomes = [ran[i] if i in ran else harness.TestOutcome(harness.test_name(t, i), t.kind, "error", why, 0.0,
-                                                                 t.weight)
-                    for i, t in enumerate(tests)]
+        # A suite (pytest) is scored on its cases, each carrying an equal share of the suite's weight.
+        outcomes = [o for i, t in enumerate(tests)
+                    for o in harness.flatten(ran[i] if i in ran else harness.TestOutcome(
+                        harness.test_name(t, i), t.kind, "error", why, 0.0, t.weight))]
         score, passed = scoring.score_tests(outcomes)
         failing = [o for o in outcomes if o.outcome != "pass"]
         details: dict[str, Any] = {
             "tests": [o.as_dict() for o in outcomes], "language": code.language,
             "code_source": code.source, "joined_prompt": code.joined_prompt,
             "passed_tests": len(outcomes) - len(failing), "total_tests": len(outcomes)}
-        if failing:
-            details["summary"] = "; ".join(f"{o.name}: {o.outcome}: {o.message}" for o in failing[:3])
-            details["first_failure"] = f"{failing[0].name}: {failing[0].outcome}: {failing[0].message}"
+        suites = [ran[i] for i in sorted(ran) if ran[i].cases]
+        if suites:  # what each suite's run said as a whole (counts, candidate names it did not collect)
+            details["suites"] = [{"name": o.name, "cases": len(o.cases), "message": o.message} for o in suites]
+        if failing:  # one line each (a pytest failure's message holds its assertion diff, over lines)
+            line = lambda o: f"{o.name}: {o.outcome}: {' | '.join(o.message.splitlines())}"  # noqa: E731
+            details["summary"] = "; ".join(line(o) for o in failing[:3])
+            details["first_failure"] = line(failing[0])
         ours = list(sandbox_failures or []) + ([unrunnable[0]] if unrunnable and unrunnable[1] else [])
         if ours:
             details["unscored_because"] = ours
