@@ -29,6 +29,7 @@ from pathlib import Path
 from typing import Literal
 
 from oracle.errors import SandboxError
+from oracle.sandbox import slots
 from oracle.sandbox.layers import _world_readable_chain
 
 ROOT_DISTRIBUTION = "pytest"
@@ -54,13 +55,14 @@ class PytestSource:
 
 
 def cache_root() -> Path:
-    """The oracle cache dir: ``$ORACLE_CACHE_DIR``; as root ``/var/cache/oracle-sandbox`` (world-readable,
-    next to the nsjail copy); else ``$XDG_CACHE_HOME/oracle-router`` (the sandbox keeps the caller's uid)."""
+    """The oracle cache dir: ``$ORACLE_CACHE_DIR``; where the sandbox drops to other users (root),
+    ``/var/cache/oracle-sandbox`` (world-readable, beside the nsjail copy and the environment cache);
+    else ``$XDG_CACHE_HOME/oracle`` (the sandbox keeps the caller's uid), as the environment cache."""
     if os.environ.get(CACHE_ENV):
         return Path(os.environ[CACHE_ENV])
-    if os.geteuid() == 0:
+    if slots.can_drop_privileges():
         return SHARED_CACHE
-    return Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "oracle-router"
+    return Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "oracle"
 
 
 _NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]*")
@@ -211,7 +213,7 @@ def _pinned(interpreter: str, root: str) -> PytestSource:
             if tmp.exists():
                 _writable(tmp)
                 shutil.rmtree(tmp, ignore_errors=True)
-    if os.geteuid() == 0 and not _world_readable_chain(str(target / "pytest")):
+    if slots.can_drop_privileges() and not _world_readable_chain(str(target / "pytest")):
         raise SandboxError(f"the sandbox user cannot read the test side's pytest at {target} (a directory on "
                            f"the way is not world-readable); set {CACHE_ENV} to a directory it can read")
     return PytestSource(version=version, origin="pinned", path=str(target))
