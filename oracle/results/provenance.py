@@ -100,6 +100,10 @@ class Execution(BaseModel):
     languages_supported: list[str] = Field(default_factory=list)
     sandbox_layers: dict[str, Any] = Field(default_factory=dict)
     """Extra layers in force as the sandbox reports them (cgroups, uid drop, limits)."""
+    pytest_version: str | None = None
+    """The test side's pytest, for tasks with ``pytest`` tests."""
+    pytest_origin: Literal["pinned", "environment"] | None = None
+    """Where that pytest came from: the verifier's pinned copy, or the task's environment."""
     reruns: dict[str, int] = Field(default_factory=dict)
     """Runs repeated on our account, by reason: ``worker_tampered`` (the run met a sandbox worker an
     earlier run had changed; rerun on a fresh one), ``starved`` (no CPU; rerun alone). Each test's

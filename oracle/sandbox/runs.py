@@ -57,6 +57,9 @@ class RunResult:
     """Why a worker had to be destroyed during this run (the pair is not reused)."""
     duration_ms: float = 0.0
     report_error: str | None = None
+    events: list[dict] = field(default_factory=list)
+    """The test process's frames before its verdict, in order (a ``pytest`` suite streams one per
+    test as it ends, so a run cut short still has the outcomes it reported)."""
     tampering: list[str] = field(default_factory=list)
     """What this run changed in its worker (found after it ended); the worker is destroyed."""
     reruns: list[dict] = field(default_factory=list)
@@ -193,25 +196,35 @@ def execute(candidate: Worker, test: Worker, plan: RunPlan) -> RunResult:
     result.output_truncated = bool(streams.overflow & {"stdout", "stderr"})
     report = bytes(streams.data.get("report", b""))
     if plan.mode != "script":
-        result.verdict, result.report_error = _parse_report(report, "report" in streams.overflow)
+        result.verdict, result.report_error, result.events = _parse_report(report, "report" in streams.overflow)
     result.memory_limit_hit = candidate.oom_kills() + test.oom_kills() > oom_before
     result.duration_ms = (time.monotonic() - started) * 1000
     return result
 
 
-def _parse_report(report: bytes, overflow: bool) -> tuple[dict | None, str | None]:
+def _parse_report(report: bytes, overflow: bool) -> tuple[dict | None, str | None, list[dict]]:
+    """(verdict, why there is none, the frames before it). The verdict is the last frame and says
+    ``op: verdict``; a run cut short keeps its complete frames (``events``) and has no verdict."""
     if overflow:
-        return None, "the test's report exceeded its size limit"
-    if len(report) < 4:
-        return None, None
-    (size,) = wire._HEADER.unpack(report[:4])
-    if len(report) != 4 + size:
-        return None, "the test's report was cut short"
-    try:
-        verdict = wire.loads(report[4:])
-    except wire.ChannelError as exc:
-        return None, f"the test's report is unreadable: {exc}"
-    return verdict, None
+        return None, "the test's report exceeded its size limit", []
+    frames: list[dict] = []
+    view = memoryview(report)
+    while len(view) >= 4:
+        (size,) = wire._HEADER.unpack(view[:4])
+        if len(view) < 4 + size:
+            return None, "the test's report was cut short", frames
+        try:
+            frames.append(wire.loads(bytes(view[4:4 + size])))
+        except wire.ChannelError as exc:
+            return None, f"the test's report is unreadable: {exc}", frames
+        view = view[4 + size:]
+    if len(view):
+        return None, "the test's report was cut short", frames
+    if not frames:
+        return None, None, []
+    if frames[-1].get("op") != "verdict":
+        return None, None, frames
+    return frames[-1], None, frames[:-1]
 
 
 def _watch(workers: dict[str, Worker], streams: _Streams, plan: RunPlan, result: RunResult,

@@ -74,11 +74,15 @@ class WorkerTampered(WorkerBroken):
 class Worker:
     """One sandboxed zygote (see module docstring). Blocking methods; one run at a time."""
 
-    def __init__(self, sandbox: Sandbox, interpreter: str, role: str, spec_extra: dict | None = None) -> None:
+    def __init__(self, sandbox: Sandbox, interpreter: str, role: str, spec_extra: dict | None = None,
+                 preload: tuple[str, ...] = ()) -> None:
         self.sandbox, self.interpreter, self.role = sandbox, interpreter, role
         self.spec_extra: dict = dict(spec_extra or {})
         """Merged into every run's spec: the environment's ``sys_path`` and ``node_path`` (the
         directories this worker's sandbox mounts read-only, ``sandbox.extra_ro_paths``)."""
+        self.preload = preload
+        """Read-only directories whose pytest the zygote imports before its first fork (a test worker of
+        a pool for pytest tests): only their code runs there, never a task's or a candidate's."""
         self.proc: subprocess.Popen | None = None
         self.sock: socket.socket | None = None
         self._buf = bytearray()
@@ -118,6 +122,8 @@ class Worker:
         scratch = [work_path] + (["/dev/shm"] if namespaces else [])
         # -E -s as -I, but not -P: -m puts the start directory (the read-only copy's parent) on sys.path.
         command = [self.interpreter, "-E", "-s", "-m", ZYGOTE_MODULE, str(child_fd), ":".join(scratch)]
+        if self.preload:
+            command.append(":".join(self.preload))
         exe = sb.layers.available.get(sb.backend, "")
         filter_fd = seccomp.filter_fd() if sb.backend == "bubblewrap" else None
         inherited = (child_fd,) if filter_fd is None else (child_fd, filter_fd)
@@ -262,7 +268,7 @@ class WorkerPool:
     tasks and event loops, replaced when broken. Thread-safe; runs happen in worker threads."""
 
     def __init__(self, sandbox: Sandbox, interpreter: str, size: int, *, sys_path: tuple[str, ...] = (),
-                 node_path: str | None = None) -> None:
+                 node_path: str | None = None, test_preload: tuple[str, ...] = ()) -> None:
         self.sandbox, self.interpreter, self.size = sandbox, interpreter, max(1, size)
         self.spec_extra: dict = {}
         """What every run of this pool gets in its spec: the environment's site-packages first on
@@ -271,6 +277,8 @@ class WorkerPool:
             self.spec_extra["sys_path"] = list(sys_path)
         if node_path:
             self.spec_extra["node_path"] = node_path
+        self.test_preload = test_preload
+        """Directories (among the sandbox's read-only paths) whose pytest the test workers preload."""
         self._idle: list[tuple[Worker, Worker]] = []
         self._all: set[Worker] = set()
         self._lock = threading.Lock()
@@ -314,7 +322,7 @@ class WorkerPool:
 
     def _new_pair(self) -> tuple[Worker, Worker]:
         pair = (Worker(self.sandbox, self.interpreter, "candidate", self.spec_extra),
-                Worker(self.sandbox, self.interpreter, "test", self.spec_extra))
+                Worker(self.sandbox, self.interpreter, "test", self.spec_extra, preload=self.test_preload))
         try:
             for w in pair:
                 w.start()

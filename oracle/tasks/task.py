@@ -27,11 +27,13 @@ from oracle.tasks._limits import DEFAULT_LIMITS, InputLimits
 from oracle.tasks.environment import Environment
 from oracle.tasks.questions import Question, scoring_problem
 from oracle.tasks._testcode import static_problem
-from oracle.tasks.testspec import ReferenceCheck, TestCase
+from oracle.tasks.testspec import PYTEST_RESERVED_MODULES, PytestTest, ReferenceCheck, TestCase
 
 EvaluatorKind = Literal["decision_judge", "llm_judge", "verifier"]
 EVALUATORS: tuple[EvaluatorKind, ...] = ("decision_judge", "llm_judge", "verifier")
 
+DEFAULT_MODULE = "solution"
+"""The module name a pytest test imports the candidate's code by, unless ``task.module`` says otherwise."""
 MAX_WEIGHT = 1e9
 """Weights are relative; a bound keeps any sum of them finite (1e308 weights summed to inf and
 scored every candidate 0.0)."""
@@ -151,6 +153,9 @@ class Task(FrozenWithCache, _InputModel):  # type: ignore[metaclass]  # mypy can
     language: str | None = None
     """Programming language of candidate code (python, javascript); None means infer."""
     entry_point: str | None = None
+    module: str = Field(default=DEFAULT_MODULE, pattern=r"^[A-Za-z_][A-Za-z0-9_]{0,63}$")
+    """The name a ``pytest`` test imports the candidate's code by (``from solution import slugify``); not
+    a standard-library module, a keyword or a name of the test side's own pytest."""
     metadata: dict[str, Any] = Field(default_factory=dict)
     evaluator: EvaluatorKind | None = None
     """Explicit override: this evaluator runs, and the trace records that it was forced."""
@@ -184,6 +189,18 @@ class Task(FrozenWithCache, _InputModel):  # type: ignore[metaclass]  # mypy can
             check_judge_template(value)
         return value
 
+    @field_validator("module")
+    @classmethod
+    def _module_name(cls, value: str) -> str:
+        import keyword
+        import sys
+
+        if keyword.iskeyword(value) or value in sys.stdlib_module_names or value in PYTEST_RESERVED_MODULES \
+                or value in ("__main__", "builtins"):
+            raise ValueError(f"{value!r} is a keyword, a standard-library module or the test side's own "
+                             "module; choose another name (default 'solution')")
+        return value
+
     @field_validator("criteria", mode="before")
     @classmethod
     def _criteria_from_strings(cls, value: Any) -> Any:
@@ -194,6 +211,14 @@ class Task(FrozenWithCache, _InputModel):  # type: ignore[metaclass]  # mypy can
         check_criteria_and_questions(self.criteria, self.questions)
         if self.rubric is not None and (self.criteria or self.questions or self.judge_prompt is not None):
             raise ValueError("rubric: a task names a rubric or gives criteria/questions/judge_prompt inline, not both")
+        for i, test in enumerate(self.tests):
+            if isinstance(test, PytestTest):
+                clash = [n for n in test.test_files() if n.split("/")[0] in (self.module, self.module + ".py")]
+                if clash:
+                    raise PydanticCustomError(NAMED_FIELD_ERROR, "{field}: {reason}", {
+                        "field": f"task.tests[{i}].{'code' if test.code is not None else 'files'}",
+                        "reason": f"the file {clash[0]!r} would shadow the candidate's module {self.module!r} "
+                                  "(task.module)"})
         if self.claim_check and not (self.context or self.reference):
             raise ValueError("claim_check: a claim check needs the evidence as text: task.context or task.reference")
         for i, test in enumerate(self.tests):  # a test that is broken on sight (oracle/tasks/_testcode.py)
@@ -233,6 +258,8 @@ class Task(FrozenWithCache, _InputModel):  # type: ignore[metaclass]  # mypy can
         for name in _HASHED_WHEN_SET:
             if data.get(name) is None:
                 data.pop(name, None)
+        if data.get("module") == DEFAULT_MODULE:  # likewise a task with the default module
+            del data["module"]
         return sha256_json(data)
 
 

@@ -78,6 +78,157 @@ class CheckTest(_TestBase):
     code: str = Field(min_length=1)
 
 
+class PytestTest(_TestBase):
+    """A pytest module (``code``) or a small test tree (``files``: relative path -> text), run by real
+    pytest on the test side with the candidate importable as ``task.module`` (default ``solution``).
+
+    One run for the whole suite: each collected test is one outcome (its node id, pytest's outcome,
+    its duration), and the suite's ``weight`` is split equally over them. ``select`` narrows the run
+    to node ids (``["test_x.py::test_a"]``) or a ``-k`` expression (``"slug and not unicode"``);
+    ``timeout_s`` bounds the whole run. A ``code`` module is the file ``test_task.py``.
+    """
+
+    kind: Literal["pytest"]
+    code: str | None = Field(default=None, min_length=1)
+    files: dict[str, str] | None = None
+    select: list[str] | str | None = None
+
+    @model_validator(mode="after")
+    def _checked(self) -> "PytestTest":
+        if (self.code is None) == (self.files is None):
+            raise ValueError("code: give exactly one of code (one test module) or files (a test tree)")
+        files = self.test_files()
+        if self.files is not None:
+            if not files:
+                raise ValueError("files: needs at least one file")
+            if len(files) > MAX_PYTEST_FILES:
+                raise ValueError(f"files: {len(files)} files; at most {MAX_PYTEST_FILES}")
+            for name in files:
+                problem = pytest_file_problem(name)
+                if problem:
+                    raise ValueError(f"files: {name!r} {problem}")
+            dirs = {"/".join(name.split("/")[:i]) for name in files for i in range(1, name.count("/") + 1)}
+            clash = sorted(dirs & set(files))
+            if clash:
+                raise ValueError(f"files: {clash[0]!r} is both a file and a directory")
+        if isinstance(self.select, str) and not self.select.strip():
+            raise ValueError("select: an empty -k expression")
+        if isinstance(self.select, list):
+            if not self.select:
+                raise ValueError("select: an empty list selects nothing")
+            for node_id in self.select:
+                path = node_id.split("::", 1)[0]
+                if path not in files:
+                    raise ValueError(f"select: {node_id!r} names no file of this test (files: {sorted(files)})")
+        problem = defines_no_test(files)
+        if problem:
+            raise ValueError(f"{'code' if self.code is not None else 'files'}: {problem}")
+        return self
+
+    def test_files(self) -> dict[str, str]:
+        """The files the run writes: ``files``, or ``code`` as ``test_task.py``."""
+        return {PYTEST_CODE_FILE: self.code} if self.code is not None else dict(self.files or {})
+
+
+PYTEST_CODE_FILE = "test_task.py"
+"""The file name a ``pytest`` test's ``code`` is written to (node ids start with it)."""
+PYTEST_RESERVED_MODULES = frozenset({"pytest", "_pytest", "pluggy", "iniconfig", "packaging", "py", "pygments"})
+"""Top-level names of the test side's own pytest: a task file or module may not shadow them."""
+_PART = re.compile(r"^[A-Za-z0-9_][A-Za-z0-9_.-]{0,99}$")
+_CONFIG_FILES = frozenset({"pytest.ini", ".pytest.ini", "pyproject.toml", "tox.ini", "setup.cfg"})
+MAX_PYTEST_FILES = 200
+MAX_PYTEST_DEPTH = 8
+
+
+def pytest_file_problem(name: str) -> str | None:
+    """Why ``name`` cannot be a file of a pytest test (None when it can): only plain relative paths
+    of ordinary names, no configuration file (the run uses the verifier's own pytest settings), no
+    name that shadows the test side's pytest."""
+    if not name or name.startswith("/") or "\\" in name or "\x00" in name:
+        return "is not a relative path (use forward slashes, no leading /)"
+    parts = name.split("/")
+    if any(p in ("", ".", "..") for p in parts):
+        return "has an empty, '.' or '..' part"
+    if len(parts) > MAX_PYTEST_DEPTH:
+        return f"is nested deeper than {MAX_PYTEST_DEPTH} directories"
+    if not all(_PART.match(p) for p in parts):
+        return "has a part that is not a plain name (letters, digits, _ . -; not starting with . or -)"
+    if parts[-1] in _CONFIG_FILES:
+        return "is a pytest configuration file; the verifier runs pytest with its own settings " \
+               "(register markers and options in conftest.py)"
+    top = parts[0][:-3] if len(parts) == 1 and parts[0].endswith(".py") else parts[0]
+    if len(parts) > 1 or parts[0].endswith(".py"):
+        if top in PYTEST_RESERVED_MODULES:
+            return f"would shadow the test side's own {top!r}"
+    return None
+
+
+def _test_name(name: str, in_class: bool) -> bool:
+    return name.startswith("test") or (not in_class and name.startswith("Test"))
+
+
+def _collectable_test(body: list[ast.stmt], local: frozenset[str], in_class: bool = False) -> bool:
+    """Whether statements hold what pytest collects: a ``test*`` function; a ``Test*`` class (or a
+    ``unittest.TestCase`` subclass) holding one or inheriting from a class that may; a ``test*`` /
+    ``Test*`` name imported, assigned, or star-imported from one of the task's own modules
+    (``local``). Looks into if/try/with/for blocks, never into function bodies."""
+    for node in body:
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            if node.name.startswith("test"):
+                return True
+        elif isinstance(node, ast.ClassDef):
+            bases = [ast.unparse(b) for b in node.bases]
+            unit = any(b.split(".")[-1] == "TestCase" for b in bases)
+            if node.name.startswith("Test") or unit:
+                inherits = any(b not in ("object", "TestCase", "unittest.TestCase") for b in bases)
+                if inherits or _collectable_test(node.body, local, in_class=True):
+                    return True
+        elif isinstance(node, (ast.Import, ast.ImportFrom)):
+            source = node.module if isinstance(node, ast.ImportFrom) else None
+            for alias in node.names:
+                if alias.name == "*":
+                    if source in local:
+                        return True
+                elif _test_name((alias.asname or alias.name).split(".")[-1], in_class):
+                    return True
+        elif isinstance(node, (ast.Assign, ast.AnnAssign)):
+            targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+            if any(isinstance(t, ast.Name) and _test_name(t.id, in_class) for t in targets):
+                return True
+        elif isinstance(node, (ast.If, ast.Try, ast.With, ast.For, ast.While)):
+            blocks = [node.body, getattr(node, "orelse", []), getattr(node, "finalbody", [])]
+            blocks += [h.body for h in getattr(node, "handlers", [])]
+            if any(_collectable_test(b, local, in_class) for b in blocks):
+                return True
+    return False
+
+
+def _is_test_file(name: str) -> bool:
+    base = name.rsplit("/", 1)[-1]
+    return base.endswith(".py") and (base.startswith("test_") or base.endswith("_test.py"))
+
+
+def defines_no_test(files: dict[str, str]) -> str | None:
+    """Why pytest would collect no test from ``files`` (None when it may): no ``test_*.py`` /
+    ``*_test.py`` file, or none that defines a test. A file that does not parse here is given the
+    benefit of the doubt (it may use a newer syntax than this interpreter): the run reports it."""
+    candidates = [n for n in files if _is_test_file(n)]
+    local = frozenset(n[:-3].replace("/", ".") for n in files if n.endswith(".py")) | \
+        frozenset(n[:-3].rsplit("/", 1)[-1] for n in files if n.endswith(".py"))
+    if not candidates:
+        return "no test file: pytest collects test_*.py and *_test.py"
+    for name in candidates:
+        try:
+            tree = ast.parse(files[name])
+        except (SyntaxError, ValueError):
+            return None
+        if _collectable_test(tree.body, local):
+            return None
+    return ("defines no test: pytest collects functions named test* and methods test* of classes "
+            "named Test*; " + ("this module has none" if len(candidates) == 1 else "none of "
+                               f"{sorted(candidates)} has one"))
+
+
 # -- trajectory checks ---------------------------------------------------------------------------
 # Agent runs are checked on their steps. ``tool_calls`` and ``tool_result`` are comparisons of plain
 # data (the host compares them; no code runs); ``final_state`` is test code, run in the sandbox.
@@ -275,9 +426,9 @@ TRAJECTORY_KINDS = frozenset({"tool_calls", "tool_result", "final_state"})
 """Kinds that check an agent's steps rather than run the candidate's code."""
 
 
-TestCase = Annotated[Union[AssertTest, CallTest, IoTest, CheckTest, ToolCallsTest, ToolResultTest, FinalStateTest],
-                     Field(discriminator="kind")]
-TEST_KINDS = frozenset({"assert", "call", "io", "check"}) | TRAJECTORY_KINDS
+TestCase = Annotated[Union[AssertTest, CallTest, IoTest, CheckTest, PytestTest, ToolCallsTest, ToolResultTest,
+                           FinalStateTest], Field(discriminator="kind")]
+TEST_KINDS = frozenset({"assert", "call", "io", "check", "pytest"}) | TRAJECTORY_KINDS
 
 ReferenceMode = Literal["contains", "exact", "normalized", "numeric", "regex", "set"]
 

@@ -23,14 +23,15 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
-from oracle.tasks.testspec import AssertTest, CallTest, CheckTest, FinalStateTest, IoTest
+from oracle.tasks.testspec import AssertTest, CallTest, CheckTest, FinalStateTest, IoTest, PytestTest
 from oracle.strategies.verifier.comparison import show, value_mismatch, values_equal  # noqa: F401 (re-exported)
 from oracle.sandbox.runs import RunPlan, RunResult
 from oracle.sandbox.runtime import handover, wire
+from oracle.strategies.verifier import pytest_suite
 
-CodeTest = AssertTest | CallTest | CheckTest | IoTest
+CodeTest = AssertTest | CallTest | CheckTest | IoTest | PytestTest
 """Tests that run the candidate's code."""
-CODE_TESTS = (AssertTest, CallTest, CheckTest, IoTest)
+CODE_TESTS = (AssertTest, CallTest, CheckTest, IoTest, PytestTest)
 Test = CodeTest | FinalStateTest
 """Tests whose verdict comes from a sandbox run (``final_state`` runs the test's code on the
 trajectory's data)."""
@@ -146,9 +147,17 @@ def _handed_over(kind: str, code: str | None, call: str | None, prompt_code: str
 
 
 def build_plan(test: CodeTest, code: str, *, language: str, entry_point: str | None, prompt_code: str | None,
-               timeout_s: float, output_limit: int, node: str | None, in_process: bool) -> RunPlan:
-    """The run for one test (see runs.py for the three modes)."""
+               timeout_s: float, output_limit: int, node: str | None, in_process: bool,
+               module: str = "solution", pytest: Any = None) -> RunPlan:
+    """The run for one test (see runs.py for the three modes). ``pytest``: the test side's pytest
+    (``oracle.sandbox.pinned_pytest.PytestSource``), for a ``pytest`` test."""
     candidate = {"code": code, "entry_point": entry_point}
+    if isinstance(test, PytestTest):
+        suite = pytest_suite.spec(test, entry_point=entry_point, prompt_code=prompt_code, module=module,
+                                  pytest=pytest)
+        return RunPlan(mode="in_process" if in_process else "isolated", language=language,
+                       candidate_spec=candidate, test_spec=suite, timeout_s=timeout_s, output_limit=output_limit,
+                       node=node)
     if isinstance(test, IoTest):
         return RunPlan(mode="script", language=language, candidate_spec=candidate, stdin=test.stdin.encode(),
                        timeout_s=timeout_s, output_limit=output_limit, node=node)
@@ -189,8 +198,27 @@ def _last_line(data: bytes) -> str:
 def interpret(test: Test, index: int, run: RunResult, *, tolerance: float, memory_mb: int,
               integrity: str = "isolated") -> TestOutcome:
     """Read the verdict of one run (see module docstring for the outcome rules)."""
-    outcome = _interpret(test, index, run, tolerance=tolerance, memory_mb=memory_mb, integrity=integrity)
+    if isinstance(test, PytestTest) and not (run.our_fault or run.tampering):
+        outcome = _suite_outcome(test, index, run, memory_mb=memory_mb, integrity=integrity)
+    else:
+        outcome = _interpret(test, index, run, tolerance=tolerance, memory_mb=memory_mb, integrity=integrity)
     return dataclasses.replace(outcome, reruns=tuple(run.reruns)) if run.reruns else outcome
+
+
+def _suite_outcome(test: PytestTest, index: int, run: RunResult, *, memory_mb: int, integrity: str) -> TestOutcome:
+    """A suite's outcome: one case per collected test, the suite's weight split equally over them; a
+    run that gave no case at all is one outcome carrying the whole weight."""
+    name = test_name(test, index)
+    report = pytest_suite.read(run, memory_mb=memory_mb, timeout_s=test.timeout_s)
+    if not report.cases:
+        return TestOutcome(name, test.kind, report.outcome or "error", report.message or "no outcome",
+                           run.duration_ms, test.weight, integrity)
+    share = test.weight / len(report.cases)
+    cases = tuple(TestOutcome(f"{name}::{pytest_suite.short_id(test, c.node_id)}", test.kind, c.outcome, c.message,
+                              c.duration_ms, share, integrity, node_id=c.node_id) for c in report.cases)
+    worst = next((c.outcome for c in cases if c.outcome != "pass"), "pass")
+    return TestOutcome(name, test.kind, worst, report.summary(), run.duration_ms, test.weight, integrity,
+                       cases=cases)
 
 
 def _interpret(test: Test, index: int, run: RunResult, *, tolerance: float, memory_mb: int,

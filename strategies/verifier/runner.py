@@ -11,6 +11,7 @@ from typing import Any, Callable
 from oracle.config.model import VerifierConfig
 from oracle.strategies.verifier import harness
 from oracle.strategies.verifier.extract import ExtractedCode
+from oracle.tasks.testspec import PytestTest
 
 
 @dataclass(frozen=True)
@@ -26,13 +27,22 @@ class CodeRunner:
     integrity: str
     execute: Callable[[Any, Any], Any]
     """``run_in_pool`` (oracle/sandbox/runs.py): one plan on the pool, blocking."""
+    module: str | None = None
+    """``task.module``: the name a pytest test imports the program under."""
+    pytest: Any = None
+    """The test side's pytest for pytest tests (the environment's or the pinned copy), else None."""
 
     async def run(self, test: harness.CodeTest, index: int, code: ExtractedCode) -> harness.TestOutcome:
         cfg = self.cfg
+        if isinstance(test, PytestTest) and code.language != "python":
+            return harness.TestOutcome(harness.test_name(test, index), test.kind, "error",
+                                       f"a pytest test runs Python candidates; this one is {code.language}",
+                                       0.0, test.weight)
         plan = harness.build_plan(
             test, code.code or "", language=code.language, entry_point=self.entry_point,
             prompt_code=self.prompt_code, timeout_s=test.timeout_s or cfg.timeout_s,
-            output_limit=cfg.output_limit_bytes, node=self.interpreters.get("javascript"), in_process=self.in_process)
+            output_limit=cfg.output_limit_bytes, node=self.interpreters.get("javascript"), in_process=self.in_process,
+            module=self.module, pytest=self.pytest)
         loop = asyncio.get_running_loop()
         run = await loop.run_in_executor(self.pool.executor, self.execute, self.pool, plan)
         return harness.interpret(test, index, run, tolerance=cfg.float_tolerance, memory_mb=cfg.memory_mb,

@@ -34,7 +34,7 @@ from oracle.results.result import BrokenTest, CandidateResult, EvaluationResult,
 from oracle.strategies.protocol import EvaluationContext
 from oracle.tasks.environment import Environment
 from oracle.tasks.task import Task, Trajectory
-from oracle.tasks.testspec import TRAJECTORY_KINDS, CheckTest, ReferenceCheck
+from oracle.tasks.testspec import TRAJECTORY_KINDS, CheckTest, PytestTest, ReferenceCheck
 from oracle.strategies.verifier import broken, containment, harness, reference, scoring, solution
 from oracle.strategies.verifier import environments
 from oracle.strategies.verifier.runner import CodeRunner
@@ -46,6 +46,8 @@ from oracle.sandbox import interpreters as interpreter_checks
 from oracle.sandbox.limits import check_timeouts
 from oracle.sandbox.runs import run_in_pool
 from oracle.sandbox.workers import WorkerPool
+from oracle.sandbox.pinned_pytest import PytestSource
+from oracle.sandbox import pinned_pytest
 
 VERSION = "1.2"
 """1.1: trajectory checks (tool_calls, tool_result, final_state); 1.2: broken tests (the task's
@@ -142,18 +144,22 @@ class VerifierStrategy:
         self._finalizer = weakref.finalize(self, _close_pools, self._pools)
 
     def _pool(self, cfg: VerifierConfig, interpreters: dict[str, str],
-              run_env: environments.RunEnvironment | None = None) -> WorkerPool:
+              run_env: environments.RunEnvironment | None = None, pytest: PytestSource | None = None) -> WorkerPool:
         """The warm worker pool for these sandbox settings and this environment (made once, reused
-        across tasks: the environment's mounts and sys.path are part of its key)."""
+        across tasks: the environment's mounts and sys.path are part of its key). With ``pytest`` (a
+        task with pytest tests), its directory is mounted read-only too."""
         if run_env is None:
             python = interpreters.get("python") or find_interpreter("python", cfg)
             if python is None:
                 raise SandboxError("the verifier needs a Python interpreter the sandbox uid can run")
             run_env = environments.prepare(None, "default", cfg, python)
         others = [e for lang, e in interpreters.items() if lang != "python"]
-        extra = tuple(sorted({*run_env.mounts, *(p for p in map(_prefix_outside_usr, others) if p)}))
+        extra = tuple(sorted({*run_env.mounts, *(p for p in map(_prefix_outside_usr, others) if p),
+                              *((pytest.path,) if pytest is not None and pytest.path else ())}))
+        # The pinned copy is loaded once per test worker, before its first fork (runtime/zygote.py).
+        preload = (pytest.path,) if pytest is not None and pytest.path and pytest.origin == "pinned" else ()
         key = (cfg.backend, cfg.allow_weak_isolation, cfg.memory_mb, cfg.max_pids, cfg.output_limit_bytes,
-               cfg.disk_mb, cfg.workers, run_env.key, extra)
+               cfg.disk_mb, cfg.workers, run_env.key, extra, preload)
         with self._lock:
             pool = self._pools.get(key)
             if pool is None or pool.closed:
@@ -162,7 +168,8 @@ class VerifierStrategy:
                 sandbox = Sandbox(backend=cfg.backend, limits=limits, allow_weak_isolation=cfg.allow_weak_isolation,
                                   extra_ro_paths=extra)
                 pool = self._pools[key] = WorkerPool(sandbox, run_env.python, cfg.workers or os.cpu_count() or 1,
-                                                     sys_path=run_env.sys_path, node_path=run_env.node_path)
+                                                     sys_path=run_env.sys_path, node_path=run_env.node_path,
+                                                     test_preload=preload)
             return pool
 
     def close(self) -> None:
@@ -310,6 +317,7 @@ class VerifierStrategy:
                     error_type="UnsupportedLanguage")
             interpreters.setdefault(reference_code.language, exe)
         integrity: Integrity = "in_process" if in_process else "isolated"
+        pytest = None
         if not code_tests and not any(t.kind == "final_state" for t in task.tests):
             pool = None  # data checks only: nothing runs, no sandbox needed
             provenance = EvaluationProvenance(mode="tests", execution=Execution(code_run=False, integrity="trajectory"))
@@ -317,15 +325,20 @@ class VerifierStrategy:
             env, source = environments.named(task.environment, cfg)
             assert python_exe is not None
             run_env = await asyncio.to_thread(environments.prepare, env, source, cfg, python_exe)
-            pool = await asyncio.to_thread(self._pool, cfg, interpreters, run_env)
+            # The test side's pytest: the environment's when it has one, else the pinned copy.
+            pytest = await asyncio.to_thread(pinned_pytest.source, run_env.python, run_env.sys_path, run_env.mounts) \
+                if any(isinstance(t, PytestTest) for t in task.tests) else None
+            pool = await asyncio.to_thread(self._pool, cfg, interpreters, run_env, pytest)
             layers = dict(pool.sandbox.provenance())
             provenance = EvaluationProvenance(mode="tests", execution=Execution(
                 code_run=True, integrity=integrity, isolation_level=layers.pop("isolation_level", None),
                 backend=layers.pop("backend", None), backend_version=layers.pop("backend_version", None),
                 interpreters=interpreters, languages_supported=supported_here, sandbox_layers=layers,
-                environment=run_env.record))
+                environment=run_env.record, pytest_version=pytest.version if pytest else None,
+                pytest_origin=pytest.origin if pytest else None))
         prompt_code = harness.prompt_definitions(task.prompt) if task.language in (None, "python") else None
-        runner = CodeRunner(pool, cfg, task.entry_point, prompt_code, interpreters, in_process, integrity, run_in_pool)
+        runner = CodeRunner(pool, cfg, task.entry_point, prompt_code, interpreters, in_process, integrity, run_in_pool,
+                            module=task.module, pytest=pytest)
         by_id = {t.id: t for t in ctx.trajectories}
 
         reference_run = None
@@ -376,9 +389,10 @@ class VerifierStrategy:
                 error_type="BrokenTests", provenance=provenance, calls=calls, broken_tests=broken_tests,
                 details=_reference_details(reference_run))
         candidates = [self._candidate(t.id, extracted[t.id], decision.flat(t.id), unrunnable.get(t.id),
-                                      faults.sandbox.get(t.id))
+                                      faults.sandbox.get(t.id),
+                                      [o for _, o in sorted(by_candidate.get(t.id, {}).items()) if o.cases])
                       for t in ctx.trajectories]
-        ran = {tid: [o for i, o in outs.items() if (tid, i) not in faults.judged]
+        ran = {tid: [c for i, o in outs.items() if (tid, i) not in faults.judged for c in harness.flatten(o)]
                for tid, outs in by_candidate.items()}
         infra = _identical_errors({tid: outs for tid, outs in ran.items() if outs})
         if infra:
@@ -443,10 +457,12 @@ class VerifierStrategy:
 
     def _candidate(self, cid: str, code: ExtractedCode, outcomes: list[harness.TestOutcome],
                    unrunnable: tuple[str, bool] | None = None,
-                   sandbox_failures: list[str] | None = None) -> CandidateResult:
-        """Score one candidate on its outcomes (flattened, as broken.py adjusted them). When a fault
-        of ours kept some of its tests from a verdict (a sandbox failure, an interpreter this machine
-        lacks), it is left unscored (``status=failed``): never a 0 presented as its fault."""
+                   sandbox_failures: list[str] | None = None,
+                   suites: list[harness.TestOutcome] | None = None) -> CandidateResult:
+        """Score one candidate on its outcomes (flattened, as broken.py adjusted them); ``suites``:
+        its pytest runs as wholes, whose messages say what each collected. When a fault of ours
+        kept some of its tests from a verdict (a sandbox failure, an interpreter this machine lacks),
+        it is left unscored (``status=failed``): never a 0 presented as its fault."""
         score, passed = scoring.score_tests(outcomes)
         counted = scoring.scored(outcomes)
         failing = [o for o in counted if o.outcome not in scoring.PASSED]
@@ -457,9 +473,12 @@ class VerifierStrategy:
         not_scored = len(outcomes) - len(counted)
         if not_scored:
             details["not_scored_tests"] = not_scored
-        if failing:
-            details["summary"] = "; ".join(f"{o.name}: {o.outcome}: {o.message}" for o in failing[:3])
-            details["first_failure"] = f"{failing[0].name}: {failing[0].outcome}: {failing[0].message}"
+        if suites:  # what each suite's run said as a whole (counts, candidate names it did not collect)
+            details["suites"] = [{"name": o.name, "cases": len(o.cases), "message": o.message} for o in suites]
+        if failing:  # one line each (a pytest failure's message holds its assertion diff, over lines)
+            line = lambda o: f"{o.name}: {o.outcome}: {' | '.join(o.message.splitlines())}"  # noqa: E731
+            details["summary"] = "; ".join(line(o) for o in failing[:3])
+            details["first_failure"] = line(failing[0])
         ours = list(sandbox_failures or []) + ([unrunnable[0]] if unrunnable and unrunnable[1] else [])
         if ours:
             details["unscored_because"] = ours
