@@ -204,9 +204,11 @@ def test_fixtures_parametrize_classes_raises_approx_monkeypatch_and_marks_work()
         "TestStack::test_pop_order": "pass", "TestStack::test_pop_empty_raises": "pass", "test_approx": "pass",
         "test_callback_handle": "pass", "test_monkeypatch_test_side": "pass", "test_fixture": "pass",
         "test_bind_global": "pass", "test_prompt_helper": "pass", "test_capsys_and_tmp_path": "pass",
-        "test_skip": "skipped", "test_xfail": "xfailed", "test_xpass": "xpassed"}, honest
-    assert honest["test_skip"][1] == "Skipped: documented skip"
+        # skipped (or xfailed) for every candidate with no task.solution: never run, so broken (broken.py)
+        "test_skip": "broken", "test_xfail": "broken", "test_xpass": "xpassed"}, honest
+    assert "documented skip" in honest["test_skip"][1] and "not run" in honest["test_skip"][1]
     assert "known gap" in honest["test_xfail"][1]
+    assert {b.test.rsplit("::", 1)[1] for b in result.broken_tests} == {"test_skip", "test_xfail"}
     tests = result.candidate("honest").details["tests"]
     assert all(t["weight"] == pytest.approx(1 / 15) for t in tests)  # the suite's weight split equally
     assert all(t["duration_ms"] > 0 for t in tests if t["outcome"] == "pass")
