@@ -19,14 +19,14 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from oracle.strategies.verifier import harness
-from oracle.sandbox import probe
 from oracle.sandbox.runtime import handover, rpc
 from oracle.tasks.task import Task, Trajectory
+from tests.plugins.sandbox_backends import on_each_backend, strongest_backend
+from tests.profiles import examples
 
 from .channel_support import run_cases, run_one
 from .test_verdict_integrity import _evaluate
 
-BACKENDS = [b for b in ("nsjail", "bubblewrap", "landlock") if b in probe().available]
 
 # -- names a test defines and a candidate may define too --------------------------------------
 POOL = ["expected", "EXPECTED", "want", "answer", "reference", "solution", "ref_impl", "check", "helper",
@@ -126,7 +126,7 @@ def _case(scenario: dict, token: str, declared: list[str]) -> tuple[str, str, st
 
 
 # -- the sync rule itself (no process) ---------------------------------------------------------
-@settings(max_examples=200, derandomize=True)
+@settings(max_examples=examples(200), derandomize=True)
 @given(scenarios, tokens, st.lists(st.sampled_from(POOL), max_size=4))
 def test_only_declared_unread_names_are_handed_over(scenario, token, declared):
     _, code, prompt = _case(scenario, token, declared)
@@ -151,7 +151,7 @@ def test_the_rule_on_the_n_plus_one_shapes():
 
 
 # -- through real processes (no sandbox): many name sets ---------------------------------------
-@settings(max_examples=25, derandomize=True, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=examples(25), derandomize=True, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(st.lists(st.tuples(scenarios, tokens, st.lists(st.sampled_from(POOL), max_size=3)), min_size=4, max_size=4))
 def test_no_test_value_reaches_a_candidate_over_the_channel(batch):
     cases = []
@@ -381,7 +381,7 @@ def _grow(v):
         v["n"] = len(v)
 
 
-@settings(max_examples=20, derandomize=True, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=examples(20), derandomize=True, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(st.lists(st.lists(trees, max_size=3) | st.dictionaries(st.text(max_size=2), trees, max_size=3),
                 min_size=5, max_size=5))
 def test_nested_mutation_is_seen_by_the_test(values):
@@ -404,7 +404,7 @@ def _outcomes(result, cid: str) -> dict[str, tuple[str, str]]:
 
 @pytest.mark.sandbox
 @pytest.mark.slow
-@pytest.mark.parametrize("backend", BACKENDS)
+@on_each_backend
 def test_sandboxed_channel_keeps_test_values_exceptions_and_arguments(backend):
     everything = {n: ("value" if i % 3 == 0 else "function" if i % 3 == 1 else "class", "none")
                   for i, n in enumerate(POOL)}
@@ -423,7 +423,7 @@ def test_sandboxed_channel_keeps_test_values_exceptions_and_arguments(backend):
 
 
 @pytest.mark.sandbox
-@settings(max_examples=20, derandomize=True, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=examples(20), derandomize=True, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(st.lists(st.tuples(scenarios, tokens, st.lists(st.sampled_from(POOL), max_size=3)), min_size=5, max_size=5))
 def test_sandboxed_name_sets_never_leak(batch):
     """Each example is one task of five tests (a name set each) and a candidate per test."""
@@ -436,7 +436,7 @@ def test_sandboxed_name_sets_never_leak(batch):
         trajectories.append(Trajectory(id=f"c{i}", code=cand))
     task = Task(id="names", prompt=prompt_source(sorted(declared)), language="python", entry_point="probe",
                 tests=tests)
-    result = _evaluate(BACKENDS[0], task, trajectories)
+    result = _evaluate(strongest_backend(), task, trajectories)
     assert result.status.value == "ok", result.error
     for i in range(len(batch)):  # every candidate against every name set
         for name, (outcome, message) in _outcomes(result, f"c{i}").items():
@@ -483,7 +483,7 @@ JS_WANT = {"no_leak": "pass", "type_kept": "pass", "assertion_is_error": "error"
 
 @pytest.mark.sandbox
 @pytest.mark.skipif(__import__("shutil").which("node") is None, reason="node not installed")
-@pytest.mark.parametrize("backend", BACKENDS)
+@on_each_backend
 def test_javascript_keeps_test_values_and_exception_meaning(backend):
     task = Task(id="js-channel", prompt="", language="javascript", entry_point="probe", tests=JS_TESTS)
     result = _evaluate(backend, task, [Trajectory(id="c", code=JS_CANDIDATE)])

@@ -19,6 +19,7 @@ from hypothesis import strategies as st
 
 from oracle.sandbox.runtime import wire
 from oracle.sandbox.workers import RUNTIME_DIR
+from tests.profiles import examples
 from tests.test_channel_codec import same
 
 ECHO = Path(__file__).resolve().parent / "data" / "wire_echo.js"
@@ -89,7 +90,7 @@ def js_image(value: Any) -> Any:
 
 # -- Python -> Python ---------------------------------------------------------------------------
 
-@settings(max_examples=500, derandomize=True, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=examples(500), derandomize=True, suppress_health_check=[HealthCheck.too_slow])
 @given(plain)
 def test_python_round_trip_is_exact(value):
     assert same(roundtrip(value), value)
@@ -167,7 +168,7 @@ def node():
     echo.close()
 
 
-@settings(max_examples=400, derandomize=True, deadline=None, suppress_health_check=[HealthCheck.too_slow,
+@settings(max_examples=examples(400), derandomize=True, deadline=None, suppress_health_check=[HealthCheck.too_slow,
                                                                                       HealthCheck.function_scoped_fixture])
 @given(value=js_plain)
 def test_javascript_round_trip_is_exact(node, value):

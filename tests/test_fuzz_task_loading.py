@@ -20,6 +20,7 @@ from oracle._oracle import Oracle
 from oracle.routing.route import route_adapter
 from oracle.tasks.task import TaskInput
 from oracle.tasks.files import decode_json, parse_task
+from tests.profiles import examples
 
 huge_ints = st.sampled_from([10 ** 4000, -(10 ** 3999), 2 ** 63])
 scalars = st.one_of(
@@ -126,7 +127,8 @@ documents = st.sampled_from([0] * 6 + [1, 2, 3, 4]).flatmap(lambda k: _KINDS[k])
 ORACLE = Oracle()
 
 
-@settings(max_examples=2500, derandomize=True, deadline=None, database=None,
+@pytest.mark.slow  # 2,500 documents: about 40 s; the dev profile's 250 run with -m slow
+@settings(max_examples=examples(2500), derandomize=True, deadline=None, database=None,
           suppress_health_check=list(HealthCheck))
 @given(documents)
 def test_loading_and_routing_never_raise_anything_but_task_validation_error(document):
@@ -143,7 +145,7 @@ def test_loading_and_routing_never_raise_anything_but_task_validation_error(docu
     json.loads(route_adapter().dump_json(route))
 
 
-@settings(max_examples=500, derandomize=True, deadline=None, database=None)
+@settings(max_examples=examples(500), derandomize=True, deadline=None, database=None)
 @given(st.binary(max_size=200))
 def test_any_bytes_are_json_or_our_error(raw):
     try:

@@ -18,6 +18,7 @@ from oracle.routing.route import Route, route_adapter
 from oracle.routing._chain import PolicyChain
 from oracle.tasks.files import parse_task
 from tests.data.tasks import code_task, open_task, question_task
+from tests.profiles import examples
 
 GOLDEN = Path(__file__).parent / "golden"
 REGEN_FLAG = "ORACLE_REGEN_GOLDEN"
@@ -191,7 +192,7 @@ def tasks(draw):
     return {"task": task, "trajectories": trajs}
 
 
-@settings(max_examples=150, deadline=None)
+@settings(max_examples=examples(150), deadline=None)
 @given(tasks())
 def test_property_deterministic_gated_override(data):
     a, b = route(data), route(data)

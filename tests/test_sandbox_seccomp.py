@@ -12,7 +12,8 @@ import struct
 
 import pytest
 
-from oracle.sandbox import RunRequest, Sandbox, SandboxLimits, probe, seccomp
+from oracle.sandbox import RunRequest, Sandbox, SandboxLimits, seccomp
+from tests.plugins.sandbox_backends import CONTAINMENT_BACKENDS, use_backend
 
 ALLOW, KILL = seccomp.RET_ALLOW, seccomp.RET_KILL_PROCESS
 ERRNO = seccomp.RET_ERRNO
@@ -99,7 +100,6 @@ def test_kafel_policy_refuses_what_the_filter_refuses(arch):
 # --- the policy inside every backend -------------------------------------------------------------
 
 PYTHON = "/usr/bin/python3"
-BACKENDS = [b for b in ("nsjail", "bubblewrap", "landlock") if b in probe().available]
 LIMITS = SandboxLimits(timeout_s=20, memory_mb=1024, max_pids=64, output_limit_bytes=200_000)
 
 
@@ -107,9 +107,9 @@ def run(backend: str, command: list[str], **kw):
     return asyncio.run(Sandbox(backend=backend, limits=LIMITS).run(RunRequest(command=command, **kw)))
 
 
-@pytest.fixture(params=BACKENDS)
+@pytest.fixture(params=CONTAINMENT_BACKENDS)
 def backend(request) -> str:
-    return request.param
+    return use_backend(request.param)
 
 
 def test_every_denied_syscall_answers_eperm_inside(backend):

@@ -17,6 +17,7 @@ from oracle.tasks.task import Task, TaskInput, Trajectory
 from oracle.strategies.verifier.trajectory import decode_arguments, tool_results
 from oracle.strategies.verifier.trajectory_checks import check_tool_calls, check_tool_result
 from oracle.tasks.testspec import ToolCallsTest, ToolResultTest
+from tests.profiles import examples
 
 
 def call(tool, args=None, cid=None):
@@ -376,7 +377,7 @@ _steps = st.lists(st.fixed_dictionaries({
 }), max_size=8)
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=examples(300), deadline=None)
 @given(steps=_steps, mode=st.sampled_from(["strict", "unordered", "subset", "superset"]), ordered=st.booleans(),
        args_match=st.sampled_from(["exact", "ignore", "subset", {"query": "normalized", "*": "ignore"},
                                    {"query": {"mode": "numeric", "abs_tol": 1}}, {"query": "regex"}]),

@@ -13,7 +13,8 @@ import pytest
 
 from oracle.tasks.task import Task, Trajectory
 from oracle.results.result import Status
-from tests.test_verdict_integrity import BACKENDS, _evaluate
+from tests.plugins.sandbox_backends import on_each_backend
+from tests.test_verdict_integrity import _evaluate
 
 pytestmark = pytest.mark.sandbox
 
@@ -56,7 +57,7 @@ def _outcomes(result, name):
 
 
 @pytest.mark.skipif(shutil.which("node") is None, reason="node not installed")
-@pytest.mark.parametrize("backend", BACKENDS)
+@on_each_backend
 def test_javascript_values_get_the_right_verdict(backend):
     trajectories = [Trajectory(id="honest", code=HONEST_JS)] + [Trajectory(id=n, code=c) for n, (c, _) in WRONG_JS.items()]
     result = _evaluate(backend, JS_TASK, trajectories)
@@ -93,7 +94,7 @@ WRONG_PY = {  # (code, outcome per test that is not a pass)
 }
 
 
-@pytest.mark.parametrize("backend", BACKENDS)
+@on_each_backend
 def test_python_values_get_the_right_verdict(backend):
     trajectories = [Trajectory(id="honest", code=HONEST_PY)] + [Trajectory(id=n, code=c) for n, (c, _) in WRONG_PY.items()]
     result = _evaluate(backend, PY_TASK, trajectories)

@@ -22,11 +22,10 @@ from oracle.results.result import Status
 from oracle.strategies.protocol import EvaluationContext
 from oracle.tasks.task import Task, Trajectory
 from oracle.strategies.verifier.strategy import VerifierStrategy
-from oracle.sandbox import probe
 from oracle.sandbox.workers import ZYGOTE_MODULE
+from tests.plugins.sandbox_backends import on_each_backend, strongest_backend
 
 pytestmark = pytest.mark.sandbox
-BACKENDS = [b for b in ("nsjail", "bubblewrap", "landlock") if b in probe().available]
 
 FAKE_VERDICT = (
     "import json as _j, struct as _s\n"
@@ -166,7 +165,7 @@ def _assert_attackers_get_nothing(result, attackers, honest: str) -> None:
     assert result.provenance.integrity == "isolated"
 
 
-@pytest.mark.parametrize("backend", BACKENDS)
+@on_each_backend
 def test_python_attackers_cannot_forge_a_verdict(backend):
     trajectories = [Trajectory(id=name, code=code) for name, code in PY_ATTACKS.items()]
     trajectories.insert(len(trajectories) // 2, Trajectory(id="honest", code=HONEST_PY))
@@ -188,7 +187,7 @@ PY_IO_ATTACKS = {
 }
 
 
-@pytest.mark.parametrize("backend", BACKENDS)
+@on_each_backend
 def test_io_attackers_cannot_forge_a_verdict(backend):
     trajectories = [Trajectory(id=n, code=c) for n, c in PY_IO_ATTACKS.items()]
     trajectories.append(Trajectory(id="honest", code="a, b = map(int, input().split())\nprint(a + b)\n"))
@@ -228,7 +227,7 @@ JS_TASK = Task(
 
 
 @pytest.mark.skipif(shutil.which("node") is None, reason="node not installed")
-@pytest.mark.parametrize("backend", BACKENDS)
+@on_each_backend
 def test_javascript_attackers_cannot_forge_a_verdict(backend):
     trajectories = [Trajectory(id=n, code=c) for n, c in JS_ATTACKS.items()]
     trajectories.append(Trajectory(id="honest", code="function sortDesc(xs) { return xs.slice().sort((a, b) => b - a); }\n"))
@@ -277,7 +276,7 @@ def look():
 '''
 
 
-@pytest.mark.parametrize("backend", BACKENDS)
+@on_each_backend
 def test_no_file_thread_or_daemon_reaches_the_next_run(backend):
     task = Task(id="leftovers", prompt="", language="python", entry_point="look", tests=[
         {"kind": "call", "name": "leave", "call": "leave()", "expected": "left"},
@@ -308,7 +307,7 @@ def test_a_candidate_sees_a_narrow_handle_not_the_counter(tmp_path):
     }
     trajectories = [Trajectory(id=k, code=v) for k, v in sneaky.items()]
     trajectories.append(Trajectory(id="join", code=next(t for t in data["trajectories"] if t["id"] == "join")["code"]))
-    result = _evaluate(BACKENDS[0], task, trajectories)
+    result = _evaluate(strongest_backend(), task, trajectories)
     assert result.candidate("join").passed is True
     for name in sneaky:
         assert result.candidate(name).passed is False
@@ -319,9 +318,9 @@ def test_a_candidate_sees_a_narrow_handle_not_the_counter(tmp_path):
 def test_in_process_mode_needs_both_opt_ins_and_is_labelled():
     task = PY_TASK.model_copy(update={"execution": "in_process"})
     trajectories = [Trajectory(id="honest", code=HONEST_PY)]
-    refused = _evaluate(BACKENDS[0], task, trajectories)
+    refused = _evaluate(strongest_backend(), task, trajectories)
     assert refused.status is Status.failed and "allow_in_process" in refused.error.message
-    allowed = _evaluate(BACKENDS[0], task, trajectories, allow_in_process=True)
+    allowed = _evaluate(strongest_backend(), task, trajectories, allow_in_process=True)
     assert allowed.status is Status.ok and allowed.candidate("honest").passed is True
     assert allowed.provenance.integrity == "in_process"
     assert [c.kind for c in allowed.concerns if c.kind == "weak_isolation"] == ["weak_isolation"]
@@ -351,7 +350,7 @@ def test_prompt_helpers_are_defined_from_the_prompt_not_the_candidate():
               "        if poly(xs, lo) * poly(xs, mid) <= 0:\n            hi = mid\n        else:\n            lo = mid\n"
               "    return lo\n")
     cheat = "    return 0.0\n\n\ndef poly(xs, x):\n    return 0.0\n"
-    result = _evaluate(BACKENDS[0], task, [Trajectory(id="honest", answer=honest),
+    result = _evaluate(strongest_backend(), task, [Trajectory(id="honest", answer=honest),
                                            Trajectory(id="cheat", answer=cheat)])
     assert result.candidate("honest").passed is True, result.candidate("honest").details
     assert result.candidate("cheat").passed is False
@@ -371,7 +370,7 @@ def test_candidate_objects_exceptions_and_callbacks_cross_the_boundary():
         {"kind": "assert", "name": "callback", "code": "seen = []\ndef f(x):\n    seen.append(x)\n    return x * x\n"
                                                        "assert apply_all(f, [1, 2, 3]) == [1, 4, 9]\nassert seen == [1, 2, 3]\n"},
         {"kind": "assert", "name": "in_process_only", "code": "assert apply_all.__code__.co_argcount == 2\n"}])
-    result = _evaluate(BACKENDS[0], task, [Trajectory(id="s", code=code)])
+    result = _evaluate(strongest_backend(), task, [Trajectory(id="s", code=code)])
     tests = {t["name"]: t for t in result.candidate("s").details["tests"]}
     assert [tests[n]["outcome"] for n in ("methods", "exception_type", "callback")] == ["pass"] * 3, tests
     assert tests["in_process_only"]["outcome"] == "error"
@@ -446,7 +445,7 @@ def test_the_test_cannot_hand_the_candidate_its_own_process():
         {"kind": "assert", "name": "builtin_open", "code": "HOOK = open\nassert use() is not None\n"},
         {"kind": "assert", "name": "wrapper", "code": "class Box:\n    def value(self):\n        return 42\n"
                                                       "HOOK = Box()\nassert use() == 42\n"}])
-    result = _evaluate(BACKENDS[0], task, [Trajectory(id="c", code=code)])
+    result = _evaluate(strongest_backend(), task, [Trajectory(id="c", code=code)])
     tests = {t["name"]: t for t in result.candidate("c").details["tests"]}
     assert tests["wrapper"]["outcome"] == "pass", tests
     for name in ("module", "builtin_open"):
