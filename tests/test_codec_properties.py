@@ -51,7 +51,8 @@ js_extras = st.one_of(st.just(wire.UNDEFINED), st.integers(-MAX_SAFE, MAX_SAFE).
 scalars = st.one_of(st.none(), st.booleans(), ints, floats, texts, st.binary(max_size=16), js_extras,
                     st.complex_numbers(allow_nan=True, allow_infinity=True))
 hashable = st.recursive(st.one_of(st.none(), st.booleans(), ints, texts, st.binary(max_size=8)),
-                        lambda inner: st.one_of(st.tuples(inner, inner), st.frozensets(inner, max_size=3)), max_leaves=6)
+                        lambda inner: st.one_of(st.tuples(inner, inner), st.frozensets(inner, max_size=3)),
+                        max_leaves=6)
 plain = st.recursive(
     scalars,
     lambda inner: st.one_of(st.lists(inner, max_size=4), st.tuples(inner, inner),
@@ -199,7 +200,8 @@ def test_python_values_arrive_in_javascript_as_their_counterparts(node, value, j
     ("{a: -0, b: [1.5, 10n ** 30n]}", {"a": -0.0, "b": [1.5, 10**30]},
      {"object": [["a", "number:-0"], ["b", ["number", "bigint"]]]}),
     ("new Set([1, 'x'])", {1, "x"}, {"set": ["number:integral", "string"]}),
-    ("Buffer.from([1, 2])", b"\x01\x02", "buffer"), ("new Uint8Array([7, 8, 9]).subarray(1)", b"\x08\x09", "other:Uint8Array"),
+    ("Buffer.from([1, 2])", b"\x01\x02", "buffer"),
+    ("new Uint8Array([7, 8, 9]).subarray(1)", b"\x08\x09", "other:Uint8Array"),
 ])
 def test_javascript_values_keep_their_meaning_there_and_back(node, src, expected, js):
     reply = node.build(src)

@@ -132,7 +132,8 @@ class Weird:
 
 
 odd = st.one_of(plain, st.just(Weird()), st.just(object()), st.integers(min_value=10**5000, max_value=10**5000 + 5),
-                st.floats(), st.lists(st.just(Weird()), max_size=2), st.dictionaries(st.text(max_size=2), st.just(Weird())))
+                st.floats(), st.lists(st.just(Weird()), max_size=2),
+                st.dictionaries(st.text(max_size=2), st.just(Weird())))
 
 
 @settings(max_examples=examples(800), derandomize=True, suppress_health_check=[HealthCheck.too_slow])

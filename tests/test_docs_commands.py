@@ -135,7 +135,8 @@ EXPECT: dict[tuple[str, str], Expect] = {
     # Nothing serves the judge endpoint here (the local model runs only in the local_model test).
     ("docs/models.md", "oracle model status"): Expect(exit=1, stdout=r'"reachable": ?false'),
     ("docs/routing.md", "oracle route examples/n_plus_one/task.json"): Expect(),
-    ("docs/routing.md", "oracle route examples/n_plus_one/task.json --json"): Expect(stdout=r'"evaluator": ?"verifier"'),
+    ("docs/routing.md", "oracle route examples/n_plus_one/task.json --json"):
+        Expect(stdout=r'"evaluator": ?"verifier"'),
     ("docs/routing.md", "oracle batch docs/examples/tasks.jsonl -o results.jsonl"): Expect(),
     ("docs/routing.md", "oracle routes summary results.jsonl"): Expect(stdout=r"rows: 4 "),
     ("docs/routing.md", "oracle routes summary results.jsonl --json"): Expect(stdout=r"\{"),

@@ -62,9 +62,11 @@ tests_ = st.lists(st.one_of(
          junk_keys=("stdout", "whitespace")),
     _obj(st.just({"kind": "check", "code": "def check(c): pass"}), junk_keys=("kind",))), max_size=3)
 questions = st.lists(st.one_of(
-    _obj(st.just({"type": "likelihood", "instructions": "ok?"}), st.fixed_dictionaries({"id": st.sampled_from(["q", "r"])}),
+    _obj(st.just({"type": "likelihood", "instructions": "ok?"}),
+         st.fixed_dictionaries({"id": st.sampled_from(["q", "r"])}),
          _maybe("min_confidence", any_float), junk_keys=("id", "min_confidence", "inputs", "scores")),
-    _obj(st.just({"type": "choice", "instructions": "which?"}), st.fixed_dictionaries({"id": st.sampled_from(["c", "q"])}),
+    _obj(st.just({"type": "choice", "instructions": "which?"}),
+         st.fixed_dictionaries({"id": st.sampled_from(["c", "q"])}),
          _maybe("options", st.dictionaries(st.text(max_size=3), st.text(max_size=3), max_size=4)),
          _maybe("abstain_option", st.text(max_size=3)), junk_keys=("options", "scores")),
     _obj(st.just({"type": "score", "instructions": "how good?"}), st.just({"id": "s"}),
@@ -75,7 +77,8 @@ criteria = st.lists(st.one_of(st.text(max_size=8), _obj(
     junk_keys=("criterion", "weight"))), max_size=3)
 reference_checks = _obj(_maybe("mode", st.sampled_from(["exact", "normalized", "regex", "numeric", "set"])),
                         _maybe("rel_tol", any_float), _maybe("abs_tol", any_float),
-                        _maybe("separator", st.text(min_size=1, max_size=2) | st.just("")), junk_keys=("mode", "rel_tol", "separator"))
+                        _maybe("separator", st.text(min_size=1, max_size=2) | st.just("")),
+                        junk_keys=("mode", "rel_tol", "separator"))
 tasks = _obj(
     st.fixed_dictionaries({"id": st.sampled_from(["t", "task-1"]),
                            "prompt": st.text(max_size=60) | st.sampled_from([

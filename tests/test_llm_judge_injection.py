@@ -60,7 +60,8 @@ def sent_user_text(req: RecordedRequest) -> str:
     return users[0]
 
 
-BLOCK = re.compile(r'<(task|reference|response)((?: id="[AB]")?) boundary="([0-9a-f]{16})">\n(.*?)\n</\1 boundary="\3">',
+BLOCK = re.compile(r'<(task|reference|response)((?: id="[AB]")?) boundary="([0-9a-f]{16})">\n(.*?)\n'
+                   r'</\1 boundary="\3">',
                    re.DOTALL)
 
 

@@ -125,7 +125,8 @@ def test_numbers_that_decide_a_route_are_config():
     assert vote_a.scores["verifier"] == pytest.approx(0.9) and vote_b.scores["verifier"] == pytest.approx(0.1)
     assert vote_b.settings == {"runnable_tests": {"verifier": 0.1, "llm_judge": 0.9}}
     assert b.config_hash == tweaked.hash() != a.config_hash
-    short_ref = OracleConfig.model_validate({"routing": {"policies": {"reference_answer": {"short_reference_chars": 3}}}})
+    short_ref = OracleConfig.model_validate(
+        {"routing": {"policies": {"reference_answer": {"short_reference_chars": 3}}}})
     vote = next(v for v in route(open_task(reference="Paris"), PolicyChain(short_ref)).votes
                 if v.policy == "reference_answer")
     assert vote.reason.startswith("long reference")

@@ -41,7 +41,8 @@ ARCH = bpf.machine()
 HONEST = "def add(a, b):\n    return a + b\n"
 ADD_TESTS = [{"kind": "call", "name": "call", "call": "add(2, 3)", "expected": 5},
              {"kind": "assert", "name": "forks", "code": "import os\nfor _ in range(3):\n    pid = os.fork()\n"
-                                                         "    if pid == 0:\n        os._exit(0)\n    os.waitpid(pid, 0)\n"
+                                                         "    if pid == 0:\n        os._exit(0)\n"
+                                                         "    os.waitpid(pid, 0)\n"
                                                          "assert add(1, 1) == 2\n"}]
 
 
@@ -271,7 +272,8 @@ def test_kernel_objects_files_and_daemons_do_not_reach_the_next_run(backend):
                       {"kind": "call", "name": "look", "call": "look()", "expected": []},
                       {"kind": "call", "name": "leave_again", "call": "leave()", "expected": []},
                       {"kind": "call", "name": "look_again", "call": "look()", "expected": []}], entry="look")
-        result = _run(strategy, backend, task, [Trajectory(id="first", code=LEAVE), Trajectory(id="second", code=LEAVE)])
+        result = _run(strategy, backend, task,
+                      [Trajectory(id="first", code=LEAVE), Trajectory(id="second", code=LEAVE)])
         assert result.status is Status.ok, result.error
         for c in result.candidates:
             assert _outcomes(result, c.id) == ["pass"] * 4, c.details["tests"]

@@ -68,7 +68,8 @@ def test_the_copy_a_sandbox_gets_imports_without_oracle(tmp_path):
 
 def _edits(source: str) -> list[str]:
     target = r"sys\s*\.\s*path"
-    pattern = re.compile(rf"{target}\s*(\.\s*(insert|append|extend|remove|pop|clear)\s*\(|\+=|\[[^\]]*\]\s*=(?!=)|=(?!=))")
+    pattern = re.compile(rf"{target}\s*(\.\s*(insert|append|extend|remove|pop|clear)\s*\(|"
+                         r"\+=|\[[^\]]*\]\s*=(?!=)|=(?!=))")
     return [m.group(0) for m in pattern.finditer(source)]
 
 

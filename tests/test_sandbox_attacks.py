@@ -141,7 +141,8 @@ def test_evaluator_secrets_do_not_leak(backend, monkeypatch):
     code = """
 import os
 print(dict(os.environ))
-for pid in ['self', str(os.getppid()), '1'] + [p for p in os.listdir('/proc') if p.isdigit()] if os.path.isdir('/proc') else []:
+for pid in (['self', str(os.getppid()), '1'] + [p for p in os.listdir('/proc') if p.isdigit()]
+            if os.path.isdir('/proc') else []):
     try:
         print(pid, open('/proc/%s/environ' % pid, 'rb').read())
     except OSError as exc:

@@ -142,7 +142,8 @@ pid = os.fork()
 if pid == 0:
     os._exit(3)
 res['fork'] = os.waitpid(pid, 0)[1] >> 8
-res['subprocess'] = subprocess.run(['/usr/bin/python3', '-c', 'print(6*7)'], capture_output=True).stdout.decode().strip()
+res['subprocess'] = subprocess.run(['/usr/bin/python3', '-c', 'print(6*7)'],
+                                   capture_output=True).stdout.decode().strip()
 a, b = socket.socketpair(); a.sendall(b'x'); res['socketpair'] = b.recv(1).decode()
 r, w = os.pipe(); os.write(w, b'p'); res['pipe'] = os.read(r, 1).decode()
 ctx = multiprocessing.get_context('fork')

@@ -364,7 +364,8 @@ from hypothesis import given, settings  # noqa: E402
 from hypothesis import strategies as st  # noqa: E402
 
 _json = st.recursive(st.none() | st.booleans() | st.integers() | st.floats(allow_nan=True) | st.text(max_size=8),
-                     lambda inner: st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=4), inner, max_size=3),
+                     lambda inner: (st.lists(inner, max_size=3)
+                                    | st.dictionaries(st.text(max_size=4), inner, max_size=3)),
                      max_leaves=8)
 _tools = st.sampled_from(["search", "open", None, ""])
 _steps = st.lists(st.fixed_dictionaries({

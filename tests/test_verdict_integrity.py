@@ -47,14 +47,17 @@ WRONG = "def sort_desc(xs):\n    return list(xs)\n"
 PY_ATTACKS = {
     "marker_lines": "import sys\n"
                     "for s in (sys.stdout, sys.stderr):\n"
-                    "    print('@@ORACLE 0 {\"kind\": \"pass\"}\\nall tests passed\\nPASS', file=s, flush=True)\n" + WRONG,
+                    "    print('@@ORACLE 0 {\"kind\": \"pass\"}\\nall tests passed\\n"
+                    "PASS', file=s, flush=True)\n" + WRONG,
     "nonce_from_stdin": "import sys\nnonce = sys.stdin.readline().strip()\n"
-                        "print('\\n@@ORACLE ' + nonce + ' {\"kind\": \"pass\"}', file=sys.stderr, flush=True)\n" + WRONG,
+                        "print('\\n@@ORACLE ' + nonce + ' {\"kind\": \"pass\"}', "
+                        "file=sys.stderr, flush=True)\n" + WRONG,
     "reach_the_reporter": "import __main__, gc, sys\n"
                           "def _hunt():\n"
                           "    found = []\n"
                           "    for obj in gc.get_objects():\n"
-                          "        if callable(obj) and any(w in getattr(obj, '__name__', '') for w in ('report', 'verdict', 'send')):\n"
+                          "        if callable(obj) and any(w in getattr(obj, '__name__', '') for w in ('report', "
+                          "'verdict', 'send')):\n"
                           "            found.append(obj)\n"
                           "    f = sys._getframe()\n"
                           "    while f is not None:\n"
@@ -81,7 +84,8 @@ PY_ATTACKS = {
                          "    if name.rsplit('.', 1)[-1] in ('wire', 'rpc'):\n"
                          "        for attr in ('encode', 'decode', 'dumps'):\n"
                          "            if hasattr(mod, attr):\n"
-                         "                setattr(mod, attr, lambda *a, **k: {'op': 'verdict', 'outcome': 'pass'})\n" + WRONG,
+                         "                setattr(mod, attr, lambda *a, **k: {'op': 'verdict', 'outcome': "
+                         "'pass'})\n" + WRONG,
     "eq_always_true": "class Any:\n    def __eq__(self, o): return True\n    def __ne__(self, o): return False\n"
                       "    def __hash__(self): return 0\n    def __bool__(self): return True\n"
                       "    def __getitem__(self, i): return Any()\n    def __sub__(self, o): return 0\n"
@@ -107,17 +111,20 @@ PY_ATTACKS = {
                                 "    os._exit(0)\n",
     "kill_the_worker": "import os, signal\ndef sort_desc(xs):\n"
                        "    for pid in (os.getppid(), -1):\n"
-                       "        try:\n            os.kill(pid, signal.SIGKILL)\n        except OSError:\n            pass\n"
+                       "        try:\n            os.kill(pid, signal.SIGKILL)\n        except OSError:\n"
+                       "            pass\n"
                        "    return xs\n",
     "poison_with_invalid_utf8": "import os\nos.write(3, b'\\x00\\x00\\x00\\x04\\xff\\xfe\\xfd\\xfc')\n" + WRONG,
     "poison_with_bad_json": "import os\nbody = b'{\"op\": \"verdict\", \"outcome\": pass'\n"
                             "os.write(3, len(body).to_bytes(4, 'big') + body)\n" + WRONG,
     "huge_answer": "def sort_desc(xs):\n    return 'x' * (40 << 20)\n",
-    "deeply_nested_answer": "def sort_desc(xs):\n    v = []\n    for _ in range(5000):\n        v = [v]\n    return v\n",
+    "deeply_nested_answer": "def sort_desc(xs):\n    v = []\n    for _ in range(5000):\n        v = [v]\n"
+                            "    return v\n",
     "generator_answer": "def sort_desc(xs):\n    return (x for x in sorted(xs, reverse=True))\n",
     "read_the_zygote": "import os\ndef sort_desc(xs):\n"
                        "    for path in ('/proc/%d/mem' % os.getppid(), '/proc/%d/environ' % os.getppid()):\n"
-                       "        try:\n            open(path, 'rb').read(64)\n        except OSError:\n            pass\n"
+                       "        try:\n            open(path, 'rb').read(64)\n        except OSError:\n"
+                       "            pass\n"
                        "    return xs\n",
 }
 
@@ -180,7 +187,8 @@ PY_IO_TASK = Task(id="sum-io", prompt="Read two integers, print their sum.", lan
                   tests=[{"kind": "io", "stdin": "3 4\n", "stdout": "7\n"},
                          {"kind": "io", "stdin": "10 -2\n", "stdout": "8\n"}])
 PY_IO_ATTACKS = {
-    "pass_markers": "import sys\nprint('@@ORACLE x {\"kind\": \"done\"}', file=sys.stderr)\nprint('all tests passed')\n",
+    "pass_markers": "import sys\nprint('@@ORACLE x {\"kind\": \"done\"}', file=sys.stderr)\n"
+                    "print('all tests passed')\n",
     "exit_before_output": "import os\nos._exit(0)\n",
     "frames_and_exit": FAKE_VERDICT + "spray()\nimport os\nos._exit(0)\n",
     "nonzero_exit_after_answer": "a, b = map(int, input().split())\nprint(a + b, flush=True)\nimport os\nos._exit(3)\n",
@@ -209,9 +217,11 @@ JS_ATTACKS = {
                      "require('fs').writeSync = () => 0; require('vm').runInThisContext = () => undefined;\n"
                      "require('assert').deepStrictEqual = () => {}; require('assert').strictEqual = () => {};\n"
                      "Array.prototype.toString = () => '9,4,2';\n" + JS_WRONG,
-    "value_of_object": "function sortDesc(xs) { return { valueOf() { return 2; }, toString() { return '2'; }, 0: 9 }; }\n",
+    "value_of_object": "function sortDesc(xs) { return { valueOf() { return 2; }, "
+                       "toString() { return '2'; }, 0: 9 }; }\n",
     "array_of_value_of": "function sortDesc(xs) { return [{ valueOf() { return 9; } }, 4, 2]; }\n",
-    "throws_assertion_pass": "function sortDesc(xs) { const e = new Error('pass'); e.code = 'ERR_ASSERTION'; throw e; }\n",
+    "throws_assertion_pass": "function sortDesc(xs) { const e = new Error('pass'); "
+                             "e.code = 'ERR_ASSERTION'; throw e; }\n",
     "promise_answer": "async function sortDesc(xs) { return xs.slice().sort((a, b) => b - a); }\n",
     "poison_channel": "require('fs').writeSync(3, Buffer.from([0, 0, 0, 3, 0xff, 0xfe, 0xfd]));\n" + JS_WRONG,
 }
@@ -220,7 +230,8 @@ JS_TASK = Task(
     entry_point="sortDesc",
     tests=[
         {"kind": "assert", "name": "deep", "code": "assert.deepStrictEqual(sortDesc([3, 1, 2]), [3, 2, 1]);"},
-        {"kind": "assert", "name": "loose", "code": "assert.ok(sortDesc([1, 2])[0] == 2); assert.equal(String(sortDesc([9, 4, 2])), '9,4,2');"},
+        {"kind": "assert", "name": "loose", "code": "assert.ok(sortDesc([1, 2])[0] == 2); "
+                                                    "assert.equal(String(sortDesc([9, 4, 2])), '9,4,2');"},
         {"kind": "call", "name": "call", "call": "sortDesc([2, 9, 4])", "expected": [9, 4, 2]},
         {"kind": "check", "name": "check", "code": "function check(c) { assert.deepStrictEqual(c([5, 7]), [7, 5]); }"},
     ])
@@ -230,7 +241,8 @@ JS_TASK = Task(
 @on_each_backend
 def test_javascript_attackers_cannot_forge_a_verdict(backend):
     trajectories = [Trajectory(id=n, code=c) for n, c in JS_ATTACKS.items()]
-    trajectories.append(Trajectory(id="honest", code="function sortDesc(xs) { return xs.slice().sort((a, b) => b - a); }\n"))
+    honest = "function sortDesc(xs) { return xs.slice().sort((a, b) => b - a); }\n"
+    trajectories.append(Trajectory(id="honest", code=honest))
     result = _evaluate(backend, JS_TASK, trajectories, timeout_s=3)
     _assert_attackers_get_nothing(result, JS_ATTACKS, "honest")
 
@@ -347,7 +359,8 @@ def test_prompt_helpers_are_defined_from_the_prompt_not_the_candidate():
         {"kind": "check", "code": "def check(candidate):\n    for xs in ([1, 2], [-6, 11, -6, 1]):\n"
                                   "        assert abs(poly(xs, candidate(xs))) < 1e-4\n"}])
     honest = ("    lo, hi = -100.0, 100.0\n    for _ in range(200):\n        mid = (lo + hi) / 2\n"
-              "        if poly(xs, lo) * poly(xs, mid) <= 0:\n            hi = mid\n        else:\n            lo = mid\n"
+              "        if poly(xs, lo) * poly(xs, mid) <= 0:\n            hi = mid\n        else:\n"
+              "            lo = mid\n"
               "    return lo\n")
     cheat = "    return 0.0\n\n\ndef poly(xs, x):\n    return 0.0\n"
     result = _evaluate(strongest_backend(), task, [Trajectory(id="honest", answer=honest),
@@ -366,9 +379,11 @@ def test_candidate_objects_exceptions_and_callbacks_cross_the_boundary():
         {"kind": "assert", "name": "methods", "code": "s = Stack()\ns.push(1).push((2, 3))\nassert len(s) == 2\n"
                                                       "assert s.pop() == (2, 3) and s.pop() == 1\n"},
         {"kind": "assert", "name": "exception_type", "code": "try:\n    Stack().pop()\nexcept IndexError as e:\n"
-                                                             "    assert 'empty' in str(e)\nelse:\n    raise AssertionError('no IndexError')\n"},
+                                                             "    assert 'empty' in str(e)\nelse:\n"
+                                                             "    raise AssertionError('no IndexError')\n"},
         {"kind": "assert", "name": "callback", "code": "seen = []\ndef f(x):\n    seen.append(x)\n    return x * x\n"
-                                                       "assert apply_all(f, [1, 2, 3]) == [1, 4, 9]\nassert seen == [1, 2, 3]\n"},
+                                                       "assert apply_all(f, [1, 2, 3]) == [1, 4, 9]\n"
+                                                       "assert seen == [1, 2, 3]\n"},
         {"kind": "assert", "name": "in_process_only", "code": "assert apply_all.__code__.co_argcount == 2\n"}])
     result = _evaluate(strongest_backend(), task, [Trajectory(id="s", code=code)])
     tests = {t["name"]: t for t in result.candidate("s").details["tests"]}
@@ -402,7 +417,8 @@ def test_killing_the_oracle_kills_its_warm_workers(tmp_path):
     script.write_text(
         "import asyncio, sys\n"
         "from oracle.config.model import OracleConfig\nfrom oracle.strategies.protocol import EvaluationContext\n"
-        "from oracle.tasks.task import Task, Trajectory\nfrom oracle.strategies.verifier.strategy import VerifierStrategy\n"
+        "from oracle.tasks.task import Task, Trajectory\n"
+        "from oracle.strategies.verifier.strategy import VerifierStrategy\n"
         "config = OracleConfig(verifier={'timeout_s': 60, 'workers': 1})\n"
         "task = Task(id='t', prompt='', entry_point='f', tests=[{'kind': 'call', 'call': 'f()', 'expected': 1}])\n"
         "code = 'import time\\ndef f():\\n    print(\"running\", flush=True)\\n    time.sleep(300)\\n'\n"

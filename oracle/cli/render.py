@@ -204,8 +204,9 @@ def result_blocks(res: OracleResult, *, show_route: bool = True) -> list[Block]:
     if r is not None:
         if r.error:
             blocks.append(_line((f"error: {r.error.type}: {r.error.message}", "red")))
-        rows: list[Sequence[str | Text]] = [[c.id, "-" if c.score is None else f"{c.score:.3f}", _verdict(c.passed), _status(c.status.value),
-                                              why(c.details)[:WHY_CHARS]] for c in r.candidates]
+        rows: list[Sequence[str | Text]] = [[c.id, "-" if c.score is None else f"{c.score:.3f}", _verdict(c.passed),
+                                              _status(c.status.value), why(c.details)[:WHY_CHARS]]
+                                             for c in r.candidates]
         if rows:
             blocks.append(Grid([Col("candidate"), Col("score", numeric=True), Col("passed"), Col("status"),
                                 Col("why", text=True)], rows))

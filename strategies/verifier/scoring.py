@@ -2,7 +2,8 @@
 
 score = weighted share of tests passed (equal shares when every weight is 0); passed = every test
 passed. A candidate with a test that has no verdict through our fault (``our_fault``) is unscored
-(score and passed None): we cannot say, and a 0 would charge it with our failure. Candidates are ranked by score, then by passing everything; equal candidates are a tie,
+(score and passed None): we cannot say, and a 0 would charge it with our failure. Candidates are ranked by score, then
+by passing everything; equal candidates are a tie,
 reported as such in ``ties`` and broken by input order, so the same input always ranks the same.
 """
 
