@@ -15,6 +15,8 @@ import subprocess
 import sys
 import textwrap
 
+import pytest
+
 from tests.conftest import ROOT
 
 CHILD = textwrap.dedent('''
@@ -67,6 +69,7 @@ def _result(proc: subprocess.Popen) -> dict:
     return result
 
 
+@pytest.mark.slow  # two collections of the whole suite: about 30 s of CPU
 def test_collecting_the_suite_starts_no_process_and_needs_no_tool(tmp_path):
     empty = tmp_path / "empty-path"
     empty.mkdir()

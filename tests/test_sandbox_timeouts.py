@@ -24,6 +24,7 @@ def run(backend: str, code: str, default_s: float, timeout_s: float | None):
 
 
 @pytest.mark.sandbox
+@pytest.mark.slow  # sleeps 8 s in the sandbox, by design
 def test_nsjail_honours_a_test_timeout_above_the_default():
     use_backend("nsjail")
     # Before: nsjail's --time_limit came from the default (2 s + 5) and killed this at 7 s.

@@ -238,6 +238,7 @@ JS_TASK = Task(
 
 
 @pytest.mark.skipif(shutil.which("node") is None, reason="node not installed")
+@pytest.mark.slow  # about 8 s a backend
 @on_each_backend
 def test_javascript_attackers_cannot_forge_a_verdict(backend):
     trajectories = [Trajectory(id=n, code=c) for n, c in JS_ATTACKS.items()]
