@@ -6,7 +6,7 @@ from pathlib import Path
 
 from hypothesis import settings
 
-from tests.profiles import CI_DEFAULT_EXAMPLES, DEV_DEFAULT_EXAMPLES, in_ci
+from tests.profiles import CI_DEFAULT_EXAMPLES, DEV_DEFAULT_EXAMPLES, deselects_whole_module, in_ci, module_marks
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -19,3 +19,12 @@ settings.load_profile("ci" if in_ci() else "dev")
 # Every module in tests/plugins/ is a fixture plugin (scripted wire-protocol server, local model...).
 pytest_plugins = [f"tests.plugins.{p.stem}" for p in sorted((ROOT / "tests" / "plugins").glob("*.py"))
                   if p.stem != "__init__"]
+
+
+def pytest_ignore_collect(collection_path: Path, config) -> bool | None:
+    """A test module marked as a whole (``pytestmark``) with marks that ``-m`` deselects is not
+    imported at all: the slow framework-adapter modules import their frameworks at collection."""
+    markexpr = config.getoption("markexpr", default="")
+    if not markexpr or collection_path.suffix != ".py" or not collection_path.name.startswith("test_"):
+        return None
+    return True if deselects_whole_module(markexpr, module_marks(collection_path)) else None
