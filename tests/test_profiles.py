@@ -34,6 +34,24 @@ def test_the_ci_variable_chooses_the_profile_and_the_counts_follow_it(ci, want):
     assert json.loads(out.stdout.splitlines()[-1]) == want
 
 
+OPTION_PROBE = """
+import sys, pytest
+class Probe:
+    def pytest_collection_finish(self, session):
+        [item] = [i for i in session.items if i.name == "test_any_bytes_are_json_or_our_error"]
+        print("@@MAX", item.function._hypothesis_internal_use_settings.max_examples)
+pytest.main(["--collect-only", "-q", "-p", "no:cacheprovider", *sys.argv[1:], "tests/test_fuzz_task_loading.py"],
+            plugins=[Probe()])
+"""
+
+
+@pytest.mark.parametrize("option, want", [((), "@@MAX 50"), (("--hypothesis-profile=ci",), "@@MAX 500")])
+def test_the_hypothesis_profile_option_chooses_the_counts_too(option, want):
+    out = subprocess.run([sys.executable, "-c", OPTION_PROBE, *option], cwd=ROOT, env={**os.environ, "CI": ""},
+                         capture_output=True, text=True, timeout=120)
+    assert want in out.stdout.splitlines(), out.stdout[-2000:] + out.stderr[-2000:]
+
+
 def test_examples_refuses_a_count_below_one():
     with pytest.raises(ValueError, match="at least 1"):
         examples(0)
