@@ -31,7 +31,8 @@ def write_tasks(path: Path, n: int) -> None:
 
     with path.open("w") as fh:
         for i in range(n):
-            fh.write(json.dumps(question_task(id=f"bench-{i}", prompt=f"Ticket {i}: my card was charged twice.")) + "\n")
+            task = question_task(id=f"bench-{i}", prompt=f"Ticket {i}: my card was charged twice.")
+            fh.write(json.dumps(task) + "\n")
 
 
 def child(n: int, concurrency: int, base_url: str, workdir: Path) -> dict:
@@ -51,7 +52,8 @@ def child(n: int, concurrency: int, base_url: str, workdir: Path) -> dict:
                        progress_interval_s=3600)
     elapsed = time.perf_counter() - started
     dj = report.summary["evaluators"].get("decision_judge", {})
-    return {"n": n, "rows": report.summary["rows"], "elapsed_s": elapsed, "ok": dj.get("count", 0) - dj.get("failures", 0),
+    return {"n": n, "rows": report.summary["rows"], "elapsed_s": elapsed,
+            "ok": dj.get("count", 0) - dj.get("failures", 0),
             "failures": dj.get("failures"), "p50_ms": dj.get("latency_p50_ms"), "p95_ms": dj.get("latency_p95_ms"),
             "peak_rss_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024,
             "rss_at_start_mb": rss_before / 1024}

@@ -61,7 +61,8 @@ def extra_figures(out: Path) -> list[dict[str, Any]]:
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--config", default=None)
-    parser.add_argument("--data", default=None, help="shared data directory (default: ORACLE_DATA_DIR or ../shared/data)")
+    parser.add_argument("--data", default=None,
+                        help="shared data directory (default: ORACLE_DATA_DIR or ../shared/data)")
     parser.add_argument("--items", type=int, default=30)
     parser.add_argument("--repeats", type=int, default=3)
     parser.add_argument("--seed", type=int, default=0)

@@ -38,11 +38,19 @@ TARGET = 0.05
 def _task(requirement: str) -> dict:
     name = requirement.split("[")[0].split("=")[0].split(">")[0].split("<")[0].split("~")[0].split("!")[0].strip()
     module = {"numpy": "numpy", "pyyaml": "yaml", "scikit-learn": "sklearn"}.get(name.lower(), name.replace("-", "_"))
-    return {"task": {"id": "env-cache-bench", "prompt": f"Report {module}'s version.", "entry_point": "version",
-                     "environment": {"requirements": [requirement]},
-                     "tests": [{"kind": "call", "call": "type(version()).__name__", "expected": "str"},
-                               {"kind": "assert", "code": f"import {module}\nassert version() == {module}.__version__"}]},
-            "trajectories": [{"id": "c", "code": f"import {module}\n\ndef version():\n    return {module}.__version__\n"}]}
+    return {
+        "task": {
+            "id": "env-cache-bench",
+            "prompt": f"Report {module}'s version.",
+            "entry_point": "version",
+            "environment": {"requirements": [requirement]},
+            "tests": [
+                {"kind": "call", "call": "type(version()).__name__", "expected": "str"},
+                {"kind": "assert", "code": f"import {module}\nassert version() == {module}.__version__"},
+            ],
+        },
+        "trajectories": [{"id": "c", "code": f"import {module}\n\ndef version():\n    return {module}.__version__\n"}],
+    }
 
 
 def evaluate_once(task_json: str, cache: str) -> dict:

@@ -6,7 +6,8 @@ prompt templates. Reported: the flip rate (the winner changed when the outputs s
 the first-seat win rate over single-order verdicts, and agreement with the human label (over all
 items, a flip counting as a miss, and over the order-consistent items only).
 
-Items come from ``llmbar/`` of the shared data (``--data``, ``$ORACLE_DATA_DIR`` or ../shared/data) (Natural and Adversarial/Neighbor by default). Records
+Items come from ``llmbar/`` of the shared data (``--data``, ``$ORACLE_DATA_DIR`` or ../shared/data) (Natural and
+Adversarial/Neighbor by default). Records
 listed in ``suite/reserved_keys.json``, and every record sharing a normalized prompt with a reserved
 LLMBar or PandaLM record, are excluded before sampling. Short items are preferred so the tiny CPU
 model finishes in minutes; the sample is deterministic (``--seed``).
@@ -28,10 +29,10 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from oracle.config.model import OracleConfig  # noqa: E402
-from oracle.strategies.protocol import EvaluationContext  # noqa: E402
-from oracle.tasks.task import Task, Trajectory  # noqa: E402
-from oracle.strategies.llm_judge.strategy import LLMJudge  # noqa: E402
+from oracle.config.model import OracleConfig
+from oracle.strategies.protocol import EvaluationContext
+from oracle.tasks.task import Task, Trajectory
+from oracle.strategies.llm_judge.strategy import LLMJudge
 
 
 

@@ -19,8 +19,8 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from oracle.local_model import LocalModelServer  # noqa: E402
-from oracle.providers import ChatMessage, ChatRequest, make_chat_client  # noqa: E402
+from oracle.local_model import LocalModelServer
+from oracle.providers import ChatMessage, ChatRequest, make_chat_client
 
 RUBRIC = ("You are grading an answer to a question. Read the question, the reference answer and the "
           "candidate answer. Decide whether the candidate answer is correct: it must state the same "

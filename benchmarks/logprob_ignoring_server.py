@@ -5,7 +5,8 @@
 A scripted OpenAI-compatible server (tests/plugins/scripted_server.py, real HTTP on 127.0.0.1)
 answers every chat request; the "ignoring" one never sends logprobs, whatever was asked, the
 "honouring" one sends them when asked. Each judge evaluates ``--evaluations`` tasks one after the
-other in one process, sharing one provider pool as an Oracle does, with the default retry settings (the retry backoff is part of what is
+other in one process, sharing one provider pool as an Oracle does, with the default retry settings (the retry backoff is
+part of what is
 measured). Reported per judge and server: HTTP requests the server saw, the sum of the results'
 ``calls``, retries (provenance, where reported), wall time, statuses and probability sources.
 """
@@ -24,11 +25,11 @@ from typing import Any, AsyncIterator
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from oracle.config.model import OracleConfig  # noqa: E402
-from oracle._evaluators import evaluator_factory  # noqa: E402
-from oracle.strategies.protocol import EvaluationContext  # noqa: E402
-from oracle.tasks.task import Task, Trajectory  # noqa: E402
-from tests.plugins.scripted_server import RecordedRequest, Reply, ScriptedServer, chat_reply  # noqa: E402
+from oracle.config.model import OracleConfig
+from oracle._evaluators import evaluator_factory
+from oracle.strategies.protocol import EvaluationContext
+from oracle.tasks.task import Task, Trajectory
+from tests.plugins.scripted_server import RecordedRequest, Reply, ScriptedServer, chat_reply
 
 
 @asynccontextmanager

@@ -243,15 +243,22 @@ def parent(args: argparse.Namespace) -> None:
         raw = {**raw, "wall_s": sum(walls) / len(walls)}
         raw["info"]["loadavg_1min_before_after"] = [r["info"]["loadavg_1min_before_after"] for r in runs[arm]]
         agree = sum(1 for h, v in got.items() if v is not None and v == labels[h])
-        report["arms"][arm] = {"wall_s": round(raw["wall_s"], 2), "candidates_per_s": round(len(got) / raw["wall_s"], 2),
-                               "walls_s": [round(w, 2) for w in walls], "verdict_flips_between_repeats": flips,
-                               "agree": agree, "agree_pct": round(100 * agree / len(got), 2),
-                               "passed": sum(1 for v in got.values() if v is True),
-                               "no_verdict": sum(1 for v in got.values() if v is None),
-                               "disagreements": [{"hash": c["hash"], "label": labels[c["hash"]], "verdict": c["verdict"],
-                                                  "message": c["message"]} for c in raw["candidates"]
-                                                 if c["verdict"] != labels[c["hash"]]][:20],
-                               "info": raw["info"]}
+        report["arms"][arm] = {
+            "wall_s": round(raw["wall_s"], 2),
+            "candidates_per_s": round(len(got) / raw["wall_s"], 2),
+            "walls_s": [round(w, 2) for w in walls],
+            "verdict_flips_between_repeats": flips,
+            "agree": agree,
+            "agree_pct": round(100 * agree / len(got), 2),
+            "passed": sum(1 for v in got.values() if v is True),
+            "no_verdict": sum(1 for v in got.values() if v is None),
+            "disagreements": [
+                {"hash": c["hash"], "label": labels[c["hash"]], "verdict": c["verdict"], "message": c["message"]}
+                for c in raw["candidates"]
+                if c["verdict"] != labels[c["hash"]]
+            ][:20],
+            "info": raw["info"],
+        }
     differ = sorted(h for h in labels if verdicts["oracle"][h] != verdicts["plain"][h])
     ratio = report["arms"]["oracle"]["wall_s"] / report["arms"]["plain"]["wall_s"]
     report["ratio_oracle_over_plain_wall"] = round(ratio, 3)

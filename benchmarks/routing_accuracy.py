@@ -17,10 +17,10 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from benchmarks.suite_tasks import suite_path, suite_tasks  # noqa: E402
-from oracle.config.model import OracleConfig  # noqa: E402
-from oracle.routing._chain import PolicyChain  # noqa: E402
-from oracle.tasks.files import parse_task  # noqa: E402
+from benchmarks.suite_tasks import suite_path, suite_tasks
+from oracle.config.model import OracleConfig
+from oracle.routing._chain import PolicyChain
+from oracle.tasks.files import parse_task
 
 KINDS = ("verifier", "decision_judge", "llm_judge")
 

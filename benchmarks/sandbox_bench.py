@@ -25,14 +25,14 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from oracle.config.model import OracleConfig  # noqa: E402
-from oracle._internal.data_paths import DATA_ENV, DataNotFound, shared_data_dir  # noqa: E402
-from oracle.strategies.protocol import EvaluationContext  # noqa: E402
-from oracle.tasks.task import Task, Trajectory  # noqa: E402
-from oracle.strategies.verifier.strategy import VerifierStrategy  # noqa: E402
-from oracle.sandbox import RunRequest, Sandbox, probe  # noqa: E402
+from oracle.config.model import OracleConfig
+from oracle._internal.data_paths import DATA_ENV, DataNotFound, shared_data_dir
+from oracle.strategies.protocol import EvaluationContext
+from oracle.tasks.task import Task, Trajectory
+from oracle.strategies.verifier.strategy import VerifierStrategy
+from oracle.sandbox import RunRequest, Sandbox, probe
 
-from benchmarks import humaneval_sample  # noqa: E402
+from benchmarks import humaneval_sample
 
 PYTHON = "/usr/bin/python3.11"
 

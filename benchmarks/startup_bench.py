@@ -117,7 +117,8 @@ def main() -> int:
     med = {name: statistics.median(v) * 1000 for name, v in wall.items()}
     med_cpu = {name: statistics.median(v) * 1000 for name, v in cpu.items()}
     print(f"median of {args.runs} runs each, interleaved (load 1-min {load_before:.2f} -> {load_after:.2f})")
-    print(f"  interpreter: {sys.executable}\n  installed:   {where} (pip --target, non-editable)\n  task:        {task}")
+    print(f"  interpreter: {sys.executable}\n  installed:   {where} (pip --target, non-editable)\n"
+          f"  task:        {task}")
     for name, ms in med.items():
         spread = sorted(wall[name])
         print(f"  {name:<19} wall {ms:7.1f} ms (min {spread[0] * 1000:.1f}, max {spread[-1] * 1000:.1f})   "

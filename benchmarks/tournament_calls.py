@@ -27,7 +27,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from oracle.strategies.llm_judge.ranking import (  # noqa: E402
+from oracle.strategies.llm_judge.ranking import (
     OrderJudgement,
     all_pairs_judgements,
     combine_orders,
@@ -121,7 +121,8 @@ async def main() -> None:
               f"{statistics.mean(t for _, t in sched):>10.3f} {statistics.mean(t for _, t in rr):>8.3f}")
     print(f"\nauto cascade: pointwise for all, pairwise within {args.margin} of the top "
           f"(pointwise noise sd {args.point_noise})")
-    print(f"{'n':>4} {'calls mean':>10} {'pairwise':>8} {'full tourn.':>11} {'saved':>6} {'tau(cascade)':>12} {'tau(full)':>9}")
+    print(f"{'n':>4} {'calls mean':>10} {'pairwise':>8} {'full tourn.':>11} {'saved':>6} {'tau(cascade)':>12} "
+          f"{'tau(full)':>9}")
     for n in args.sizes:
         runs = [await cascade_trial(n, args.all_pairs_max, args.seat_bias, args.margin, args.point_noise, rng)
                 for _ in range(args.trials)]

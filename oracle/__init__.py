@@ -90,7 +90,7 @@ __all__ = [
     "register_policy",
 ]
 
-from oracle._internal.version import __version__
+from oracle._internal.version import __version__ as __version__  # noqa: E402 - after the moved-module hook
 
 _WHERE = {
     "BasePolicy": "oracle.policies._base",
@@ -135,9 +135,9 @@ if _typing.TYPE_CHECKING:
     from oracle.routing.route import Route, Vote
     from oracle.routing.signals import Signals
     from oracle._evaluators import register_evaluator
-    from oracle._evaluators import register_evaluator as register_strategy  # deprecated
+    from oracle._evaluators import register_evaluator as register_strategy  # noqa: F401 - deprecated name
     from oracle.strategies.protocol import EvaluationContext, Evaluator
-    from oracle.strategies.protocol import Evaluator as Strategy  # deprecated
+    from oracle.strategies.protocol import Evaluator as Strategy  # noqa: F401 - deprecated name
     from oracle.tasks.task import Task, Trajectory
 
 

@@ -31,7 +31,8 @@ for case in cases:
     if cpid == 0:
         b.close(); os.close(r); os.close(w)
         try:
-            candidate_side.serve({"code": case["candidate"], "entry_point": case["test"].get("entry_point")}, a.fileno())
+            candidate_side.serve({"code": case["candidate"], "entry_point": case["test"].get("entry_point")},
+                                 a.fileno())
         finally:
             os._exit(0)
     a.close()

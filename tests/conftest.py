@@ -4,8 +4,27 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from hypothesis import settings
+
+from tests.profiles import CI_DEFAULT_EXAMPLES, DEV_DEFAULT_EXAMPLES, deselects_whole_module, in_ci, module_marks
+
 ROOT = Path(__file__).resolve().parent.parent
+
+# Hypothesis profiles (tests/profiles.py): `ci` keeps every test's example count, `dev` runs a
+# fraction. Loaded here, before any test module is imported, because `examples(n)` reads it then.
+settings.register_profile("ci", max_examples=CI_DEFAULT_EXAMPLES)
+settings.register_profile("dev", max_examples=DEV_DEFAULT_EXAMPLES)
+settings.load_profile("ci" if in_ci() else "dev")
 
 # Every module in tests/plugins/ is a fixture plugin (scripted wire-protocol server, local model...).
 pytest_plugins = [f"tests.plugins.{p.stem}" for p in sorted((ROOT / "tests" / "plugins").glob("*.py"))
                   if p.stem != "__init__"]
+
+
+def pytest_ignore_collect(collection_path: Path, config) -> bool | None:
+    """A test module marked as a whole (``pytestmark``) with marks that ``-m`` deselects is not
+    imported at all: the slow framework-adapter modules import their frameworks at collection."""
+    markexpr = config.getoption("markexpr", default="")
+    if not markexpr or collection_path.suffix != ".py" or not collection_path.name.startswith("test_"):
+        return None
+    return True if deselects_whole_module(markexpr, module_marks(collection_path)) else None

@@ -141,7 +141,8 @@ def run_mypy(site: Path, cache: Path) -> list[str]:
         expected = installed_modules(site)
         if len(files) != len(set(files)) or set(files) != expected:
             problems.append(f"mypy checked {len(files)} modules ({len(set(files))} distinct), the package has "
-                            f"{len(expected)}: missing {sorted(expected - set(files))}, extra {sorted(set(files) - expected)}")
+                            f"{len(expected)}: missing {sorted(expected - set(files))}, extra "
+                            f"{sorted(set(files) - expected)}")
     else:
         problems.append("mypy wrote no linecount report")
     return problems
@@ -158,7 +159,8 @@ def run_lint_imports(site: Path) -> list[str]:
     analysed = re.search(r"Analyzed (\d+) files", out.stdout)
     expected = len(installed_modules(site))
     if analysed is None or int(analysed.group(1)) != expected:
-        problems.append(f"lint-imports analysed {analysed.group(1) if analysed else 'no'} files, the package has {expected}")
+        problems.append(f"lint-imports analysed {analysed.group(1) if analysed else 'no'} files, the package has "
+                        f"{expected}")
     return problems
 
 

@@ -57,7 +57,8 @@ def test_missing_pyarrow_is_found_before_the_batch_runs(tmp_path):
 
 def test_export_writes_beside_the_rows_and_never_over_them(tmp_path):
     pytest.importorskip("pyarrow")
-    src = write_jsonl(tmp_path / "in.jsonl", json.dumps(TASK), json.dumps({**TASK, "task": {**TASK["task"], "id": "t2"}}))
+    src = write_jsonl(tmp_path / "in.jsonl", json.dumps(TASK),
+                      json.dumps({**TASK, "task": {**TASK["task"], "id": "t2"}}))
     out = tmp_path / "r.jsonl"
     res = run_cli("batch", str(src), "-o", str(out), "--export", "parquet", "--no-store")
     assert res.returncode == 0, res.stderr

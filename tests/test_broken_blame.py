@@ -15,7 +15,7 @@ def _raise(code: str, ns: dict | None = None, mode: str = "exec") -> BaseExcepti
         if mode == "eval":
             eval(compile(code, "<test>", "eval"), ns)
         else:
-            exec(compile(code, "<test>", "exec"), ns)
+            exec(compile(code, "<test>", "exec"), ns)  # noqa: S102 - the blame rule is tested on the code it reads
     except BaseException as exc:  # noqa: BLE001 - the exception is what is tested
         return exc
     raise AssertionError("the code did not raise")
@@ -26,7 +26,7 @@ def fault(code: str, *, entry: str = "f", prompt: str | None = None, ns: dict | 
     names: set[str] = set()
     namespace = dict(ns or {})
     if prompt:
-        exec(compile(prompt, "<prompt>", "exec"), namespace)
+        exec(compile(prompt, "<prompt>", "exec"), namespace)  # noqa: S102 - the blame rule is tested on the code it reads
         names = {n for n in namespace if not n.startswith("__")}
     scene = Scene(code, mode=mode, entry_point=entry, prompt_names=names, prompt_code=prompt)
     return scene.test_fault(_raise(code, namespace, mode))
@@ -91,7 +91,7 @@ def test_a_call_expression():
 def test_the_check_phase_blames_the_test_only_before_it_touches_the_candidate():
     def check_fault(code: str) -> bool:
         ns: dict = {}
-        exec(compile(code, "<test>", "exec"), ns)
+        exec(compile(code, "<test>", "exec"), ns)  # noqa: S102 - the blame rule is tested on the code it reads
         try:
             ns["check"]("CANDIDATE")
         except BaseException as exc:  # noqa: BLE001

@@ -38,9 +38,10 @@ def _loads(test: dict, language: str | None = "python") -> None:
 PYTEST_STYLE = [
     'def test_basic():\n    assert slugify("Hello World") == "hello-world"\n',
     'import pytest\n\nCASES = [("A b", "a-b")]\n\n@pytest.mark.parametrize("s, want", CASES)\n'
-    'def test_cases(s, want):\n    assert slugify(s) == want\n',
+    "def test_cases(s, want):\n    assert slugify(s) == want\n",
     "from pytest import mark\n@mark.slow\ndef test_x():\n    assert slugify('a') == 'a'\n",
-    "import unittest\nclass TestSlug(unittest.TestCase):\n    def test_a(self):\n        self.assertEqual(slugify('a'), 'a')\n",
+    "import unittest\nclass TestSlug(unittest.TestCase):\n    def test_a(self):\n"
+    "        self.assertEqual(slugify('a'), 'a')\n",
     "from solution import slugify\n\ndef test_a():\n    assert slugify('a') == 'a'\n",
     "async def test_a():\n    assert slugify('a') == 'a'\n",
 ]

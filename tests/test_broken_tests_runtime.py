@@ -57,23 +57,41 @@ BROKEN = {
     "break outside a loop": ("assert", "break\n", "does not compile"),
     "nonlocal at module level": ("assert", "nonlocal x\n", "does not compile"),
     "a null byte": ("assert", "assert slugify('a') == 'a'\x00\n", "does not compile"),
-    "a missing module": ("assert", "import not_installed_module_xyz\nassert slugify('a') == 'a'\n",
-                         "imports a module the test side lacks"),
-    "a fixture that fails": ("assert", "import json\nCASES = json.loads('{bad')\nassert slugify(CASES) == 1\n",
-                             "raised before any candidate code ran: JSONDecodeError"),
-    "a check whose setup fails": ("check", "def check(candidate):\n    data = int('x')\n    assert candidate(data)\n",
-                                  "raised before any candidate code ran: ValueError"),
-    "a check with the wrong signature": ("check", "def check(a, b):\n    pass\n", "raised before any candidate code ran"),
+    "a missing module": (
+        "assert",
+        "import not_installed_module_xyz\nassert slugify('a') == 'a'\n",
+        "imports a module the test side lacks",
+    ),
+    "a fixture that fails": (
+        "assert",
+        "import json\nCASES = json.loads('{bad')\nassert slugify(CASES) == 1\n",
+        "raised before any candidate code ran: JSONDecodeError",
+    ),
+    "a check whose setup fails": (
+        "check",
+        "def check(candidate):\n    data = int('x')\n    assert candidate(data)\n",
+        "raised before any candidate code ran: ValueError",
+    ),
+    "a check with the wrong signature": (
+        "check",
+        "def check(a, b):\n    pass\n",
+        "raised before any candidate code ran",
+    ),
     "a call whose argument fails": ("call", "int('x')", "raised before any candidate code ran: ValueError"),
-    "a check that is never defined": ("check", "if False:\n    def check(candidate):\n        pass\n",
-                                      "defines no check function"),
+    "a check that is never defined": (
+        "check",
+        "if False:\n    def check(candidate):\n        pass\n",
+        "defines no check function",
+    ),
 }
 
 
 async def test_broken_tests_are_reported_once_each_and_scored_for_nobody():
     tests = [dict(SOUND[0])]
     for name, (kind, code, _) in BROKEN.items():
-        tests.append({"kind": kind, "name": name, **({"call": code, "expected": 1} if kind == "call" else {"code": code})})
+        tests.append(
+            {"kind": kind, "name": name, **({"call": code, "expected": 1} if kind == "call" else {"code": code})}
+        )
     result = await evaluate(_task(tests), GOOD, WRONG)
     assert result.status is Status.ok, result.error
     reasons = {b.test: b.reason for b in result.broken_tests}
@@ -89,8 +107,12 @@ async def test_broken_tests_are_reported_once_each_and_scored_for_nobody():
 
 
 async def test_the_prompts_own_code_failing_test_side_breaks_every_test():
-    task = Task(id="p", prompt="import not_installed_module_xyz\n\ndef slugify(s):\n    ...\n", entry_point="slugify",
-                tests=SOUND[:2])
+    task = Task(
+        id="p",
+        prompt="import not_installed_module_xyz\n\ndef slugify(s):\n    ...\n",
+        entry_point="slugify",
+        tests=SOUND[:2],
+    )
     result = await evaluate(task, GOOD)
     assert result.status is Status.failed and result.error.type == "BrokenTests"
     assert "every test of this task is broken" in result.error.message
@@ -105,7 +127,9 @@ async def test_a_missing_name_is_the_candidates_error_not_a_broken_test():
 
 
 async def test_a_test_that_breaks_after_the_candidate_ran_is_not_broken():
-    tests = [{"kind": "assert", "name": "late", "code": "assert slugify('a') == 'a'\nimport not_installed_module_xyz\n"}]
+    tests = [
+        {"kind": "assert", "name": "late", "code": "assert slugify('a') == 'a'\nimport not_installed_module_xyz\n"}
+    ]
     result = await evaluate(_task(tests), GOOD)
     assert result.broken_tests == [] and outcomes(result, "good")["late"][0] == "error"
 
@@ -159,7 +183,10 @@ REFERENCE = "def slugify(s):\n    return '-'.join(s.lower().split())\n"
 
 
 async def test_a_test_that_fails_on_the_reference_is_broken_and_credits_no_one():
-    tests = [dict(SOUND[0]), {"kind": "assert", "name": "wrong_expectation", "code": "assert slugify('A') == 'WRONG'\n"}]
+    tests = [
+        dict(SOUND[0]),
+        {"kind": "assert", "name": "wrong_expectation", "code": "assert slugify('A') == 'WRONG'\n"},
+    ]
     result = await evaluate(_task(tests, solution=REFERENCE), GOOD, WRONG)
     assert [(b.test, b.reason.split(":")[0]) for b in result.broken_tests] == [
         ("wrong_expectation", "fails on the reference solution")]

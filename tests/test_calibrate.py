@@ -136,7 +136,8 @@ async def test_calibrated_min_confidence_flags_yes_no_answers_below_it(scripted_
         Question(id="q1", type="likelihood", instructions="Is the answer correct?"),
         Question(id="q2", type="likelihood", instructions="Is it polite?", min_confidence=0.2)])
     config = OracleConfig(providers={"judge": scripted_server.provider_settings(),
-                                     "decision": scripted_server.provider_settings(kind="systemone", model="scripted-decider")},
+                                     "decision": scripted_server.provider_settings(kind="systemone",
+                                                                                   model="scripted-decider")},
                           decision_judge={"calibration_file": str(path)})
     scripted_server.set_handler(decision_handler(probabilities={"q1": 0.75, "q2": 0.75}))
     ctx = EvaluationContext(task=task, trajectories=(Trajectory(id="a", answer="No, it is blue."),), config=config)

@@ -19,14 +19,14 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from oracle.strategies.verifier import harness
-from oracle.sandbox import probe
 from oracle.sandbox.runtime import handover, rpc
 from oracle.tasks.task import Task, Trajectory
+from tests.plugins.sandbox_backends import on_each_backend, strongest_backend
+from tests.profiles import examples
 
 from .channel_support import run_cases, run_one
 from .test_verdict_integrity import _evaluate
 
-BACKENDS = [b for b in ("nsjail", "bubblewrap", "landlock") if b in probe().available]
 
 # -- names a test defines and a candidate may define too --------------------------------------
 POOL = ["expected", "EXPECTED", "want", "answer", "reference", "solution", "ref_impl", "check", "helper",
@@ -115,18 +115,20 @@ def prompt_source(declared: list[str]) -> str:
     return "".join(f"{n} = None\n" for n in ["SLOT", *declared])
 
 
-scenarios = st.dictionaries(st.sampled_from(POOL), st.tuples(st.sampled_from(TEST_SHAPES), st.sampled_from(CAND_SHAPES)),
+scenarios = st.dictionaries(st.sampled_from(POOL),
+                            st.tuples(st.sampled_from(TEST_SHAPES), st.sampled_from(CAND_SHAPES)),
                             min_size=1, max_size=8)
 tokens = st.text(string.ascii_lowercase + string.digits, min_size=6, max_size=12).map(lambda s: "tok-" + s)
 
 
 def _case(scenario: dict, token: str, declared: list[str]) -> tuple[str, str, str]:
     cand = {n: c for n, (_, c) in scenario.items() if c != "absent"}
-    return candidate_source(cand), _test_source({n: t for n, (t, _) in scenario.items()}, token), prompt_source(declared)
+    return (candidate_source(cand), _test_source({n: t for n, (t, _) in scenario.items()}, token),
+            prompt_source(declared))
 
 
 # -- the sync rule itself (no process) ---------------------------------------------------------
-@settings(max_examples=200, derandomize=True)
+@settings(max_examples=examples(200), derandomize=True)
 @given(scenarios, tokens, st.lists(st.sampled_from(POOL), max_size=4))
 def test_only_declared_unread_names_are_handed_over(scenario, token, declared):
     _, code, prompt = _case(scenario, token, declared)
@@ -142,16 +144,18 @@ def test_the_rule_on_the_n_plus_one_shapes():
                                         "LIMIT: int = 3\nrows = CONN.execute('x')\n\ndef f():\n    pass\n```\n")
     assert prompt == "CONN = None\nLIMIT = 3\n"
     spec = {"kind": "assert", "prompt_code": prompt, "entry_point": "f"}
-    assert handover.handed_over({**spec, "code": "def go():\n    global CONN\n    CONN = 1\ngo()\n"}) == {"CONN", "LIMIT"}
+    assert handover.handed_over({**spec, "code": "def go():\n    global CONN\n    CONN = 1\n"
+                                                 "go()\n"}) == {"CONN", "LIMIT"}
     assert handover.handed_over({**spec, "code": "CONN = 1\nassert CONN\n"}) == {"LIMIT"}  # read: its own data
     assert handover.handed_over({**spec, "code": "LIMIT += 1\n"}) == {"CONN"}
     assert handover.handed_over({**spec, "code": "syntax error here("}) == set()
     assert handover.handed_over({"kind": "call", "call": "f(CONN)", "prompt_code": prompt}) == {"LIMIT"}
-    assert handover.declared_names("def f():\n    x = 1\nclass C:\n    y = 2\na, (b, c) = 1, (2, 3)\n") == {"a", "b", "c"}
+    assert handover.declared_names("def f():\n    x = 1\nclass C:\n    y = 2\n"
+                                   "a, (b, c) = 1, (2, 3)\n") == {"a", "b", "c"}
 
 
 # -- through real processes (no sandbox): many name sets ---------------------------------------
-@settings(max_examples=25, derandomize=True, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=examples(25), derandomize=True, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(st.lists(st.tuples(scenarios, tokens, st.lists(st.sampled_from(POOL), max_size=3)), min_size=4, max_size=4))
 def test_no_test_value_reaches_a_candidate_over_the_channel(batch):
     cases = []
@@ -219,7 +223,8 @@ def swallow(fn, *args):
 EXC_TESTS = {
     # ordinary exceptions keep their type (and plain args)
     "value_error": ("try:\n    raise_it('ValueError', 'bad')\nexcept ValueError as e:\n"
-                    "    assert type(e) is ValueError and str(e) == 'bad'\nelse:\n    raise AssertionError('none')\n", "pass"),
+                    "    assert type(e) is ValueError and str(e) == 'bad'\nelse:\n"
+                    "    raise AssertionError('none')\n", "pass"),
     "key_error_args": ("try:\n    raise_it('KeyError', 'k')\nexcept KeyError as e:\n    assert e.args == ('k',)\n"
                        "else:\n    raise AssertionError('none')\n", "pass"),
     "pytest_raises": ("import pytest\nwith pytest.raises(ValueError, match='bad'):\n    raise_it('ValueError', 'bad')\n"
@@ -227,16 +232,20 @@ EXC_TESTS = {
                       "with pytest.raises(RuntimeError, match='StopIteration'):\n    stop_at(5)\n", "pass"),
     "zero_division": ("try:\n    raise_it('ZeroDivisionError')\nexcept ArithmeticError:\n    pass\n", "pass"),
     "sly_is_plain": ("try:\n    raise_it('sly')\nexcept ValueError as e:\n"
-                     "    assert type(e) is ValueError and e != 1 and str(e) == 'sly' and e.__hash__ is not None\n", "pass"),
+                     "    assert type(e) is ValueError and e != 1 and str(e) == 'sly' and e.__hash__ is not "
+                     "None\n", "pass"),
     # control flow: never the test's own loop end, assertion, exit or skip
     "stop_in_map": ("assert all(map(lambda x: stop_at(x) == x, range(5)))\n", "error"),
-    "stop_in_for": ("class It:\n    def __init__(self):\n        self.i = 0\n    def __iter__(self):\n        return self\n"
+    "stop_in_for": ("class It:\n    def __init__(self):\n        self.i = 0\n    def __iter__(self):\n"
+                    "        return self\n"
                     "    def __next__(self):\n        self.i += 1\n        return stop_at(self.i)\n"
                     "seen = [x for x, _ in zip(It(), range(5))]\nassert seen == [1]\n", "error"),
     "stop_is_runtime": ("try:\n    stop_at(3)\nexcept RuntimeError as e:\n"
-                        "    assert type(e).__name__ == 'CandidateRaisedStopIteration' and 'StopIteration' in str(e)\n", "pass"),
+                        "    assert type(e).__name__ == 'CandidateRaisedStopIteration' and 'StopIteration' in "
+                        "str(e)\n", "pass"),
     "assertion_is_error_not_fail": ("raise_it('AssertionError', 'pass')\n", "error"),
-    "assertion_not_caught_as_own": ("try:\n    raise_it('AssertionError', 'x')\n    ok = False\nexcept AssertionError:\n"
+    "assertion_not_caught_as_own": ("try:\n    raise_it('AssertionError', 'x')\n    ok = False\n"
+                                    "except AssertionError:\n"
                                     "    ok = True\nassert ok\n", "error"),
     "stop_async": ("try:\n    raise_it('StopAsyncIteration')\nexcept StopAsyncIteration:\n    pass\n", "error"),
     "skip_outcome": ("try:\n    raise_it('pytest_skip')\nexcept RuntimeError as e:\n"
@@ -248,7 +257,8 @@ EXC_TESTS = {
     "callback_assert": ("def cb(x):\n    assert x > 0, 'negative'\nassert swallow(cb, -1) == 'ok'\n", "fail"),
     "callback_base": ("class Out(BaseException):\n    pass\ndef cb():\n    raise Out('stop')\n"
                       "assert swallow(cb) == 'ok'\n", "fail"),
-    "callback_value_error_is_fine": ("def cb():\n    raise ValueError('db down')\nassert swallow(cb) == 'ok'\n", "pass"),
+    "callback_value_error_is_fine": ("def cb():\n    raise ValueError('db down')\n"
+                                     "assert swallow(cb) == 'ok'\n", "pass"),
 }
 
 
@@ -330,7 +340,8 @@ MUT_TESTS = {
     "list": "xs = [3, 1, 2]\nalias = xs\nsort_in_place(xs)\nassert xs == [1, 2, 3] and alias is xs\n",
     "dict_set_bytearray": ("inner = [1]\nd = {'inner': inner, 'gone': 0}\ns = {0, 1}\nb = bytearray(b'abc')\n"
                            "fill(d, s, b)\nassert d == {'inner': [1, 2], 'added': [1]} and d['inner'] is inner\n"
-                           "assert list(d) == ['inner', 'added']\nassert s == {1, 3}\nassert b == bytearray(b'Abc!')\n"),
+                           "assert list(d) == ['inner', 'added']\nassert s == {1, 3}\n"
+                           "assert b == bytearray(b'Abc!')\n"),
     "aliasing": "xs = []\ntwice(xs, xs)\nassert xs == ['a', 'b'], xs\n",
     "tuple_holds_lists": "l, m = [], {}\nin_tuple((l, m))\nassert l == ['x'] and m == {'k': 'v'}\n",
     "keyword": "out = [6]\nkeyword(into=out)\nassert out == [6, 7, 8]\n",
@@ -370,7 +381,8 @@ def test_a_forged_write_back_cannot_plant_handles():
 
 
 trees = st.recursive(st.integers(-5, 5) | st.text(max_size=3),
-                     lambda inner: st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=2), inner, max_size=3),
+                     lambda inner: (st.lists(inner, max_size=3)
+                                    | st.dictionaries(st.text(max_size=2), inner, max_size=3)),
                      max_leaves=12)
 
 
@@ -385,7 +397,7 @@ def _grow(v):
         v["n"] = len(v)
 
 
-@settings(max_examples=20, derandomize=True, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=examples(20), derandomize=True, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(st.lists(st.lists(trees, max_size=3) | st.dictionaries(st.text(max_size=2), trees, max_size=3),
                 min_size=5, max_size=5))
 def test_nested_mutation_is_seen_by_the_test(values):
@@ -408,7 +420,7 @@ def _outcomes(result, cid: str) -> dict[str, tuple[str, str]]:
 
 @pytest.mark.sandbox
 @pytest.mark.slow
-@pytest.mark.parametrize("backend", BACKENDS)
+@on_each_backend
 def test_sandboxed_channel_keeps_test_values_exceptions_and_arguments(backend):
     everything = {n: ("value" if i % 3 == 0 else "function" if i % 3 == 1 else "class", "none")
                   for i, n in enumerate(POOL)}
@@ -427,7 +439,7 @@ def test_sandboxed_channel_keeps_test_values_exceptions_and_arguments(backend):
 
 
 @pytest.mark.sandbox
-@settings(max_examples=20, derandomize=True, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=examples(20), derandomize=True, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(st.lists(st.tuples(scenarios, tokens, st.lists(st.sampled_from(POOL), max_size=3)), min_size=5, max_size=5))
 def test_sandboxed_name_sets_never_leak(batch):
     """Each example is one task of five tests (a name set each) and a candidate per test."""
@@ -440,7 +452,7 @@ def test_sandboxed_name_sets_never_leak(batch):
         trajectories.append(Trajectory(id=f"c{i}", code=cand))
     task = Task(id="names", prompt=prompt_source(sorted(declared)), language="python", entry_point="probe",
                 tests=tests)
-    result = _evaluate(BACKENDS[0], task, trajectories)
+    result = _evaluate(strongest_backend(), task, trajectories)
     assert result.status.value == "ok", result.error
     for i in range(len(batch)):  # every candidate against every name set
         for name, (outcome, message) in _outcomes(result, f"c{i}").items():
@@ -476,7 +488,8 @@ JS_TESTS = [
     {"kind": "assert", "name": "type_kept", "code": "assert.throws(() => typeFails(), TypeError);"},
     {"kind": "assert", "name": "assertion_is_error", "code": "fails();"},
     {"kind": "assert", "name": "assertion_not_own",
-     "code": "let own = false;\ntry { fails(); } catch (e) { own = e instanceof assert.AssertionError; }\nassert.ok(own);"},
+     "code": "let own = false;\ntry { fails(); } catch (e) { own = e instanceof assert.AssertionError; }\n"
+             "assert.ok(own);"},
     {"kind": "assert", "name": "callback_assert",
      "code": "assert.strictEqual(swallow((x) => assert.ok(x > 0, 'negative')), 'ok');"},
     {"kind": "check", "name": "no_check_of_ours", "code": "const unrelated = 1;"},
@@ -487,7 +500,7 @@ JS_WANT = {"no_leak": "pass", "type_kept": "pass", "assertion_is_error": "error"
 
 @pytest.mark.sandbox
 @pytest.mark.skipif(__import__("shutil").which("node") is None, reason="node not installed")
-@pytest.mark.parametrize("backend", BACKENDS)
+@on_each_backend
 def test_javascript_keeps_test_values_and_exception_meaning(backend):
     task = Task(id="js-channel", prompt="", language="javascript", entry_point="probe", tests=JS_TESTS)
     result = _evaluate(backend, task, [Trajectory(id="c", code=JS_CANDIDATE)])

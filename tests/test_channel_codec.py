@@ -15,6 +15,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from oracle.sandbox.runtime import rpc, wire
+from tests.profiles import examples
 
 scalars = st.one_of(st.none(), st.booleans(), st.integers(), st.integers(min_value=-10**400, max_value=10**400),
                     st.floats(allow_nan=True, allow_infinity=True), st.complex_numbers(allow_nan=False),
@@ -58,7 +59,7 @@ def roundtrip(value):
     return wire.decode(wire.loads(frame[4:])["value"])
 
 
-@settings(max_examples=400, derandomize=True, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=examples(400), derandomize=True, suppress_health_check=[HealthCheck.too_slow])
 @given(plain)
 def test_plain_data_crosses_with_its_types(value):
     assert same(roundtrip(value), value)
@@ -92,7 +93,7 @@ def test_other_types_fail_naming_the_type(value, name):
         wire.encode(value)
 
 
-@settings(max_examples=600, derandomize=True)
+@settings(max_examples=examples(600), derandomize=True)
 @given(st.binary(max_size=200))
 def test_garbage_bytes_are_only_ever_a_channel_error(body):
     try:
@@ -110,7 +111,7 @@ json_like = st.recursive(st.one_of(st.none(), st.booleans(), st.integers(), st.f
                          max_leaves=12)
 
 
-@settings(max_examples=600, derandomize=True)
+@settings(max_examples=examples(600), derandomize=True)
 @given(json_like)
 def test_malformed_tags_are_only_ever_a_channel_error(data):
     try:
@@ -195,7 +196,7 @@ def test_rpc_rules_over_a_socket_pair():
     with pytest.raises(AttributeError, match="not available to the candidate"):
         ex["peek"](Conn())
     with pytest.raises(rpc.NeedsInProcess, match="in_process"):
-        ex["apply"].__code__
+        ex["apply"].__code__  # noqa: B018 - the attribute access is what must raise
     test.channel.send({"op": "close"})
     thread.join(timeout=5)
     a.close()

@@ -19,6 +19,7 @@ from hypothesis import strategies as st
 
 from oracle.sandbox.runtime import wire
 from oracle.sandbox.workers import RUNTIME_DIR
+from tests.profiles import examples
 from tests.test_channel_codec import same
 
 ECHO = Path(__file__).resolve().parent / "data" / "wire_echo.js"
@@ -50,7 +51,8 @@ js_extras = st.one_of(st.just(wire.UNDEFINED), st.integers(-MAX_SAFE, MAX_SAFE).
 scalars = st.one_of(st.none(), st.booleans(), ints, floats, texts, st.binary(max_size=16), js_extras,
                     st.complex_numbers(allow_nan=True, allow_infinity=True))
 hashable = st.recursive(st.one_of(st.none(), st.booleans(), ints, texts, st.binary(max_size=8)),
-                        lambda inner: st.one_of(st.tuples(inner, inner), st.frozensets(inner, max_size=3)), max_leaves=6)
+                        lambda inner: st.one_of(st.tuples(inner, inner), st.frozensets(inner, max_size=3)),
+                        max_leaves=6)
 plain = st.recursive(
     scalars,
     lambda inner: st.one_of(st.lists(inner, max_size=4), st.tuples(inner, inner),
@@ -89,7 +91,7 @@ def js_image(value: Any) -> Any:
 
 # -- Python -> Python ---------------------------------------------------------------------------
 
-@settings(max_examples=500, derandomize=True, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=examples(500), derandomize=True, suppress_health_check=[HealthCheck.too_slow])
 @given(plain)
 def test_python_round_trip_is_exact(value):
     assert same(roundtrip(value), value)
@@ -167,7 +169,7 @@ def node():
     echo.close()
 
 
-@settings(max_examples=400, derandomize=True, deadline=None, suppress_health_check=[HealthCheck.too_slow,
+@settings(max_examples=examples(400), derandomize=True, deadline=None, suppress_health_check=[HealthCheck.too_slow,
                                                                                       HealthCheck.function_scoped_fixture])
 @given(value=js_plain)
 def test_javascript_round_trip_is_exact(node, value):
@@ -198,7 +200,8 @@ def test_python_values_arrive_in_javascript_as_their_counterparts(node, value, j
     ("{a: -0, b: [1.5, 10n ** 30n]}", {"a": -0.0, "b": [1.5, 10**30]},
      {"object": [["a", "number:-0"], ["b", ["number", "bigint"]]]}),
     ("new Set([1, 'x'])", {1, "x"}, {"set": ["number:integral", "string"]}),
-    ("Buffer.from([1, 2])", b"\x01\x02", "buffer"), ("new Uint8Array([7, 8, 9]).subarray(1)", b"\x08\x09", "other:Uint8Array"),
+    ("Buffer.from([1, 2])", b"\x01\x02", "buffer"),
+    ("new Uint8Array([7, 8, 9]).subarray(1)", b"\x08\x09", "other:Uint8Array"),
 ])
 def test_javascript_values_keep_their_meaning_there_and_back(node, src, expected, js):
     reply = node.build(src)

@@ -21,7 +21,8 @@ GOOD = {"task": {"id": "add", "prompt": "def add(a, b):", "entry_point": "add",
         "label": {"passed": {"a": True, "b": False}, "best": ["a"], "evaluator": "verifier"}}
 YES_NO = {"task": {"id": "yn", "prompt": "Is the sky green?", "questions": [
     {"id": "q", "type": "choice", "instructions": "Is the answer right?", "options": {"yes": "y", "no": "n"},
-     "scores": {"yes": 5, "no": 1}}]}, "trajectories": [{"id": "r", "answer": "no"}], "label": {"answers": {"q": "yes"}}}
+     "scores": {"yes": 5, "no": 1}}]}, "trajectories": [{"id": "r", "answer": "no"}],
+    "label": {"answers": {"q": "yes"}}}
 
 
 def _bad(label: dict, base: dict = GOOD) -> dict:

@@ -118,7 +118,8 @@ def test_stability_counts_repeat_changes_and_order_flips():
     recs = [_record(repeat=0, chosen={"answer": "yes"}), _record(repeat=1, chosen={"answer": "no"}),
             _record(repeat=0, order="reversed", chosen={"answer": "yes"}),
             _record(repeat=1, order="reversed", chosen={"answer": "no"}),
-            _record(item="t1", repeat=0, chosen={"answer": "yes"}), _record(item="t1", repeat=1, chosen={"answer": "yes"}),
+            _record(item="t1", repeat=0, chosen={"answer": "yes"}),
+            _record(item="t1", repeat=1, chosen={"answer": "yes"}),
             _record(item="t1", repeat=0, order="reversed", chosen={"answer": "no"}),
             _record(item="t1", repeat=1, order="reversed", chosen={"answer": "no"})]
     s = stability(recs)

@@ -13,6 +13,7 @@ from hypothesis import strategies as st
 
 from oracle.strategies.verifier.comparison import show, value_mismatch, values_equal
 from oracle.sandbox.runtime import wire
+from tests.profiles import examples
 from tests.test_codec_properties import plain, roundtrip
 
 NAN, INF = math.nan, math.inf
@@ -113,7 +114,7 @@ def test_deep_nesting_is_compared_without_recursion():
 
 # -- properties ---------------------------------------------------------------------------------
 
-@settings(max_examples=500, derandomize=True, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=examples(500), derandomize=True, suppress_health_check=[HealthCheck.too_slow])
 @given(plain, st.sampled_from([0.0, TOL, None]))
 def test_every_codec_value_matches_itself_and_its_round_trip(value, tolerance):
     assert values_equal(value, value, tolerance), value_mismatch(value, value, tolerance)
@@ -131,10 +132,11 @@ class Weird:
 
 
 odd = st.one_of(plain, st.just(Weird()), st.just(object()), st.integers(min_value=10**5000, max_value=10**5000 + 5),
-                st.floats(), st.lists(st.just(Weird()), max_size=2), st.dictionaries(st.text(max_size=2), st.just(Weird())))
+                st.floats(), st.lists(st.just(Weird()), max_size=2),
+                st.dictionaries(st.text(max_size=2), st.just(Weird())))
 
 
-@settings(max_examples=800, derandomize=True, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=examples(800), derandomize=True, suppress_health_check=[HealthCheck.too_slow])
 @given(odd, odd, st.sampled_from([0.0, TOL, 1.0, None, math.inf, math.nan, -1.0]), st.sampled_from(["typed", "json"]))
 def test_comparing_never_raises(got, expected, tolerance, numbers):
     problem = value_mismatch(got, expected, tolerance, numbers=numbers)
@@ -142,7 +144,7 @@ def test_comparing_never_raises(got, expected, tolerance, numbers):
     assert values_equal(got, expected, tolerance, numbers=numbers) is (problem is None)
 
 
-@settings(max_examples=300, derandomize=True)
+@settings(max_examples=examples(300), derandomize=True)
 @given(st.one_of(st.booleans(), st.complex_numbers(), st.text(), st.none()), st.integers())
 def test_an_int_expectation_never_takes_a_bool_complex_str_or_none(got, expected):
     assert not values_equal(got, expected, 1e9)

@@ -52,9 +52,8 @@ def test_env_overrides():
 
 def _write(text, suffix):
     import tempfile
-    f = tempfile.NamedTemporaryFile("w", suffix=suffix, delete=False)
-    f.write(text)
-    f.close()
+    with tempfile.NamedTemporaryFile("w", suffix=suffix, delete=False) as f:
+        f.write(text)
     return f.name
 
 

@@ -19,6 +19,7 @@ from oracle.strategies._judging.faults import caused_by_candidate
 from oracle.strategies.llm_judge.strategy import ESCALATION_KEYS, LLMJudge
 from oracle.errors import ProviderError, ProviderHTTPError, ProviderTimeout, RateLimited, ResponseParseError
 from tests.plugins.scripted_server import RecordedRequest, Reply, chat_reply, decision_handler, status_reply
+from tests.profiles import examples
 from tests.test_llm_judge import pairwise_reply, pointwise_json, seats
 
 HOSTILE = "HOSTILE-ANSWER " * 50
@@ -263,7 +264,7 @@ async def test_cascade_keeps_the_pointwise_place_of_a_close_candidate_whose_pair
     assert any(c.kind == "candidate_unjudged" for c in result.concerns)
 
 
-@settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@settings(max_examples=examples(25), deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(odd=st.text(min_size=1, max_size=300) | st.sampled_from(["\ud800", "a\udfffb", "\x00" * 50, "}" * 2000]))
 async def test_any_candidate_text_leaves_the_honest_score_alone(scripted_server, odd):
     scripted_server.set_handler(pointwise_by_answer)

@@ -27,10 +27,11 @@ from oracle.strategies.verifier.harness import values_equal
 from oracle.sandbox.runs import RunResult
 from oracle.sandbox.runtime import wire
 from oracle.strategies.verifier.strategy import VerifierStrategy
+from tests.profiles import examples
 
 STRATEGY = VerifierStrategy()
 CONFIG = OracleConfig(verifier={"timeout_s": 5})
-HYPOTHESIS = settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow,
+HYPOTHESIS = settings(max_examples=examples(60), deadline=None, suppress_health_check=[HealthCheck.too_slow,
                                                                            HealthCheck.function_scoped_fixture])
 
 

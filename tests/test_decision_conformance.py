@@ -3,10 +3,11 @@
 ``jevcompat mock`` runs as a real subprocess on a loopback port, and our decision client asks it
 likelihood (noul), choice and score questions in one call, at the documented limits (255 options,
 10 levels), with the model alias ``jev-latest``: once clean, then once per fault that
-``jevcompat mock --list-faults`` prints (read at collection time, so a fault added in a new
-jevcompat version is covered without touching this file). For every fault the outcome must be
-either the clean server's verdict (same chosen option, same probabilities, same confidence) or a
-``ProviderError`` whose message says what was wrong; never a different verdict.
+``jevcompat mock`` injects (its fault table, which ``--list-faults`` prints, read at collection
+time, so a fault added in a new jevcompat version is covered without touching this file). For
+every fault the outcome must be either the clean server's verdict (same chosen option, same
+probabilities, same confidence) or a ``ProviderError`` whose message says what was wrong; never a
+different verdict.
 
 The exception, by construction: faults that break a §7 *semantics* requirement (the question id,
 the batch size or the question order feeding the model) give well-formed answers from what is, to
@@ -18,7 +19,6 @@ from __future__ import annotations
 
 import random
 import re
-import subprocess
 
 import pytest
 
@@ -28,22 +28,21 @@ from oracle.providers import DecisionReply, DecisionRequest, make_decision_clien
 from oracle.providers.decisions import SystemOneFormat, reference_confidence
 from oracle.tasks.questions import MAX_CHOICE_OPTIONS, MAX_SCORE_LEVELS, Question
 from oracle.strategies.decision_judge.requests import to_decision_question
-from tests.plugins.jevcompat_server import JEVCOMPAT, jevcompat_mock
+from tests.plugins.jevcompat_server import jevcompat_mock
 
 KEY = "k-conformance"
 MODEL_ALIAS = "jev-latest"
 
 
 def _list_faults() -> list[tuple[str, str, str]]:
-    """(name, requirement broken, what it does) for every fault this jevcompat version injects."""
-    out = subprocess.run([*JEVCOMPAT, "mock", "--list-faults"], capture_output=True, text=True, timeout=60,
-                         check=True).stdout
-    faults = []
-    for line in out.splitlines():
-        parts = line.split(None, 3)
-        if len(parts) >= 3 and parts[1] == "breaks":
-            faults.append((parts[0], parts[2], parts[3] if len(parts) > 3 else ""))
-    assert len(faults) >= 10, f"jevcompat mock --list-faults printed no faults we could read:\n{out}"
+    """(name, requirement broken, what it does) for every fault this jevcompat version injects.
+
+    Read from the table ``jevcompat mock --list-faults`` prints, in this process: collecting the
+    suite starts no subprocess (tests/test_collection.py)."""
+    from jevcompat.mock import FAULTS as TABLE
+
+    faults = [(name, req, what) for name, (req, what) in TABLE.items()]
+    assert len(faults) >= 10, f"jevcompat.mock.FAULTS lists too few faults: {sorted(TABLE)}"
     return faults
 
 

@@ -61,7 +61,8 @@ def _readout_by_response(table: dict[str, list[float]]):
     """A chat server answering a Yes/No readout from the response and the criterion in the prompt."""
     def handle(request: RecordedRequest):
         text = request.json["messages"][-1]["content"]
-        response = re.search(r'<field id="response" boundary="(\w+)">\n(.*?)\n</field boundary="\1">', text, re.S).group(2)
+        response = re.search(r'<field id="response" boundary="(\w+)">\n(.*?)\n'
+                             r'</field boundary="\1">', text, re.S).group(2)
         criterion = re.search(r"The response satisfies: (.*)\n", text).group(1)
         p = table[response][[c.criterion for c in CRITERIA].index(criterion)]
         top = {"Yes": math.log(p), "No": math.log(1 - p)}

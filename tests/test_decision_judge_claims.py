@@ -147,7 +147,8 @@ async def test_against_the_reference_server_the_verdict_follows_its_probabilitie
 async def test_a_claim_check_with_its_own_criteria_is_refused_before_any_call(scripted_server):
     task = Task.model_validate({**TASK.model_dump(), "criteria": ["is polite"]})
     result = await _evaluate(_config(scripted_server.provider_settings()), task)
-    assert result.status == Status.failed and "task.criteria: a claim check asks its own two questions" in result.error.message
+    assert result.status == Status.failed
+    assert "task.criteria: a claim check asks its own two questions" in result.error.message
     assert scripted_server.requests == []
     two = await _evaluate(_config(scripted_server.provider_settings()), TASK, CLAIM, Trajectory(id="r2", answer="2018"))
     assert two.status == Status.failed and "a claim check judges one claim" in two.error.message
@@ -158,7 +159,8 @@ async def test_a_claim_check_chosen_by_the_route_from_the_prompt_runs_as_one(scr
     """No claim_check option: the router reads "is this claim supported" with context on one candidate,
     routes to the decision judge with claim_check set, and the judge asks the two claim questions."""
     scripted_server.set_handler(decision_handler(probabilities={"claim_supported": 0.93, "claim_challenged": 0.04}))
-    config = _config(scripted_server.provider_settings(), scripted_server.provider_settings(kind="systemone", model="d"))
+    config = _config(scripted_server.provider_settings(),
+                     scripted_server.provider_settings(kind="systemone", model="d"))
     task = {"task": {"id": "cue", "prompt": "Is this claim supported by the context?", "context": CONTEXT},
             "trajectories": [{"id": "r1", "answer": "It opened in 2019."}]}
     res = await Oracle(config).aevaluate(task)

@@ -80,9 +80,13 @@ _REAL_MODEL = ("ORACLE_BASE_URL=https://api.openai.com/v1 ORACLE_MODEL=gpt-4o-mi
                "oracle evaluate examples/decision_judge/support_replies.yaml")
 # Offline, the remote endpoint cannot be reached: every task fails on looking its host up (so the
 # variables were read: the default endpoint is on this machine), and the run itself succeeds.
-_REAL_MODEL_EXPECT = Expect(exit=3, stdout=r"^status: failed\nerror: ProviderError: connection failed: .*name resolution")
+_REAL_MODEL_EXPECT = Expect(
+    exit=3, stdout=r"^status: failed\nerror: ProviderError: connection failed: .*name resolution"
+)
 # With no model server, a run over many items stops at the first one with the hint (issue 29).
-_NO_MODEL = r"nothing is listening at http://127\.0\.0\.1:8765/v1: start the embedded local model with `oracle model serve`"
+_NO_MODEL = (
+    r"nothing is listening at http://127\.0\.0\.1:8765/v1: start the embedded local model with `oracle model serve`"
+)
 
 EXPECT: dict[tuple[str, str], Expect] = {
     ("README.md", "oracle evaluate examples/n_plus_one/task.json"):
@@ -145,7 +149,8 @@ EXPECT: dict[tuple[str, str], Expect] = {
     # Nothing serves the judge endpoint here (the local model runs only in the local_model test).
     ("docs/models.md", "oracle model status"): Expect(exit=1, stdout=r'"reachable": ?false'),
     ("docs/routing.md", "oracle route examples/n_plus_one/task.json"): Expect(),
-    ("docs/routing.md", "oracle route examples/n_plus_one/task.json --json"): Expect(stdout=r'"evaluator": ?"verifier"'),
+    ("docs/routing.md", "oracle route examples/n_plus_one/task.json --json"):
+        Expect(stdout=r'"evaluator": ?"verifier"'),
     ("docs/routing.md", "oracle batch docs/examples/tasks.jsonl -o results.jsonl"): Expect(),
     ("docs/routing.md", "oracle routes summary results.jsonl"): Expect(stdout=r"rows: 4 "),
     ("docs/routing.md", "oracle routes summary results.jsonl --json"): Expect(stdout=r"\{"),

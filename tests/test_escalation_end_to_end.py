@@ -81,7 +81,9 @@ def test_sandbox_failure_offers_rerun_or_a_candidate():
     # Every candidate needs a module this machine lacks (a test that imports one is broken instead).
     data = code_task(id="env", evaluator="verifier", tests=[{"kind": "assert", "code": "assert add(1, 2) == 3"}] * 2)
     for t in data["trajectories"]:
-        t["answer"] = "import not_installed_module_xyz\n" + t["answer"].replace("    return", "def add(a, b):\n    return")
+        t["answer"] = "import not_installed_module_xyz\n" + t["answer"].replace(
+            "    return", "def add(a, b):\n    return"
+        )
     res = _run(_verifier(), data)
     assert res.result.status is Status.failed and _kinds(res) == ["sandbox_failure"]
     esc = _request(res, data, "verifier_infrastructure_failure")
@@ -103,7 +105,9 @@ def test_broken_tests_are_reported_once_and_the_verdict_stands_on_the_rest():
 
 
 def test_every_test_broken_fails_the_task_and_asks_for_the_tests():
-    data = code_task(id="all", evaluator="verifier", tests=[{"kind": "assert", "code": "import not_installed_module_xyz"}])
+    data = code_task(
+        id="all", evaluator="verifier", tests=[{"kind": "assert", "code": "import not_installed_module_xyz"}]
+    )
     res = _run(_verifier(), data)
     assert res.result.status is Status.failed and res.result.error.type == "BrokenTests"
     assert _kinds(res) == ["broken_tests"]

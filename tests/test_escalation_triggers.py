@@ -120,8 +120,9 @@ def test_decision_abstention_is_blocking_when_nothing_was_scored():
 def test_decision_low_confidence_names_candidate_question_and_confidence():
     item = _item(question_task(id="low"))
     cand = CandidateResult(id="r1", score=1.0, passed=True)
-    res = _decision([cand], cn.DecisionLowConfidence(candidates=["r1"], message="unsure", evidence=cn.LowConfidenceEvidence(
-        questions={"r1": ["team"]}, confidence={"r1": 0.41})))
+    res = _decision([cand], cn.DecisionLowConfidence(
+        candidates=["r1"], message="unsure",
+        evidence=cn.LowConfidenceEvidence(questions={"r1": ["team"]}, confidence={"r1": 0.41})))
     esc = check_result(item.task, _route(item), res, CFG)
     assert esc.reason == "decision_low_confidence" and not esc.blocking
     assert "'r1'" in esc.question and "team" in esc.question and "0.41" in esc.question
@@ -186,7 +187,8 @@ def test_clean_result_raises_nothing_and_ids_are_stable():
     res = EvaluationResult(evaluator="llm_judge", status=Status.ok,
                            candidates=[CandidateResult(id="a", score=0.9), CandidateResult(id="b", score=0.2)])
     assert result_triggers(item.task, _route(item), res, CFG) == []
-    close = res.model_copy(update={"candidates": [CandidateResult(id="a", score=.5), CandidateResult(id="b", score=.5)]})
+    close = res.model_copy(update={"candidates": [CandidateResult(id="a", score=.5),
+                                                  CandidateResult(id="b", score=.5)]})
     first = check_result(item.task, _route(item), close, CFG)
     again = check_result(item.task, _route(item), close, CFG)
     assert first.id == again.id and first.id.startswith("esc-")

@@ -140,7 +140,8 @@ def test_the_evaluators_register_nothing_and_import_no_registry():
     for path in files:
         text = path.read_text()
         upward = {m for m in _imports(path)
-                  if m.split(".")[:2] in (["oracle", "_evaluators"], ["oracle", "_oracle"]) or m.startswith("oracle.register")}
+                  if m.split(".")[:2] in (["oracle", "_evaluators"], ["oracle", "_oracle"])
+                  or m.startswith("oracle.register")}
         assert not upward, f"{path.relative_to(ROOT)} imports {sorted(upward)}"
         used = {n.id for n in ast.walk(ast.parse(text)) if isinstance(n, ast.Name)} | {
             n.attr for n in ast.walk(ast.parse(text)) if isinstance(n, ast.Attribute)}

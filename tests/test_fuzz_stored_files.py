@@ -31,6 +31,7 @@ from hypothesis import strategies as st
 
 from oracle.cli.main import main
 from tests.data.tasks import code_task, open_task
+from tests.profiles import examples
 
 ROOT = Path(__file__).resolve().parent.parent
 ESC_ID = "esc-0123456789abcdef"
@@ -230,7 +231,7 @@ def _check(code: int, err: str, named: str, argv: list[str]) -> None:
         assert named in err, f"{argv[:4]}: the error does not name {named}: {err[-400:]}"
 
 
-@settings(max_examples=60, deadline=None, suppress_health_check=list(HealthCheck))
+@settings(max_examples=examples(60), deadline=None, suppress_health_check=list(HealthCheck))
 @given(data=st.data(), kind=st.sampled_from(FILE_KINDS))
 def test_mutated_files_in_process(base, data, kind):
     with tempfile.TemporaryDirectory() as tmp:
@@ -292,7 +293,7 @@ def base_row(base) -> dict[str, Any]:
         conn.close()
 
 
-@settings(max_examples=50, deadline=None, suppress_health_check=list(HealthCheck))
+@settings(max_examples=examples(50), deadline=None, suppress_health_check=list(HealthCheck))
 @given(data=st.data())
 def test_mutated_escalation_rows_in_process(base, base_row, data):
     with tempfile.TemporaryDirectory() as tmp:

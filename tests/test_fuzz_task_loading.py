@@ -20,6 +20,7 @@ from oracle._oracle import Oracle
 from oracle.routing.route import route_adapter
 from oracle.tasks.task import TaskInput
 from oracle.tasks.files import decode_json, parse_task
+from tests.profiles import examples
 
 huge_ints = st.sampled_from([10 ** 4000, -(10 ** 3999), 2 ** 63])
 scalars = st.one_of(
@@ -61,9 +62,11 @@ tests_ = st.lists(st.one_of(
          junk_keys=("stdout", "whitespace")),
     _obj(st.just({"kind": "check", "code": "def check(c): pass"}), junk_keys=("kind",))), max_size=3)
 questions = st.lists(st.one_of(
-    _obj(st.just({"type": "likelihood", "instructions": "ok?"}), st.fixed_dictionaries({"id": st.sampled_from(["q", "r"])}),
+    _obj(st.just({"type": "likelihood", "instructions": "ok?"}),
+         st.fixed_dictionaries({"id": st.sampled_from(["q", "r"])}),
          _maybe("min_confidence", any_float), junk_keys=("id", "min_confidence", "inputs", "scores")),
-    _obj(st.just({"type": "choice", "instructions": "which?"}), st.fixed_dictionaries({"id": st.sampled_from(["c", "q"])}),
+    _obj(st.just({"type": "choice", "instructions": "which?"}),
+         st.fixed_dictionaries({"id": st.sampled_from(["c", "q"])}),
          _maybe("options", st.dictionaries(st.text(max_size=3), st.text(max_size=3), max_size=4)),
          _maybe("abstain_option", st.text(max_size=3)), junk_keys=("options", "scores")),
     _obj(st.just({"type": "score", "instructions": "how good?"}), st.just({"id": "s"}),
@@ -74,7 +77,8 @@ criteria = st.lists(st.one_of(st.text(max_size=8), _obj(
     junk_keys=("criterion", "weight"))), max_size=3)
 reference_checks = _obj(_maybe("mode", st.sampled_from(["exact", "normalized", "regex", "numeric", "set"])),
                         _maybe("rel_tol", any_float), _maybe("abs_tol", any_float),
-                        _maybe("separator", st.text(min_size=1, max_size=2) | st.just("")), junk_keys=("mode", "rel_tol", "separator"))
+                        _maybe("separator", st.text(min_size=1, max_size=2) | st.just("")),
+                        junk_keys=("mode", "rel_tol", "separator"))
 tasks = _obj(
     st.fixed_dictionaries({"id": st.sampled_from(["t", "task-1"]),
                            "prompt": st.text(max_size=60) | st.sampled_from([
@@ -126,7 +130,8 @@ documents = st.sampled_from([0] * 6 + [1, 2, 3, 4]).flatmap(lambda k: _KINDS[k])
 ORACLE = Oracle()
 
 
-@settings(max_examples=2500, derandomize=True, deadline=None, database=None,
+@pytest.mark.slow  # 2,500 documents: about 40 s; the dev profile's 250 run with -m slow
+@settings(max_examples=examples(2500), derandomize=True, deadline=None, database=None,
           suppress_health_check=list(HealthCheck))
 @given(documents)
 def test_loading_and_routing_never_raise_anything_but_task_validation_error(document):
@@ -143,7 +148,7 @@ def test_loading_and_routing_never_raise_anything_but_task_validation_error(docu
     json.loads(route_adapter().dump_json(route))
 
 
-@settings(max_examples=500, derandomize=True, deadline=None, database=None)
+@settings(max_examples=examples(500), derandomize=True, deadline=None, database=None)
 @given(st.binary(max_size=200))
 def test_any_bytes_are_json_or_our_error(raw):
     try:

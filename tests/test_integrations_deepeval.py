@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.integrations_support import require  # noqa: E402
+from tests.integrations_support import require
 
 require("deepeval")  # CI=true: a missing framework fails, never skips
 
@@ -51,7 +51,8 @@ def run(cases, metric):
 prompt = "Write a Python function add(a, b) returning the sum."
 verifier = run([LLMTestCase(name="add_good", input=prompt, actual_output=GOOD_ADD, metadata={"oracle": ADD_SPEC}),
                 LLMTestCase(name="add_bad", input=prompt, actual_output=BAD_ADD, metadata={"oracle": ADD_SPEC}),
-                LLMTestCase(name="capital", input="Capital of France?", actual_output="Paris", expected_output="Paris")],
+                LLMTestCase(name="capital", input="Capital of France?", actual_output="Paris",
+                            expected_output="Paris")],
                OracleMetric())
 with ScriptedServer() as server:
     server.push(chat_reply(pointwise_json({"c1": 10, "c2": 4})))
@@ -72,8 +73,8 @@ print(json.dumps({"offline": offline, "verifier": verifier, "judged": judged, "f
 
 
 def test_deepeval_evaluate_offline(tmp_path):
-    proc = subprocess.run(offline_command(textwrap.dedent(SCRIPT)), cwd=tmp_path, env=offline_env(str(tmp_path), str(ROOT)),
-                          capture_output=True, text=True, timeout=300)
+    proc = subprocess.run(offline_command(textwrap.dedent(SCRIPT)), cwd=tmp_path,
+                          env=offline_env(str(tmp_path), str(ROOT)), capture_output=True, text=True, timeout=300)
     assert proc.returncode == 0, proc.stderr[-4000:]
     out = json.loads(proc.stdout.strip().splitlines()[-1])
     assert out["offline"] is True

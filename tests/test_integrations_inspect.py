@@ -7,7 +7,7 @@ import math
 
 import pytest
 
-from tests.integrations_support import require  # noqa: E402
+from tests.integrations_support import require
 
 require("inspect_ai")  # CI=true: a missing framework fails, never skips
 

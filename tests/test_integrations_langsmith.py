@@ -8,7 +8,7 @@ from datetime import datetime, timezone
 
 import pytest
 
-from tests.integrations_support import require  # noqa: E402
+from tests.integrations_support import require
 
 require("langsmith")  # CI=true: a missing framework fails, never skips
 
@@ -43,7 +43,8 @@ def run_and_example(inputs: dict, outputs: dict, reference: dict) -> tuple[Run, 
 
 def test_openevals_convention_verifier():
     evaluator = oracle_evaluator()
-    good = evaluator(inputs={"prompt": ADD_PROMPT}, outputs={"output": GOOD_ADD}, reference_outputs={"oracle": ADD_SPEC})
+    good = evaluator(inputs={"prompt": ADD_PROMPT}, outputs={"output": GOOD_ADD},
+                     reference_outputs={"oracle": ADD_SPEC})
     bad = evaluator(inputs={"prompt": ADD_PROMPT}, outputs={"output": BAD_ADD}, reference_outputs={"oracle": ADD_SPEC})
     assert set(good) == {"key", "score", "comment", "metadata"} and good["key"] == "oracle"
     assert good["score"] == 1.0 and bad["score"] == 0.0
@@ -83,4 +84,5 @@ def test_judge_path_against_scripted_server(scripted_server):
 
 def test_bad_spec_raises_naming_the_field():
     with pytest.raises(TaskValidationError, match="entry_pont"):
-        oracle_evaluator()(inputs={"prompt": "x"}, outputs={"output": "y"}, reference_outputs={"oracle": {"entry_pont": "f"}})
+        oracle_evaluator()(inputs={"prompt": "x"}, outputs={"output": "y"},
+                           reference_outputs={"oracle": {"entry_pont": "f"}})

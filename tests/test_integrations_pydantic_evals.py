@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from tests.integrations_support import require  # noqa: E402
+from tests.integrations_support import require
 
 require("pydantic_evals")  # CI=true: a missing framework fails, never skips
 
@@ -36,7 +36,8 @@ def by_name(report):
 
 
 def test_report_has_named_results_with_reasons():
-    report = Dataset(name="oracle-adapter", cases=cases(), evaluators=[OracleEvaluator()]).evaluate_sync(answer, progress=False)
+    report = Dataset(name="oracle-adapter", cases=cases(),
+                     evaluators=[OracleEvaluator()]).evaluate_sync(answer, progress=False)
     rows = by_name(report)
     assert set(rows) == {"add_good", "add_bad", "capital", "capital_wrong"} and not report.failures
     good, bad = rows["add_good"], rows["add_bad"]
@@ -53,7 +54,8 @@ def test_report_has_named_results_with_reasons():
 
 def test_our_failure_is_an_evaluator_failure_not_a_score():
     cfg = judge_config(f"http://127.0.0.1:{refused_port()}/v1")
-    dataset = Dataset(name="oracle-adapter", cases=[Case(name="judged", inputs="Why is the sky blue?", metadata={"oracle": JUDGE_SPEC})],
+    dataset = Dataset(name="oracle-adapter",
+                      cases=[Case(name="judged", inputs="Why is the sky blue?", metadata={"oracle": JUDGE_SPEC})],
                       evaluators=[OracleEvaluator(config=cfg)])
     [case] = dataset.evaluate_sync(answer, progress=False).cases
     assert case.scores == {} and case.assertions == {} and case.labels == {}
@@ -66,7 +68,8 @@ def test_our_failure_is_an_evaluator_failure_not_a_score():
 def test_judge_path_against_scripted_server(scripted_server):
     scripted_server.push(chat_reply(pointwise_json({"c1": 10, "c2": 4})))
     evaluator = OracleEvaluator(config=judge_config(scripted_server.base_url), task_defaults=JUDGE_SPEC)
-    dataset = Dataset(name="oracle-adapter", cases=[Case(name="judged", inputs={"question": "Why is the sky blue?"})], evaluators=[evaluator])
+    dataset = Dataset(name="oracle-adapter", cases=[Case(name="judged", inputs={"question": "Why is the sky blue?"})],
+                      evaluators=[evaluator])
     [case] = dataset.evaluate_sync(answer, progress=False).cases
     assert case.scores["oracle_score"].value == pytest.approx((1 + 3 / 9) / 2)
     assert case.scores["oracle_score"].reason.startswith("llm_judge ok")
@@ -78,7 +81,8 @@ def test_judge_path_against_scripted_server(scripted_server):
 def test_unparsed_judge_reply_gives_status_only_no_score(scripted_server):
     scripted_server.push(chat_reply("seven out of ten"), chat_reply("still not JSON"))
     evaluator = OracleEvaluator(config=judge_config(scripted_server.base_url), task_defaults=JUDGE_SPEC)
-    dataset = Dataset(name="oracle-adapter", cases=[Case(name="judged", inputs="Why is the sky blue?")], evaluators=[evaluator])
+    dataset = Dataset(name="oracle-adapter", cases=[Case(name="judged", inputs="Why is the sky blue?")],
+                      evaluators=[evaluator])
     [case] = dataset.evaluate_sync(answer, progress=False).cases
     assert case.labels["oracle_status"].value == "unparsed"
     assert "oracle_score" not in case.scores and "oracle_passed" not in case.assertions
@@ -86,7 +90,8 @@ def test_unparsed_judge_reply_gives_status_only_no_score(scripted_server):
 
 def test_bad_spec_names_the_field():
     evaluator = OracleEvaluator()
-    dataset = Dataset(name="oracle-adapter", cases=[Case(name="x", inputs="q", metadata={"oracle": {"tests": [{"kind": "nope"}]}})],
+    dataset = Dataset(name="oracle-adapter",
+                      cases=[Case(name="x", inputs="q", metadata={"oracle": {"tests": [{"kind": "nope"}]}})],
                       evaluators=[evaluator])
     [case] = dataset.evaluate_sync(answer, progress=False).cases
     [failure] = case.evaluator_failures

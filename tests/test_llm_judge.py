@@ -10,7 +10,7 @@ import re
 
 import pytest
 
-from oracle.config.model import LLMJudgeConfig, OracleConfig
+from oracle.config.model import OracleConfig
 from oracle.results.result import Status
 from oracle._evaluators import evaluator_factory
 from oracle.strategies.protocol import EvaluationContext
@@ -20,7 +20,8 @@ from oracle.strategies.llm_judge.prompts import PROMPT_DIR, prompt_hash
 from tests.plugins.scripted_server import RecordedRequest, chat_reply, status_reply
 
 TASK = Task(id="t-judge", prompt="Explain in two sentences why the sky is blue.",
-            criteria=[{"criterion": "Scientifically correct", "weight": 2}, "Clear", {"criterion": "Brief", "weight": 0}])
+            criteria=[{"criterion": "Scientifically correct", "weight": 2}, "Clear",
+                      {"criterion": "Brief", "weight": 0}])
 
 
 def config(server, **judge) -> OracleConfig:
@@ -95,7 +96,8 @@ async def test_exact_json_weighted_criteria_normalized(scripted_server):
 
 
 async def test_malformed_twice_is_unparsed_with_raw_text_and_no_midpoint(scripted_server):
-    scripted_server.push(chat_reply("I think it deserves a 7/10."), chat_reply('{"criteria": {"c1": {"score": "high"}}}'))
+    scripted_server.push(chat_reply("I think it deserves a 7/10."),
+                         chat_reply('{"criteria": {"c1": {"score": "high"}}}'))
     cfg = config(scripted_server)
     result = await evaluate(cfg, ctx(cfg, TASK, "Because of the ocean."))
     assert result.status == Status.unparsed and result.calls == 2
@@ -211,7 +213,8 @@ async def test_per_criterion_calls(scripted_server):
 async def test_logprob_weighted_score_recorded_as_such(scripted_server):
     text = pointwise_json({"overall": 7})
     cut = text.index(": 7") + 2
-    tokens = [(text[:cut], -0.01, {}), ("7", math.log(0.6), {"7": math.log(0.6), "8": math.log(0.3), "x": math.log(0.1)}),
+    tokens = [(text[:cut], -0.01, {}),
+              ("7", math.log(0.6), {"7": math.log(0.6), "8": math.log(0.3), "x": math.log(0.1)}),
               (text[cut + 1:], -0.01, {})]
     scripted_server.push(chat_reply(text, logprobs=tokens))
     cfg = config(scripted_server, logprobs=True)
@@ -404,7 +407,8 @@ async def test_pairwise_seat_readout_from_logprobs(scripted_server):
         text = pairwise_reply(seat)
         cut = text.index('"winner": "') + len('"winner": "')
         p_good = 0.8
-        top = {"A": math.log(p_good if seat == "A" else 1 - p_good), "B": math.log(1 - p_good if seat == "A" else p_good)}
+        top = {"A": math.log(p_good if seat == "A" else 1 - p_good),
+               "B": math.log(1 - p_good if seat == "A" else p_good)}
         return chat_reply(text, logprobs=[(text[:cut], -0.1, {}), (seat, top[seat], top), (text[cut + 1:], -0.1, {})])
 
     scripted_server.set_handler(handler)

@@ -27,6 +27,7 @@ from oracle.strategies.protocol import EvaluationContext
 from oracle.tasks.task import Task, Trajectory
 from oracle.strategies.llm_judge.strategy import LLMJudge
 from tests.plugins.scripted_server import RecordedRequest, chat_reply
+from tests.profiles import examples
 
 TASK = Task(id="t-inj", prompt="What is the capital of France? Answer in one sentence.",
             criteria=["Correct", "Concise"])
@@ -59,7 +60,8 @@ def sent_user_text(req: RecordedRequest) -> str:
     return users[0]
 
 
-BLOCK = re.compile(r'<(task|reference|response)((?: id="[AB]")?) boundary="([0-9a-f]{16})">\n(.*?)\n</\1 boundary="\3">',
+BLOCK = re.compile(r'<(task|reference|response)((?: id="[AB]")?) boundary="([0-9a-f]{16})">\n(.*?)\n'
+                   r'</\1 boundary="\3">',
                    re.DOTALL)
 
 
@@ -113,7 +115,7 @@ _FRAGMENTS = st.sampled_from(["</response>", "<response>", "</RESPONSE >", "< / 
                               "<", ">", "/", "Lyon", "}", '{"criteria":'])
 
 
-@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@settings(max_examples=examples(60), deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(st.lists(_FRAGMENTS, min_size=1, max_size=25).map("".join))
 async def test_no_fragment_mix_escapes_its_block(scripted_server, attack):
     if not attack.strip():

@@ -56,7 +56,8 @@ def test_load_json_object_is_strict(text, fragment):
 
 
 def test_parse_pointwise_checks_ids_types_and_range():
-    ok = parse_pointwise('{"criteria": {"c2": {"rationale": "r2", "score": 3}, "c1": {"rationale": "r1", "score": 10}}}',
+    ok = parse_pointwise('{"criteria": {"c2": {"rationale": "r2", "score": 3}, '
+                         '"c1": {"rationale": "r1", "score": 10}}}',
                          ["c1", "c2"], 1, 10)
     assert list(ok) == ["c2", "c1"] and ok["c1"].score == 10 and ok["c2"].rationale == "r2"
     bad = {
@@ -152,7 +153,8 @@ def test_candidate_text_includes_code_steps_and_output():
     t = Trajectory(id="t", answer="done", code="print(1)",
                    steps=[Step(type="tool_call", tool="search", content="q")], output="1")
     text = candidate_text(t)
-    assert "done" in text and "print(1)" in text and "[1] tool_call search: q" in text and "Execution output:\n1" in text
+    assert "done" in text and "print(1)" in text
+    assert "[1] tool_call search: q" in text and "Execution output:\n1" in text
     assert candidate_text(Trajectory(id="e")) == "(empty response)"
 
 

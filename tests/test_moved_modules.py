@@ -72,7 +72,8 @@ def test_an_old_class_is_the_same_class_and_the_registry_is_one():
                  "import oracle.tasks.task, oracle.results.result, oracle.routing.route\n"
                  "print(json.dumps({'task': OldTask is oracle.tasks.task.Task,\n"
                  "    'result': OldResult is oracle.results.result.EvaluationResult,\n"
-                 "    'route': OldRoute is oracle.routing.route.Route, 'ctx': EvaluationContext is oracle.EvaluationContext,\n"
+                 "    'route': OldRoute is oracle.routing.route.Route, 'ctx': EvaluationContext is "
+                 "oracle.EvaluationContext,\n"
                  "    'protocol': Strategy is oracle.Evaluator, 'registered': sorted(registry._REGISTERED),\n"
                  "    'task_built': OldTask(id='t', prompt='p').model_dump(include={'id'}),\n"
                  "    'messages': sorted({str(w.message).split(' is deprecated')[0] for w in log})}))\n")
@@ -85,7 +86,8 @@ def test_an_old_class_is_the_same_class_and_the_registry_is_one():
 
 def test_old_attribute_paths_and_find_spec_work():
     got = _fresh("import oracle.signals, oracle.prices, importlib.util\n"
-                 "print(json.dumps({'attr': oracle.signals.Signals.__module__, 'cost': callable(oracle.prices.cost_usd),\n"
+                 "print(json.dumps({'attr': oracle.signals.Signals.__module__, 'cost': "
+                 "callable(oracle.prices.cost_usd),\n"
                  "    'spec': importlib.util.find_spec('oracle.ledger') is not None}))\n")
     assert got == {"attr": "oracle.routing.signals", "cost": True, "spec": True}
 

@@ -28,11 +28,10 @@ from oracle.config.model import OracleConfig
 from oracle.results.result import Status
 from oracle.strategies.protocol import EvaluationContext
 from oracle.strategies.verifier.strategy import VerifierStrategy
-from oracle.sandbox import probe
 from oracle.tasks.task import Task, Trajectory
+from tests.plugins.sandbox_backends import on_each_backend, strongest_backend
 
 pytestmark = pytest.mark.sandbox
-BACKENDS = [b for b in ("nsjail", "bubblewrap", "landlock") if b in probe().available]
 DATA = json.loads((Path(__file__).resolve().parents[1] / "examples" / "n_plus_one" / "task.json").read_text())
 TASK = Task.model_validate(DATA["task"])
 SHIPPED = {t["id"]: t for t in DATA["trajectories"]}
@@ -174,7 +173,7 @@ def test_the_example_counts_every_statement_not_a_prefix():
         assert "set_trace_callback(self.statements.append)" in t.code and "startswith" not in t.code
 
 
-@pytest.mark.parametrize("backend", BACKENDS)
+@on_each_backend
 def test_disguised_n_plus_one_fails_and_honest_fixes_pass(backend):
     result = _evaluate(backend, TASK, {**HONEST, **DISGUISED, **REACHES})
     assert result.status is Status.ok, result.error
@@ -194,7 +193,7 @@ def test_disguised_n_plus_one_fails_and_honest_fixes_pass(backend):
 
 def test_the_disguises_fooled_the_old_select_prefix_counter():
     """Without this, claim 1 could hold because a forger is simply broken."""
-    result = _evaluate(BACKENDS[0], _old_counter_task(), {**DISGUISED, "join": HONEST["join"]})
+    result = _evaluate(strongest_backend(), _old_counter_task(), {**DISGUISED, "join": HONEST["join"]})
     assert result.status is Status.ok, result.error
     for name in [*DISGUISED, "join"]:
         assert set(_outcomes(result, name).values()) == {"pass"}, (name, result.candidate(name).details["tests"])

@@ -123,7 +123,8 @@ for where in {os.getcwd(), os.path.expanduser("~"), os.environ.get("TMPDIR", "/t
 ATTACKS = {
     "plain_wrong": WRONG,
     "plants_pytest_files": PLANT + WRONG,
-    "hooks_and_plugins": WRONG + (
+    "hooks_and_plugins": WRONG
+    + (
         "pytest_plugins = ['evil']\n"
         "pytestmark = ['skip']\n"
         "collect_ignore = ['test_slug.py']\n"
@@ -134,8 +135,10 @@ ATTACKS = {
         "def pytest_ignore_collect(collection_path, config):\n    return True\n"
         "def setup_module():\n    raise SystemExit(0)\n"
         "def setup_function(f):\n    raise SystemExit(0)\n"
-        "def teardown_module():\n    raise SystemExit(0)\n"),
-    "tests_fixtures_and_names": WRONG + (
+        "def teardown_module():\n    raise SystemExit(0)\n"
+    ),
+    "tests_fixtures_and_names": WRONG
+    + (
         "def test_always_passes():\n    return None\n"
         "class TestFree:\n    def test_free(self):\n        return None\n"
         "def expected():\n    return {'WRONG': 'WRONG'}\n"
@@ -143,7 +146,8 @@ ATTACKS = {
         "pytest = {'raises': None}\n"
         "_pytest = None\n"
         "fixture = None\nmark = None\nrequest = None\nraises = None\napprox = None\n"
-        "def bind_global(name, value):\n    return None\n"),
+        "def bind_global(name, value):\n    return None\n"
+    ),
     "own_outcome_classes": (
         "class Skipped(BaseException):\n    __module__ = '_pytest.outcomes'\n"
         "class XFailed(BaseException):\n    __module__ = '_pytest.outcomes'\n"
@@ -152,8 +156,11 @@ ATTACKS = {
         "_n = [0]\n"
         "def slugify(text):\n"
         "    _n[0] += 1\n"
-        "    raise (Skipped, XFailed, Failed, Exit)[_n[0] % 4]('skip me')\n"),
-    "real_pytest_outcomes": "PYTEST_COPY = {copy!r}\n" + FIND_PYTEST + (
+        "    raise (Skipped, XFailed, Failed, Exit)[_n[0] % 4]('skip me')\n"
+    ),
+    "real_pytest_outcomes": "PYTEST_COPY = {copy!r}\n"
+    + FIND_PYTEST
+    + (
         "_n = [0]\n"
         "def slugify(text):\n"
         "    _n[0] += 1\n"
@@ -163,28 +170,29 @@ ATTACKS = {
         "    if k == 0:\n        PYTEST.skip('skip me')\n"
         "    if k == 1:\n        PYTEST.xfail('xfail me')\n"
         "    if k == 2:\n        PYTEST.exit('stop the session', returncode=0)\n"
-        "    PYTEST.fail('fail me', pytrace=False)\n"),
+        "    PYTEST.fail('fail me', pytrace=False)\n"
+    ),
     "system_exit": "def slugify(text):\n    raise SystemExit(0)\n",
     "keyboard_interrupt": "def slugify(text):\n    raise KeyboardInterrupt\n",
     "os_exit_after_one_answer": "import os\n_n = [0]\ndef slugify(text):\n    _n[0] += 1\n"
-                                "    if _n[0] > 1:\n        os._exit(0)\n    return 'WRONG'\n",
+    "    if _n[0] > 1:\n        os._exit(0)\n    return 'WRONG'\n",
     "kill_everything": "import os, signal\ndef slugify(text):\n"
-                       "    for pid in (os.getppid(), -1, 0, 1):\n"
-                       "        try:\n            os.kill(pid, signal.SIGKILL)\n        except OSError:\n            pass\n"
-                       "    os.killpg(0, signal.SIGKILL)\n",
+    "    for pid in (os.getppid(), -1, 0, 1):\n"
+    "        try:\n            os.kill(pid, signal.SIGKILL)\n        except OSError:\n            pass\n"
+    "    os.killpg(0, signal.SIGKILL)\n",
     "hang_after_one_answer": "import time\n_n = [0]\ndef slugify(text):\n    _n[0] += 1\n"
-                             "    if _n[0] > 1:\n        time.sleep(3600)\n    return 'WRONG'\n",
+    "    if _n[0] > 1:\n        time.sleep(3600)\n    return 'WRONG'\n",
     "huge_answer": "def slugify(text):\n    return 'x' * (40 << 20)\n",
     "fake_report_frames": "import json, os, struct\n"
-                          "def _spray():\n"
-                          "    for m in ({'op': 'case', 'node_id': 'test_slug.py::test_bare', 'outcome': 'pass'},\n"
-                          "              {'op': 'verdict', 'outcome': 'suite', 'collected': [], 'reported': 0}):\n"
-                          "        b = json.dumps(m).encode()\n"
-                          "        for fd in range(0, 12):\n"
-                          "            try:\n                os.write(fd, struct.pack('>I', len(b)) + b)\n"
-                          "            except OSError:\n                pass\n"
-                          "_spray()\n"
-                          "def slugify(text):\n    _spray()\n    return 'WRONG'\n",
+    "def _spray():\n"
+    "    for m in ({'op': 'case', 'node_id': 'test_slug.py::test_bare', 'outcome': 'pass'},\n"
+    "              {'op': 'verdict', 'outcome': 'suite', 'collected': [], 'reported': 0}):\n"
+    "        b = json.dumps(m).encode()\n"
+    "        for fd in range(0, 12):\n"
+    "            try:\n                os.write(fd, struct.pack('>I', len(b)) + b)\n"
+    "            except OSError:\n                pass\n"
+    "_spray()\n"
+    "def slugify(text):\n    _spray()\n    return 'WRONG'\n",
 }
 NEVER = {"pass", "xpassed", "skipped", "xfailed"}
 

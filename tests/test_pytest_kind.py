@@ -224,25 +224,55 @@ def test_fixtures_parametrize_classes_raises_approx_monkeypatch_and_marks_work()
     assert result.provenance.execution.pytest_version and result.provenance.execution.pytest_origin == "pinned"
 
 
-CLASSIFY = Task(id="classify", prompt="", entry_point="Stack", language="python", tests=[
-    {"kind": "pytest", "name": "needs_a_missing_module",
-     "code": "import numpy_is_not_installed_here\ndef test_a():\n    assert Stack().size() == 0\n"},
-    {"kind": "pytest", "name": "fixture_bug",
-     "code": "import pytest\n@pytest.fixture\ndef data():\n    return {}['missing']\n"
-             "def test_uses(data):\n    assert Stack().size() == 0\ndef test_fine():\n    assert Stack().size() == 0\n"},
-    {"kind": "pytest", "name": "fixture_after_the_candidate",
-     "code": "import pytest\n@pytest.fixture\ndef full():\n    s = Stack()\n    s.push(1)\n    return s.size() // 0\n"
-             "def test_uses(full):\n    pass\n"},
-    {"kind": "pytest", "name": "name_the_candidate_lacks",
-     "code": "from solution import not_defined\ndef test_a():\n    assert not_defined() == 1\n"},
-    {"kind": "pytest", "name": "selects_nothing", "select": "no_such_test",
-     "code": "def test_a():\n    assert Stack().size() == 0\n"},
-    {"kind": "pytest", "name": "selected_nodes", "select": ["test_task.py::test_one", "test_task.py::TestB::test_two"],
-     "code": "def test_one():\n    assert Stack().size() == 0\ndef test_other():\n    assert False\n"
-             "class TestB:\n    def test_two(self):\n        assert Stack().size() == 0\n"},
-    {"kind": "pytest", "name": "patches_the_candidate",
-     "code": "import solution\ndef test_a(monkeypatch):\n    monkeypatch.setattr(solution, 'LIMIT', 0)\n"},
-])
+CLASSIFY = Task(
+    id="classify",
+    prompt="",
+    entry_point="Stack",
+    language="python",
+    tests=[
+        {
+            "kind": "pytest",
+            "name": "needs_a_missing_module",
+            "code": "import numpy_is_not_installed_here\ndef test_a():\n    assert Stack().size() == 0\n",
+        },
+        {
+            "kind": "pytest",
+            "name": "fixture_bug",
+            "code": "import pytest\n@pytest.fixture\ndef data():\n    return {}['missing']\n"
+            "def test_uses(data):\n    assert Stack().size() == 0\ndef test_fine():\n    assert Stack().size() == 0\n",
+        },
+        {
+            "kind": "pytest",
+            "name": "fixture_after_the_candidate",
+            "code": "import pytest\n@pytest.fixture\ndef full():\n    s = Stack()\n    s.push(1)\n"
+            "    return s.size() // 0\n"
+            "def test_uses(full):\n    pass\n",
+        },
+        {
+            "kind": "pytest",
+            "name": "name_the_candidate_lacks",
+            "code": "from solution import not_defined\ndef test_a():\n    assert not_defined() == 1\n",
+        },
+        {
+            "kind": "pytest",
+            "name": "selects_nothing",
+            "select": "no_such_test",
+            "code": "def test_a():\n    assert Stack().size() == 0\n",
+        },
+        {
+            "kind": "pytest",
+            "name": "selected_nodes",
+            "select": ["test_task.py::test_one", "test_task.py::TestB::test_two"],
+            "code": "def test_one():\n    assert Stack().size() == 0\ndef test_other():\n    assert False\n"
+            "class TestB:\n    def test_two(self):\n        assert Stack().size() == 0\n",
+        },
+        {
+            "kind": "pytest",
+            "name": "patches_the_candidate",
+            "code": "import solution\ndef test_a(monkeypatch):\n    monkeypatch.setattr(solution, 'LIMIT', 0)\n",
+        },
+    ],
+)
 
 
 def test_the_test_s_own_faults_are_broken_and_the_candidate_s_are_its_errors():

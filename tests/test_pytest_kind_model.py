@@ -44,19 +44,25 @@ def test_bad_file_names_are_refused_naming_the_field(files, field):
     assert str(err.value).startswith("task.tests[0].files: ") and field in str(err.value), str(err.value)
 
 
-@pytest.mark.parametrize("test, message", [
-    ({"code": "x = 1\n"}, "task.tests[0].code: defines no test"),
-    ({"code": "def helper():\n    def test_inner():\n        pass\n"}, "defines no test"),
-    ({"code": "class Helper:\n    def test_a(self):\n        pass\n"}, "defines no test"),
-    ({"code": "class TestA:\n    def helper(self):\n        pass\n"}, "defines no test"),
-    ({"files": {"helpers.py": GOOD}}, "task.tests[0].files: no test file"),
-    ({"files": {"test_a.py": "x = 1\n", "test_b.py": "y = 2\n"}}, "none of ['test_a.py', 'test_b.py']"),
-    ({"code": GOOD, "files": {"test_a.py": GOOD}}, "task.tests[0].code: give exactly one of code"),
-    ({}, "give exactly one of code"),
-    ({"code": GOOD, "select": ["test_other.py::test_a"]}, "task.tests[0].select: 'test_other.py::test_a' names no file"),
-    ({"code": GOOD, "select": []}, "task.tests[0].select: an empty list"),
-    ({"code": GOOD, "select": "  "}, "task.tests[0].select: an empty -k expression"),
-])
+@pytest.mark.parametrize(
+    "test, message",
+    [
+        ({"code": "x = 1\n"}, "task.tests[0].code: defines no test"),
+        ({"code": "def helper():\n    def test_inner():\n        pass\n"}, "defines no test"),
+        ({"code": "class Helper:\n    def test_a(self):\n        pass\n"}, "defines no test"),
+        ({"code": "class TestA:\n    def helper(self):\n        pass\n"}, "defines no test"),
+        ({"files": {"helpers.py": GOOD}}, "task.tests[0].files: no test file"),
+        ({"files": {"test_a.py": "x = 1\n", "test_b.py": "y = 2\n"}}, "none of ['test_a.py', 'test_b.py']"),
+        ({"code": GOOD, "files": {"test_a.py": GOOD}}, "task.tests[0].code: give exactly one of code"),
+        ({}, "give exactly one of code"),
+        (
+            {"code": GOOD, "select": ["test_other.py::test_a"]},
+            "task.tests[0].select: 'test_other.py::test_a' names no file",
+        ),
+        ({"code": GOOD, "select": []}, "task.tests[0].select: an empty list"),
+        ({"code": GOOD, "select": "  "}, "task.tests[0].select: an empty -k expression"),
+    ],
+)
 def test_a_suite_that_cannot_collect_or_select_a_test_is_refused(test, message):
     with pytest.raises(TaskValidationError) as err:
         _task(test)

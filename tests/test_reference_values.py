@@ -19,6 +19,7 @@ from hypothesis import strategies as st
 from oracle.strategies.verifier.reference import (MINUS_SIGNS, check_answer, is_valueless_mark, normalize_text,
                                                   read_number, validate_reference)
 from oracle.tasks.testspec import ReferenceCheck
+from tests.profiles import examples
 
 NORMALIZED, NUMERIC = ReferenceCheck(mode="normalized"), ReferenceCheck(mode="numeric", abs_tol=0, rel_tol=1e-9)
 
@@ -56,7 +57,7 @@ MARKS = ".,;:!?\"'()[]{}«»“”‘’…。"
 _text = st.text(st.sampled_from(VALUE_CHARS + MARKS + " \t\n\u00a0"), max_size=14)
 
 
-@settings(max_examples=400, deadline=None)
+@settings(max_examples=examples(400), deadline=None)
 @given(_text, _text)
 def test_equal_normal_forms_mean_the_same_value_characters(a, b):
     """The docstring's promise: forms agree only when the texts differ in case, whitespace and marks."""
@@ -64,7 +65,7 @@ def test_equal_normal_forms_mean_the_same_value_characters(a, b):
         assert skeleton(a) == skeleton(b), (a, b)
 
 
-@settings(max_examples=400, deadline=None)
+@settings(max_examples=examples(400), deadline=None)
 @given(_text, st.integers(min_value=0), st.sampled_from(VALUE_CHARS), st.sampled_from(["insert", "replace", "delete"]))
 def test_one_edit_of_a_value_character_changes_the_form(a, at, value, edit):
     at = at % (len(a) + 1)
@@ -78,7 +79,7 @@ def test_one_edit_of_a_value_character_changes_the_form(a, at, value, edit):
         assert normalize_text(a) != normalize_text(b), (a, b)
 
 
-@settings(max_examples=200, deadline=None)
+@settings(max_examples=examples(200), deadline=None)
 @given(st.text("0123456789", min_size=1, max_size=6), st.text("0123456789", min_size=1, max_size=6))
 def test_a_decimal_point_between_digits_is_never_dropped(left, right):
     assert normalize_text(f"{left}.{right}") not in (normalize_text(left + right), normalize_text(f"{left} {right}"))

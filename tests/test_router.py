@@ -18,6 +18,7 @@ from oracle.routing.route import Route, route_adapter
 from oracle.routing._chain import PolicyChain
 from oracle.tasks.files import parse_task
 from tests.data.tasks import code_task, open_task, question_task
+from tests.profiles import examples
 
 GOLDEN = Path(__file__).parent / "golden"
 REGEN_FLAG = "ORACLE_REGEN_GOLDEN"
@@ -166,7 +167,8 @@ def test_numbers_that_decide_a_route_are_config():
     assert vote_a.scores["verifier"] == pytest.approx(0.9) and vote_b.scores["verifier"] == pytest.approx(0.1)
     assert vote_b.settings == {"runnable_tests": {"verifier": 0.1, "llm_judge": 0.9}}
     assert b.config_hash == tweaked.hash() != a.config_hash
-    short_ref = OracleConfig.model_validate({"routing": {"policies": {"reference_answer": {"short_reference_chars": 3}}}})
+    short_ref = OracleConfig.model_validate(
+        {"routing": {"policies": {"reference_answer": {"short_reference_chars": 3}}}})
     vote = next(v for v in route(open_task(reference="Paris"), PolicyChain(short_ref)).votes
                 if v.policy == "reference_answer")
     assert vote.reason.startswith("long reference")
@@ -233,7 +235,7 @@ def tasks(draw):
     return {"task": task, "trajectories": trajs}
 
 
-@settings(max_examples=150, deadline=None)
+@settings(max_examples=examples(150), deadline=None)
 @given(tasks())
 def test_property_deterministic_gated_override(data):
     a, b = route(data), route(data)

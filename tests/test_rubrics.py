@@ -143,7 +143,8 @@ def test_a_malformed_index_is_refused_not_a_crash(store: RubricStore, tmp_path: 
 def test_template_with_unknown_variable_is_refused_before_any_call(tmp_path: Path):
     s = RubricStore(tmp_path / "r")
     s.new("bad")
-    s.draft_path("bad").write_text("criteria: [x]\njudge_prompt: '$response_block $criteria_list $reply_example $secret'\n")
+    s.draft_path("bad").write_text("criteria: [x]\n"
+                                   "judge_prompt: '$response_block $criteria_list $reply_example $secret'\n")
     with pytest.raises(RubricError, match=r"unknown variable\(s\) \$secret"):
         s.draft("bad")
     s.draft_path("bad").write_text("criteria: [x]\njudge_prompt: 'Rate $response_block'\n")

@@ -31,17 +31,18 @@ from oracle.strategies.verifier.strategy import VerifierStrategy
 from oracle.sandbox import runs as runs_mod
 from oracle.sandbox.runs import RunResult, starved
 from oracle.sandbox.runtime import bpf, worker_state
-from oracle.sandbox import probe, slots
+from oracle.sandbox import slots
 from oracle.sandbox.workers import ZYGOTE_MODULE, Worker, WorkerPool
+from tests.plugins.sandbox_backends import on_each_backend, strongest_backend
 from tests.test_sandbox_seccomp import run_bpf
 
 pytestmark = pytest.mark.sandbox
-BACKENDS = [b for b in ("nsjail", "bubblewrap", "landlock") if b in probe().available]
 ARCH = bpf.machine()
 HONEST = "def add(a, b):\n    return a + b\n"
 ADD_TESTS = [{"kind": "call", "name": "call", "call": "add(2, 3)", "expected": 5},
              {"kind": "assert", "name": "forks", "code": "import os\nfor _ in range(3):\n    pid = os.fork()\n"
-                                                         "    if pid == 0:\n        os._exit(0)\n    os.waitpid(pid, 0)\n"
+                                                         "    if pid == 0:\n        os._exit(0)\n"
+                                                         "    os.waitpid(pid, 0)\n"
                                                          "assert add(1, 1) == 2\n"}]
 
 
@@ -183,7 +184,7 @@ def reach():
     "PIDFD_OPEN", str(bpf.SYSCALLS[ARCH]["pidfd_open"]))
 
 
-@pytest.mark.parametrize("backend", BACKENDS)
+@on_each_backend
 def test_a_run_cannot_change_its_worker_and_later_runs_keep_their_verdicts(backend):
     strategy = VerifierStrategy()
     try:
@@ -263,7 +264,7 @@ def look():
 '''.replace("MQ_OPEN", str(bpf.SYSCALLS[ARCH]["mq_open"]))
 
 
-@pytest.mark.parametrize("backend", BACKENDS)
+@on_each_backend
 def test_kernel_objects_files_and_daemons_do_not_reach_the_next_run(backend):
     strategy = VerifierStrategy()
     try:
@@ -271,7 +272,8 @@ def test_kernel_objects_files_and_daemons_do_not_reach_the_next_run(backend):
                       {"kind": "call", "name": "look", "call": "look()", "expected": []},
                       {"kind": "call", "name": "leave_again", "call": "leave()", "expected": []},
                       {"kind": "call", "name": "look_again", "call": "look()", "expected": []}], entry="look")
-        result = _run(strategy, backend, task, [Trajectory(id="first", code=LEAVE), Trajectory(id="second", code=LEAVE)])
+        result = _run(strategy, backend, task,
+                      [Trajectory(id="first", code=LEAVE), Trajectory(id="second", code=LEAVE)])
         assert result.status is Status.ok, result.error
         for c in result.candidates:
             assert _outcomes(result, c.id) == ["pass"] * 4, c.details["tests"]
@@ -327,7 +329,7 @@ def hunt():
 '''
 
 
-@pytest.mark.parametrize("backend", BACKENDS)
+@on_each_backend
 def test_a_candidate_finds_no_earlier_candidate_in_its_memory_files_or_descriptors(backend):
     def honest(i):
         token = secrets.token_hex(6)
@@ -382,7 +384,7 @@ def _uid_of(pid: int) -> int:
 
 
 @pytest.mark.skipif(not slots.can_drop_privileges(), reason="the host injects the fault as root")
-@pytest.mark.parametrize("backend", BACKENDS)
+@on_each_backend
 def test_a_worker_changed_between_runs_is_replaced_and_the_run_rerun(backend):
     strategy = VerifierStrategy()
     try:
@@ -404,7 +406,7 @@ def test_a_worker_changed_between_runs_is_replaced_and_the_run_rerun(backend):
 
 
 @pytest.mark.skipif(not slots.can_drop_privileges(), reason="the host injects the fault as root")
-@pytest.mark.parametrize("backend", BACKENDS)
+@on_each_backend
 def test_a_worker_changed_during_a_run_blames_that_run_and_spares_the_next(backend):
     strategy = VerifierStrategy()
     slow = "import time\ndef add(a, b):\n    time.sleep(1.5)\n    return a + b\n"
@@ -443,9 +445,9 @@ def test_when_even_the_rerun_meets_a_changed_worker_the_candidate_is_unscored_no
     monkeypatch.setattr(Worker, "start", start_then_tamper)
     strategy = VerifierStrategy()
     try:
-        result = _run(strategy, BACKENDS[0], _task(ADD_TESTS[:1]), [Trajectory(id="honest", code=HONEST),
+        result = _run(strategy, strongest_backend(), _task(ADD_TESTS[:1]), [Trajectory(id="honest", code=HONEST),
                                                                     Trajectory(id="no_code", answer="I don't know")])
-        alone = _run(strategy, BACKENDS[0], _task(ADD_TESTS[:1]), [Trajectory(id="honest", code=HONEST)])
+        alone = _run(strategy, strongest_backend(), _task(ADD_TESTS[:1]), [Trajectory(id="honest", code=HONEST)])
     finally:
         strategy.close()
     # When our fault hits every candidate that ran, the evaluation itself fails, naming it.
@@ -469,7 +471,8 @@ WORK = ("import time\ndef add(a, b):\n    end = time.process_time() + 0.6\n    w
         "        pass\n    return a + b\n")
 
 
-@pytest.mark.parametrize("backend", BACKENDS)
+@pytest.mark.slow  # about 7 s a backend
+@on_each_backend
 def test_a_spinning_candidate_does_not_starve_its_sibling(backend):
     tests = [{"kind": "call", "name": f"call{i}", "call": "add(2, 3)", "expected": 5, "timeout_s": 3}
              for i in range(3)]
@@ -497,7 +500,8 @@ def _stop(procs: list[subprocess.Popen]) -> None:
         p.wait()
 
 
-@pytest.mark.parametrize("backend", BACKENDS)
+@pytest.mark.slow  # 10 to 14 s a backend
+@on_each_backend
 def test_a_starved_run_is_rerun_alone_and_keeps_its_verdict(backend, monkeypatch):
     """Host processes outside every sandbox cgroup take the CPU; once the run is judged starved, the
     rerun waits until the pool is idle, and the load is gone by then (the test stops it there)."""
@@ -522,11 +526,12 @@ def test_a_starved_run_is_rerun_alone_and_keeps_its_verdict(backend, monkeypatch
     assert result.provenance.execution.reruns == {"starved": 1}
 
 
+@pytest.mark.slow  # about 10 s: three starved tries
 def test_a_run_starved_every_time_is_our_fault_not_a_timeout():
     procs = _spinners(12 * (os.cpu_count() or 1))
     strategy = VerifierStrategy()
     try:
-        result = _run(strategy, BACKENDS[0], _task([{"kind": "call", "name": "call", "call": "add(2, 3)",
+        result = _run(strategy, strongest_backend(), _task([{"kind": "call", "name": "call", "call": "add(2, 3)",
                                                       "expected": 5, "timeout_s": 1.0}]),
                       [Trajectory(id="honest", code=WORK), Trajectory(id="no_code", answer="I don't know")])
     finally:
@@ -545,7 +550,7 @@ def test_sigstop_of_the_run_itself_is_still_its_own_timeout():
     code = "import os, signal\ndef add(a, b):\n    os.kill(os.getpid(), signal.SIGSTOP)\n    return a + b\n"
     strategy = VerifierStrategy()
     try:
-        result = _run(strategy, BACKENDS[0], _task([{"kind": "call", "name": "call", "call": "add(2, 3)",
+        result = _run(strategy, strongest_backend(), _task([{"kind": "call", "name": "call", "call": "add(2, 3)",
                                                       "expected": 5, "timeout_s": 1.0}]),
                       [Trajectory(id="stopped", code=code)])
     finally:
@@ -559,7 +564,7 @@ def test_sigstop_of_the_run_itself_is_still_its_own_timeout():
 # -- another caller of `oracle serve` --------------------------------------------------------
 
 @pytest.mark.slow
-@pytest.mark.parametrize("backend", BACKENDS)
+@on_each_backend
 def test_a_second_serve_caller_keeps_its_honest_verdicts(backend, tmp_path):
     import httpx
 

@@ -21,14 +21,13 @@ import pytest
 
 from oracle.config.model import OracleConfig
 from oracle.results.result import Status
-from oracle.sandbox import probe
 from oracle.sandbox.workers import RUNTIME_DIR, RUNTIME_PACKAGE, install_runtime
 from oracle.strategies.protocol import EvaluationContext
 from oracle.strategies.verifier.strategy import VerifierStrategy
 from oracle.tasks.task import Task, Trajectory
+from tests.plugins.sandbox_backends import on_each_backend
 
 TESTS = Path(__file__).resolve().parent
-BACKENDS = [b for b in ("nsjail", "bubblewrap", "landlock") if b in probe().available]
 
 
 PYTEST_IMPORTS = {"pytest_side.py": {"pytest"}, "zygote.py": {"_pytest"}}
@@ -76,7 +75,8 @@ def test_the_copy_a_sandbox_gets_imports_without_oracle(tmp_path):
 
 def _edits(source: str) -> list[str]:
     target = r"sys\s*\.\s*path"
-    pattern = re.compile(rf"{target}\s*(\.\s*(insert|append|extend|remove|pop|clear)\s*\(|\+=|\[[^\]]*\]\s*=(?!=)|=(?!=))")
+    pattern = re.compile(rf"{target}\s*(\.\s*(insert|append|extend|remove|pop|clear)\s*\(|"
+                         r"\+=|\[[^\]]*\]\s*=(?!=)|=(?!=))")
     return [m.group(0) for m in pattern.finditer(source)]
 
 
@@ -95,7 +95,7 @@ SYS_PATH_PROBE = (
 
 
 @pytest.mark.sandbox
-@pytest.mark.parametrize("backend", BACKENDS)
+@on_each_backend
 def test_a_run_finds_nothing_it_can_write_on_its_sys_path(backend):
     task = Task(id="add", prompt="", language="python", entry_point="add",
                 tests=[{"kind": "call", "name": "call", "call": "add(2, 3)", "expected": 5}])

@@ -9,14 +9,14 @@ import pytest
 
 from oracle.sandbox import SandboxLimits, probe, seccomp, slots
 from oracle.sandbox.launch import build_command, make_preexec
+from tests.plugins.sandbox_backends import on_each_namespace_backend
 
 pytestmark = pytest.mark.sandbox
 
 PYTHON = "/usr/bin/python3"
-NAMESPACE_BACKENDS = [b for b in ("nsjail", "bubblewrap") if b in probe().available]
 
 
-@pytest.mark.parametrize("backend", NAMESPACE_BACKENDS)
+@on_each_namespace_backend
 def test_pass_fds_reach_the_sandboxed_program_and_nothing_else_does(backend):
     layers = probe()
     kept_r, kept_w = os.pipe()

@@ -18,13 +18,13 @@ from pathlib import Path
 
 import pytest
 
-from oracle.sandbox import probe, slots
+from oracle.sandbox import slots
 from oracle.sandbox.slots import processes_of_uid
+from tests.plugins.sandbox_backends import CONTAINMENT_BACKENDS, use_backend
 
 pytestmark = pytest.mark.sandbox
 
 PYTHON = "/usr/bin/python3"
-BACKENDS = [b for b in ("nsjail", "bubblewrap", "landlock") if b in probe().available]
 REPO = str(Path(__file__).resolve().parent.parent)
 
 # The sandboxed program forks a daemon (new session): PDEATHSIG is not inherited by it, so on the
@@ -131,9 +131,9 @@ def start_oracle(backend: str) -> tuple[subprocess.Popen, str, int]:
     return oracle, needle, main
 
 
-@pytest.fixture(params=BACKENDS)
+@pytest.fixture(params=CONTAINMENT_BACKENDS)
 def backend(request) -> str:
-    return request.param
+    return use_backend(request.param)
 
 
 def test_sandboxed_program_dies_with_a_killed_oracle(backend):

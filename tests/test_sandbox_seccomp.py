@@ -12,7 +12,8 @@ import struct
 
 import pytest
 
-from oracle.sandbox import RunRequest, Sandbox, SandboxLimits, probe, seccomp
+from oracle.sandbox import RunRequest, Sandbox, SandboxLimits, seccomp
+from tests.plugins.sandbox_backends import CONTAINMENT_BACKENDS, use_backend
 
 ALLOW, KILL = seccomp.RET_ALLOW, seccomp.RET_KILL_PROCESS
 ERRNO = seccomp.RET_ERRNO
@@ -99,7 +100,6 @@ def test_kafel_policy_refuses_what_the_filter_refuses(arch):
 # --- the policy inside every backend -------------------------------------------------------------
 
 PYTHON = "/usr/bin/python3"
-BACKENDS = [b for b in ("nsjail", "bubblewrap", "landlock") if b in probe().available]
 LIMITS = SandboxLimits(timeout_s=20, memory_mb=1024, max_pids=64, output_limit_bytes=200_000)
 
 
@@ -107,9 +107,9 @@ def run(backend: str, command: list[str], **kw):
     return asyncio.run(Sandbox(backend=backend, limits=LIMITS).run(RunRequest(command=command, **kw)))
 
 
-@pytest.fixture(params=BACKENDS)
+@pytest.fixture(params=CONTAINMENT_BACKENDS)
 def backend(request) -> str:
-    return request.param
+    return use_backend(request.param)
 
 
 def test_every_denied_syscall_answers_eperm_inside(backend):
@@ -142,7 +142,8 @@ pid = os.fork()
 if pid == 0:
     os._exit(3)
 res['fork'] = os.waitpid(pid, 0)[1] >> 8
-res['subprocess'] = subprocess.run(['/usr/bin/python3', '-c', 'print(6*7)'], capture_output=True).stdout.decode().strip()
+res['subprocess'] = subprocess.run(['/usr/bin/python3', '-c', 'print(6*7)'],
+                                   capture_output=True).stdout.decode().strip()
 a, b = socket.socketpair(); a.sendall(b'x'); res['socketpair'] = b.recv(1).decode()
 r, w = os.pipe(); os.write(w, b'p'); res['pipe'] = os.read(r, 1).decode()
 ctx = multiprocessing.get_context('fork')

@@ -11,11 +11,11 @@ import pytest
 from pydantic import ValidationError
 
 from oracle.config.model import VerifierConfig
-from oracle.sandbox import RunRequest, Sandbox, SandboxLimits, probe
+from oracle.sandbox import RunRequest, Sandbox, SandboxLimits
 from oracle.sandbox.limits import check_timeouts
+from tests.plugins.sandbox_backends import on_each_backend, strongest_backend, use_backend
 
 PYTHON = "/usr/bin/python3"
-BACKENDS = [b for b in ("nsjail", "bubblewrap", "landlock") if b in probe().available]
 
 
 def run(backend: str, code: str, default_s: float, timeout_s: float | None):
@@ -24,8 +24,9 @@ def run(backend: str, code: str, default_s: float, timeout_s: float | None):
 
 
 @pytest.mark.sandbox
-@pytest.mark.skipif("nsjail" not in BACKENDS, reason="nsjail is not available here")
+@pytest.mark.slow  # sleeps 8 s in the sandbox, by design
 def test_nsjail_honours_a_test_timeout_above_the_default():
+    use_backend("nsjail")
     # Before: nsjail's --time_limit came from the default (2 s + 5) and killed this at 7 s.
     start = time.monotonic()
     out = run("nsjail", "import time\ntime.sleep(8)\nprint('slept')", default_s=2, timeout_s=12)
@@ -35,7 +36,7 @@ def test_nsjail_honours_a_test_timeout_above_the_default():
 
 
 @pytest.mark.sandbox
-@pytest.mark.parametrize("backend", BACKENDS)
+@on_each_backend
 def test_cpu_rlimit_follows_the_test_timeout(backend):
     # Default 0.5 s -> RLIMIT_CPU 2 s before; the test's 15 s allows 31 s of CPU. The wall limit is
     # far above the 2.5 s of CPU so a loaded machine cannot turn this into a timeout.
@@ -47,8 +48,8 @@ def test_cpu_rlimit_follows_the_test_timeout(backend):
 
 
 @pytest.mark.sandbox
-@pytest.mark.parametrize("backend", BACKENDS[:1])
-def test_the_default_still_bounds_tests_without_their_own(backend):
+def test_the_default_still_bounds_tests_without_their_own():
+    backend = strongest_backend()
     start = time.monotonic()
     out = run(backend, "import time\ntime.sleep(30)", default_s=1, timeout_s=None)
     assert out.timed_out

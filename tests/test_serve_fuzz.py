@@ -15,6 +15,7 @@ import pytest
 from hypothesis import HealthCheck, settings
 
 from tests.plugins.scripted_server import ScriptedServer
+from tests.profiles import examples
 from tests.serve_support import judge_config, need_serve_extra, serve
 
 pytestmark = pytest.mark.slow
@@ -47,7 +48,7 @@ def base_url(tmp_path_factory):
 
 
 @schema.parametrize()
-@settings(max_examples=50, deadline=None, derandomize=True, database=None,
+@settings(max_examples=examples(50), deadline=None, derandomize=True, database=None,
           suppress_health_check=list(HealthCheck))
 def test_no_server_error_and_replies_match_the_schema(case, base_url):
     case.call_and_validate(base_url=base_url, checks=CHECKS, timeout=90)

@@ -9,6 +9,7 @@ import pytest
 from oracle.routing.signals import Signals, extract
 from oracle.tasks.files import parse_task
 from tests.data.tasks import code_task, open_task, question_task
+from tests.profiles import examples
 
 
 def sig(data, **kw):
@@ -134,7 +135,7 @@ _PHRASE_PIECES = ["rate it", "on a scale", "scale of", "1-5 stars", "1 to 10 poi
                   "verify the statement", "supported by the context", "does the evidence support", "factorial"]
 
 
-@settings(max_examples=3000, deadline=None)
+@settings(max_examples=examples(3000), deadline=None)
 @given(st.lists(st.one_of(st.sampled_from(_PHRASE_PIECES), st.text(max_size=3)), max_size=10))
 def test_scale_or_rationale_prefilter_never_hides_a_phrase(pieces):
     """The RE2 prefilter is a superset: the one-pass answer always equals the exact checks'."""
@@ -159,7 +160,7 @@ def test_claim_check_phrases(text, claim):
     assert prompt_phrases(text, text)[2] is claim
 
 
-@settings(max_examples=500, deadline=None)
+@settings(max_examples=examples(500), deadline=None)
 @given(st.lists(st.one_of(st.sampled_from(["return", "returns", "essay", "explained", "sum", "x", "_", "\u00e9",
                                            "compute", "poem", "\u2003", "1", " ", "\n"]), st.text(max_size=4)),
                 max_size=30))

@@ -64,7 +64,8 @@ def test_library_route_loads_no_provider_evaluation_or_terminal_stack():
 
 def test_yaml_and_toml_load_when_a_file_of_their_kind_is_read(tmp_path):
     (tmp_path / "c.toml").write_text("[routing]\nthreshold = 0.5\n")
-    loaded = loaded_after(f"from oracle.config.model import OracleConfig\nOracleConfig.load({str(tmp_path / 'c.toml')!r})")
+    loaded = loaded_after("from oracle.config.model import OracleConfig\n"
+                          f"OracleConfig.load({str(tmp_path / 'c.toml')!r})")
     assert "tomllib" in loaded and "yaml" not in loaded
     loaded = loaded_after("from oracle.tasks.files import load_tasks\n"
                           f"list(load_tasks({str(ROOT / 'examples' / 'decision_judge' / 'support_replies.yaml')!r}))")

@@ -108,7 +108,7 @@ def test_json_file_error_names_line(tmp_path):
     path.write_text(json.dumps(data, indent=2))
     with pytest.raises(TaskValidationError) as info:
         load_tasks(path)
-    expected_line = next(i for i, l in enumerate(path.read_text().splitlines(), 1) if '"difficulty"' in l)
+    expected_line = next(i for i, line in enumerate(path.read_text().splitlines(), 1) if '"difficulty"' in line)
     assert info.value.line == expected_line
     assert f"line {expected_line}" in str(info.value)
 

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.integrations_support import require  # noqa: E402
+from tests.integrations_support import require
 
 require("opentelemetry.sdk")  # CI=true: a missing framework fails, never skips
 
@@ -120,7 +120,8 @@ def test_failure_is_an_error_span_and_an_unscored_event(exporter):
 
 def test_use_tracer_provider_none_turns_tracing_off(exporter):
     with use_tracer_provider(None):
-        Oracle().route({"task": {"id": "q", "prompt": "2+2?", "reference": "4"}, "trajectories": [{"id": "a", "answer": "4"}]})
+        Oracle().route({"task": {"id": "q", "prompt": "2+2?", "reference": "4"},
+                        "trajectories": [{"id": "a", "answer": "4"}]})
     assert exporter.get_finished_spans() == ()
 
 
@@ -184,7 +185,8 @@ def test_decision_judge_criteria_events_and_decision_call_span(exporter, scripte
     assert result.status.value == "ok", result.result.error
     spans = spans_by_name(exporter)
     call = spans["decide scripted-decider"]
-    assert call.attributes["gen_ai.system"] == "systemone" and call.attributes["oracle.call.probability_source"] == "native_decision"
+    assert call.attributes["gen_ai.system"] == "systemone"
+    assert call.attributes["oracle.call.probability_source"] == "native_decision"
     assert call.parent.span_id == spans["oracle.evaluator decision_judge"].context.span_id
     evs = events(spans["oracle.evaluate"])
     assert evs[0]["gen_ai.evaluation.name"] == "oracle.decision_judge"

@@ -17,6 +17,7 @@ from oracle.tasks.task import Task, TaskInput, Trajectory
 from oracle.strategies.verifier.trajectory import decode_arguments, tool_results
 from oracle.strategies.verifier.trajectory_checks import check_tool_calls, check_tool_result
 from oracle.tasks.testspec import ToolCallsTest, ToolResultTest
+from tests.profiles import examples
 
 
 def call(tool, args=None, cid=None):
@@ -363,7 +364,8 @@ from hypothesis import given, settings  # noqa: E402
 from hypothesis import strategies as st  # noqa: E402
 
 _json = st.recursive(st.none() | st.booleans() | st.integers() | st.floats(allow_nan=True) | st.text(max_size=8),
-                     lambda inner: st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=4), inner, max_size=3),
+                     lambda inner: (st.lists(inner, max_size=3)
+                                    | st.dictionaries(st.text(max_size=4), inner, max_size=3)),
                      max_leaves=8)
 _tools = st.sampled_from(["search", "open", None, ""])
 _steps = st.lists(st.fixed_dictionaries({
@@ -376,7 +378,7 @@ _steps = st.lists(st.fixed_dictionaries({
 }), max_size=8)
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=examples(300), deadline=None)
 @given(steps=_steps, mode=st.sampled_from(["strict", "unordered", "subset", "superset"]), ordered=st.booleans(),
        args_match=st.sampled_from(["exact", "ignore", "subset", {"query": "normalized", "*": "ignore"},
                                    {"query": {"mode": "numeric", "abs_tol": 1}}, {"query": "regex"}]),

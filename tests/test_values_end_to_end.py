@@ -13,7 +13,8 @@ import pytest
 
 from oracle.tasks.task import Task, Trajectory
 from oracle.results.result import Status
-from tests.test_verdict_integrity import BACKENDS, _evaluate
+from tests.plugins.sandbox_backends import on_each_backend
+from tests.test_verdict_integrity import _evaluate
 
 pytestmark = pytest.mark.sandbox
 
@@ -26,7 +27,8 @@ JS_ASSERTS = [
     ("sees_neg_zero", "assert.ok(Object.is(negZero(), -0));"),
     ("sees_bigint", "assert.strictEqual(typeof five(), 'bigint'); assert.strictEqual(big(), 2n ** 70n + 1n);"),
     ("sees_undefined", "assert.strictEqual(undef(), undefined);"),
-    ("sees_nan_and_inf", "assert.ok(Number.isNaN(nan())); assert.strictEqual(inf(), Infinity); assert.strictEqual(negInf(), -Infinity);"),
+    ("sees_nan_and_inf", "assert.ok(Number.isNaN(nan())); assert.strictEqual(inf(), Infinity); "
+                         "assert.strictEqual(negInf(), -Infinity);"),
 ]
 JS_TASK = Task(id="js-values", prompt="", language="javascript", entry_point="five", tests=(
     [{"kind": "call", "name": n, "call": c, "expected": e, "timeout_s": 5} for n, c, e in JS_CALLS]
@@ -56,9 +58,10 @@ def _outcomes(result, name):
 
 
 @pytest.mark.skipif(shutil.which("node") is None, reason="node not installed")
-@pytest.mark.parametrize("backend", BACKENDS)
+@on_each_backend
 def test_javascript_values_get_the_right_verdict(backend):
-    trajectories = [Trajectory(id="honest", code=HONEST_JS)] + [Trajectory(id=n, code=c) for n, (c, _) in WRONG_JS.items()]
+    trajectories = [Trajectory(id="honest", code=HONEST_JS)]
+    trajectories += [Trajectory(id=n, code=c) for n, (c, _) in WRONG_JS.items()]
     result = _evaluate(backend, JS_TASK, trajectories)
     honest = _outcomes(result, "honest")
     # undefined is not null: the call test expecting null fails, naming both
@@ -83,7 +86,8 @@ PY_TASK = Task(id="py-values", prompt="", language="python", entry_point="f", te
     {"kind": "call", "name": "keys", "call": "keys()", "expected": {"1": "a", "2": "b"}},
 ])
 HONEST_PY = ("def huge():\n    return 10**400 + 1\ndef neg_zero():\n    return -0.0\n"
-             "def nan():\n    return float('nan')\ndef three():\n    return 3\ndef keys():\n    return {1: 'a', 2: 'b'}\n")
+             "def nan():\n    return float('nan')\ndef three():\n    return 3\ndef keys():\n"
+             "    return {1: 'a', 2: 'b'}\n")
 WRONG_PY = {  # (code, outcome per test that is not a pass)
     "bool_and_complex": ("def huge():\n    return True\ndef neg_zero():\n    return 0j\ndef nan():\n    return None\n"
                          "def three():\n    return 3+0j\ndef keys():\n    return {1: 'a', '1': 'a', 2: 'b'}\n",
@@ -93,9 +97,10 @@ WRONG_PY = {  # (code, outcome per test that is not a pass)
 }
 
 
-@pytest.mark.parametrize("backend", BACKENDS)
+@on_each_backend
 def test_python_values_get_the_right_verdict(backend):
-    trajectories = [Trajectory(id="honest", code=HONEST_PY)] + [Trajectory(id=n, code=c) for n, (c, _) in WRONG_PY.items()]
+    trajectories = [Trajectory(id="honest", code=HONEST_PY)]
+    trajectories += [Trajectory(id=n, code=c) for n, (c, _) in WRONG_PY.items()]
     result = _evaluate(backend, PY_TASK, trajectories)
     assert result.status is Status.ok, result.error
     honest = _outcomes(result, "honest")

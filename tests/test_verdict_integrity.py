@@ -22,11 +22,10 @@ from oracle.results.result import Status
 from oracle.strategies.protocol import EvaluationContext
 from oracle.tasks.task import Task, Trajectory
 from oracle.strategies.verifier.strategy import VerifierStrategy
-from oracle.sandbox import probe
 from oracle.sandbox.workers import ZYGOTE_MODULE
+from tests.plugins.sandbox_backends import on_each_backend, strongest_backend
 
 pytestmark = pytest.mark.sandbox
-BACKENDS = [b for b in ("nsjail", "bubblewrap", "landlock") if b in probe().available]
 
 FAKE_VERDICT = (
     "import json as _j, struct as _s\n"
@@ -48,14 +47,17 @@ WRONG = "def sort_desc(xs):\n    return list(xs)\n"
 PY_ATTACKS = {
     "marker_lines": "import sys\n"
                     "for s in (sys.stdout, sys.stderr):\n"
-                    "    print('@@ORACLE 0 {\"kind\": \"pass\"}\\nall tests passed\\nPASS', file=s, flush=True)\n" + WRONG,
+                    "    print('@@ORACLE 0 {\"kind\": \"pass\"}\\nall tests passed\\n"
+                    "PASS', file=s, flush=True)\n" + WRONG,
     "nonce_from_stdin": "import sys\nnonce = sys.stdin.readline().strip()\n"
-                        "print('\\n@@ORACLE ' + nonce + ' {\"kind\": \"pass\"}', file=sys.stderr, flush=True)\n" + WRONG,
+                        "print('\\n@@ORACLE ' + nonce + ' {\"kind\": \"pass\"}', "
+                        "file=sys.stderr, flush=True)\n" + WRONG,
     "reach_the_reporter": "import __main__, gc, sys\n"
                           "def _hunt():\n"
                           "    found = []\n"
                           "    for obj in gc.get_objects():\n"
-                          "        if callable(obj) and any(w in getattr(obj, '__name__', '') for w in ('report', 'verdict', 'send')):\n"
+                          "        if callable(obj) and any(w in getattr(obj, '__name__', '') for w in ('report', "
+                          "'verdict', 'send')):\n"
                           "            found.append(obj)\n"
                           "    f = sys._getframe()\n"
                           "    while f is not None:\n"
@@ -82,7 +84,8 @@ PY_ATTACKS = {
                          "    if name.rsplit('.', 1)[-1] in ('wire', 'rpc'):\n"
                          "        for attr in ('encode', 'decode', 'dumps'):\n"
                          "            if hasattr(mod, attr):\n"
-                         "                setattr(mod, attr, lambda *a, **k: {'op': 'verdict', 'outcome': 'pass'})\n" + WRONG,
+                         "                setattr(mod, attr, lambda *a, **k: {'op': 'verdict', 'outcome': "
+                         "'pass'})\n" + WRONG,
     "eq_always_true": "class Any:\n    def __eq__(self, o): return True\n    def __ne__(self, o): return False\n"
                       "    def __hash__(self): return 0\n    def __bool__(self): return True\n"
                       "    def __getitem__(self, i): return Any()\n    def __sub__(self, o): return 0\n"
@@ -108,17 +111,20 @@ PY_ATTACKS = {
                                 "    os._exit(0)\n",
     "kill_the_worker": "import os, signal\ndef sort_desc(xs):\n"
                        "    for pid in (os.getppid(), -1):\n"
-                       "        try:\n            os.kill(pid, signal.SIGKILL)\n        except OSError:\n            pass\n"
+                       "        try:\n            os.kill(pid, signal.SIGKILL)\n        except OSError:\n"
+                       "            pass\n"
                        "    return xs\n",
     "poison_with_invalid_utf8": "import os\nos.write(3, b'\\x00\\x00\\x00\\x04\\xff\\xfe\\xfd\\xfc')\n" + WRONG,
     "poison_with_bad_json": "import os\nbody = b'{\"op\": \"verdict\", \"outcome\": pass'\n"
                             "os.write(3, len(body).to_bytes(4, 'big') + body)\n" + WRONG,
     "huge_answer": "def sort_desc(xs):\n    return 'x' * (40 << 20)\n",
-    "deeply_nested_answer": "def sort_desc(xs):\n    v = []\n    for _ in range(5000):\n        v = [v]\n    return v\n",
+    "deeply_nested_answer": "def sort_desc(xs):\n    v = []\n    for _ in range(5000):\n        v = [v]\n"
+                            "    return v\n",
     "generator_answer": "def sort_desc(xs):\n    return (x for x in sorted(xs, reverse=True))\n",
     "read_the_zygote": "import os\ndef sort_desc(xs):\n"
                        "    for path in ('/proc/%d/mem' % os.getppid(), '/proc/%d/environ' % os.getppid()):\n"
-                       "        try:\n            open(path, 'rb').read(64)\n        except OSError:\n            pass\n"
+                       "        try:\n            open(path, 'rb').read(64)\n        except OSError:\n"
+                       "            pass\n"
                        "    return xs\n",
 }
 
@@ -166,7 +172,7 @@ def _assert_attackers_get_nothing(result, attackers, honest: str) -> None:
     assert result.provenance.integrity == "isolated"
 
 
-@pytest.mark.parametrize("backend", BACKENDS)
+@on_each_backend
 def test_python_attackers_cannot_forge_a_verdict(backend):
     trajectories = [Trajectory(id=name, code=code) for name, code in PY_ATTACKS.items()]
     trajectories.insert(len(trajectories) // 2, Trajectory(id="honest", code=HONEST_PY))
@@ -181,14 +187,15 @@ PY_IO_TASK = Task(id="sum-io", prompt="Read two integers, print their sum.", lan
                   tests=[{"kind": "io", "stdin": "3 4\n", "stdout": "7\n"},
                          {"kind": "io", "stdin": "10 -2\n", "stdout": "8\n"}])
 PY_IO_ATTACKS = {
-    "pass_markers": "import sys\nprint('@@ORACLE x {\"kind\": \"done\"}', file=sys.stderr)\nprint('all tests passed')\n",
+    "pass_markers": "import sys\nprint('@@ORACLE x {\"kind\": \"done\"}', file=sys.stderr)\n"
+                    "print('all tests passed')\n",
     "exit_before_output": "import os\nos._exit(0)\n",
     "frames_and_exit": FAKE_VERDICT + "spray()\nimport os\nos._exit(0)\n",
     "nonzero_exit_after_answer": "a, b = map(int, input().split())\nprint(a + b, flush=True)\nimport os\nos._exit(3)\n",
 }
 
 
-@pytest.mark.parametrize("backend", BACKENDS)
+@on_each_backend
 def test_io_attackers_cannot_forge_a_verdict(backend):
     trajectories = [Trajectory(id=n, code=c) for n, c in PY_IO_ATTACKS.items()]
     trajectories.append(Trajectory(id="honest", code="a, b = map(int, input().split())\nprint(a + b)\n"))
@@ -210,9 +217,11 @@ JS_ATTACKS = {
                      "require('fs').writeSync = () => 0; require('vm').runInThisContext = () => undefined;\n"
                      "require('assert').deepStrictEqual = () => {}; require('assert').strictEqual = () => {};\n"
                      "Array.prototype.toString = () => '9,4,2';\n" + JS_WRONG,
-    "value_of_object": "function sortDesc(xs) { return { valueOf() { return 2; }, toString() { return '2'; }, 0: 9 }; }\n",
+    "value_of_object": "function sortDesc(xs) { return { valueOf() { return 2; }, "
+                       "toString() { return '2'; }, 0: 9 }; }\n",
     "array_of_value_of": "function sortDesc(xs) { return [{ valueOf() { return 9; } }, 4, 2]; }\n",
-    "throws_assertion_pass": "function sortDesc(xs) { const e = new Error('pass'); e.code = 'ERR_ASSERTION'; throw e; }\n",
+    "throws_assertion_pass": "function sortDesc(xs) { const e = new Error('pass'); "
+                             "e.code = 'ERR_ASSERTION'; throw e; }\n",
     "promise_answer": "async function sortDesc(xs) { return xs.slice().sort((a, b) => b - a); }\n",
     "poison_channel": "require('fs').writeSync(3, Buffer.from([0, 0, 0, 3, 0xff, 0xfe, 0xfd]));\n" + JS_WRONG,
 }
@@ -221,17 +230,20 @@ JS_TASK = Task(
     entry_point="sortDesc",
     tests=[
         {"kind": "assert", "name": "deep", "code": "assert.deepStrictEqual(sortDesc([3, 1, 2]), [3, 2, 1]);"},
-        {"kind": "assert", "name": "loose", "code": "assert.ok(sortDesc([1, 2])[0] == 2); assert.equal(String(sortDesc([9, 4, 2])), '9,4,2');"},
+        {"kind": "assert", "name": "loose", "code": "assert.ok(sortDesc([1, 2])[0] == 2); "
+                                                    "assert.equal(String(sortDesc([9, 4, 2])), '9,4,2');"},
         {"kind": "call", "name": "call", "call": "sortDesc([2, 9, 4])", "expected": [9, 4, 2]},
         {"kind": "check", "name": "check", "code": "function check(c) { assert.deepStrictEqual(c([5, 7]), [7, 5]); }"},
     ])
 
 
 @pytest.mark.skipif(shutil.which("node") is None, reason="node not installed")
-@pytest.mark.parametrize("backend", BACKENDS)
+@pytest.mark.slow  # about 8 s a backend
+@on_each_backend
 def test_javascript_attackers_cannot_forge_a_verdict(backend):
     trajectories = [Trajectory(id=n, code=c) for n, c in JS_ATTACKS.items()]
-    trajectories.append(Trajectory(id="honest", code="function sortDesc(xs) { return xs.slice().sort((a, b) => b - a); }\n"))
+    honest = "function sortDesc(xs) { return xs.slice().sort((a, b) => b - a); }\n"
+    trajectories.append(Trajectory(id="honest", code=honest))
     result = _evaluate(backend, JS_TASK, trajectories, timeout_s=3)
     _assert_attackers_get_nothing(result, JS_ATTACKS, "honest")
 
@@ -277,7 +289,7 @@ def look():
 '''
 
 
-@pytest.mark.parametrize("backend", BACKENDS)
+@on_each_backend
 def test_no_file_thread_or_daemon_reaches_the_next_run(backend):
     task = Task(id="leftovers", prompt="", language="python", entry_point="look", tests=[
         {"kind": "call", "name": "leave", "call": "leave()", "expected": "left"},
@@ -308,7 +320,7 @@ def test_a_candidate_sees_a_narrow_handle_not_the_counter(tmp_path):
     }
     trajectories = [Trajectory(id=k, code=v) for k, v in sneaky.items()]
     trajectories.append(Trajectory(id="join", code=next(t for t in data["trajectories"] if t["id"] == "join")["code"]))
-    result = _evaluate(BACKENDS[0], task, trajectories)
+    result = _evaluate(strongest_backend(), task, trajectories)
     assert result.candidate("join").passed is True
     for name in sneaky:
         assert result.candidate(name).passed is False
@@ -319,9 +331,9 @@ def test_a_candidate_sees_a_narrow_handle_not_the_counter(tmp_path):
 def test_in_process_mode_needs_both_opt_ins_and_is_labelled():
     task = PY_TASK.model_copy(update={"execution": "in_process"})
     trajectories = [Trajectory(id="honest", code=HONEST_PY)]
-    refused = _evaluate(BACKENDS[0], task, trajectories)
+    refused = _evaluate(strongest_backend(), task, trajectories)
     assert refused.status is Status.failed and "allow_in_process" in refused.error.message
-    allowed = _evaluate(BACKENDS[0], task, trajectories, allow_in_process=True)
+    allowed = _evaluate(strongest_backend(), task, trajectories, allow_in_process=True)
     assert allowed.status is Status.ok and allowed.candidate("honest").passed is True
     assert allowed.provenance.integrity == "in_process"
     assert [c.kind for c in allowed.concerns if c.kind == "weak_isolation"] == ["weak_isolation"]
@@ -348,10 +360,11 @@ def test_prompt_helpers_are_defined_from_the_prompt_not_the_candidate():
         {"kind": "check", "code": "def check(candidate):\n    for xs in ([1, 2], [-6, 11, -6, 1]):\n"
                                   "        assert abs(poly(xs, candidate(xs))) < 1e-4\n"}])
     honest = ("    lo, hi = -100.0, 100.0\n    for _ in range(200):\n        mid = (lo + hi) / 2\n"
-              "        if poly(xs, lo) * poly(xs, mid) <= 0:\n            hi = mid\n        else:\n            lo = mid\n"
+              "        if poly(xs, lo) * poly(xs, mid) <= 0:\n            hi = mid\n        else:\n"
+              "            lo = mid\n"
               "    return lo\n")
     cheat = "    return 0.0\n\n\ndef poly(xs, x):\n    return 0.0\n"
-    result = _evaluate(BACKENDS[0], task, [Trajectory(id="honest", answer=honest),
+    result = _evaluate(strongest_backend(), task, [Trajectory(id="honest", answer=honest),
                                            Trajectory(id="cheat", answer=cheat)])
     assert result.candidate("honest").passed is True, result.candidate("honest").details
     assert result.candidate("cheat").passed is False
@@ -367,11 +380,13 @@ def test_candidate_objects_exceptions_and_callbacks_cross_the_boundary():
         {"kind": "assert", "name": "methods", "code": "s = Stack()\ns.push(1).push((2, 3))\nassert len(s) == 2\n"
                                                       "assert s.pop() == (2, 3) and s.pop() == 1\n"},
         {"kind": "assert", "name": "exception_type", "code": "try:\n    Stack().pop()\nexcept IndexError as e:\n"
-                                                             "    assert 'empty' in str(e)\nelse:\n    raise AssertionError('no IndexError')\n"},
+                                                             "    assert 'empty' in str(e)\nelse:\n"
+                                                             "    raise AssertionError('no IndexError')\n"},
         {"kind": "assert", "name": "callback", "code": "seen = []\ndef f(x):\n    seen.append(x)\n    return x * x\n"
-                                                       "assert apply_all(f, [1, 2, 3]) == [1, 4, 9]\nassert seen == [1, 2, 3]\n"},
+                                                       "assert apply_all(f, [1, 2, 3]) == [1, 4, 9]\n"
+                                                       "assert seen == [1, 2, 3]\n"},
         {"kind": "assert", "name": "in_process_only", "code": "assert apply_all.__code__.co_argcount == 2\n"}])
-    result = _evaluate(BACKENDS[0], task, [Trajectory(id="s", code=code)])
+    result = _evaluate(strongest_backend(), task, [Trajectory(id="s", code=code)])
     tests = {t["name"]: t for t in result.candidate("s").details["tests"]}
     assert [tests[n]["outcome"] for n in ("methods", "exception_type", "callback")] == ["pass"] * 3, tests
     assert tests["in_process_only"]["outcome"] == "error"
@@ -403,7 +418,8 @@ def test_killing_the_oracle_kills_its_warm_workers(tmp_path):
     script.write_text(
         "import asyncio, sys\n"
         "from oracle.config.model import OracleConfig\nfrom oracle.strategies.protocol import EvaluationContext\n"
-        "from oracle.tasks.task import Task, Trajectory\nfrom oracle.strategies.verifier.strategy import VerifierStrategy\n"
+        "from oracle.tasks.task import Task, Trajectory\n"
+        "from oracle.strategies.verifier.strategy import VerifierStrategy\n"
         "config = OracleConfig(verifier={'timeout_s': 60, 'workers': 1})\n"
         "task = Task(id='t', prompt='', entry_point='f', tests=[{'kind': 'call', 'call': 'f()', 'expected': 1}])\n"
         "code = 'import time\\ndef f():\\n    print(\"running\", flush=True)\\n    time.sleep(300)\\n'\n"
@@ -446,7 +462,7 @@ def test_the_test_cannot_hand_the_candidate_its_own_process():
         {"kind": "assert", "name": "builtin_open", "code": "HOOK = open\nassert use() is not None\n"},
         {"kind": "assert", "name": "wrapper", "code": "class Box:\n    def value(self):\n        return 42\n"
                                                       "HOOK = Box()\nassert use() == 42\n"}])
-    result = _evaluate(BACKENDS[0], task, [Trajectory(id="c", code=code)])
+    result = _evaluate(strongest_backend(), task, [Trajectory(id="c", code=code)])
     tests = {t["name"]: t for t in result.candidate("c").details["tests"]}
     assert tests["wrapper"]["outcome"] == "pass", tests
     for name in ("module", "builtin_open"):

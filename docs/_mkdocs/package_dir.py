@@ -41,5 +41,5 @@ class PackageDir(griffe.Extension):
             _, package = finder.find_spec(folder.name)
             # A private loader method, the only one that reads a folder as a child of a module
             # already loaded (so its members get their oracle.* paths while they are visited).
-            module = loader._load_module(child, package.path, parent=parent)  # noqa: SLF001
+            module = loader._load_module(child, package.path, parent=parent)
             parent.set_member(child, module)

@@ -116,7 +116,7 @@ def check_constant_queries(n_orders, limit=3):
     assert n <= limit, (f"expected a constant number of queries (at most {limit}), got {n} for "
                         f"{n_orders} orders" + (" = 1 + N" if n == n_orders + 1 else ""))
     assert got == want, f"wrong result for {n_orders} orders (first difference near order {next((a['id'] for a, b in zip(want, got) if a != b), '?')})"
-'''
+'''  # noqa: E501 - task code, written as is into task.json
 
 TESTS = [
     {"kind": "assert", "name": "same_result_50_orders", "timeout_s": 20, "code": SETUP + '''

@@ -43,7 +43,7 @@ def load_group(group: str) -> dict[str, Any]:
             raise PluginError(f"{where}: the name is also declared by {origin[ep.name]}", plugin=ep.name)
         try:
             out[ep.name] = ep.load()
-        except Exception as exc:  # noqa: BLE001 - any failure to load is reported, with its cause
+        except Exception as exc:  # any failure to load is reported, with its cause
             raise PluginError(f"{where} failed to load: {type(exc).__name__}: {exc}", plugin=ep.name) from exc
         origin[ep.name] = dist
     _LOADED[group] = out

@@ -19,7 +19,8 @@ _ORACLES: dict[str, Any] = {}
 
 
 def _evaluate_chunk(config_json: str, store_path: str | None, chunk: list[tuple[int, str, bytes, int, str]],
-                    concurrency: int, timeout_s: float | None, history_through: int | None = None) -> list[dict[str, Any]]:
+                    concurrency: int, timeout_s: float | None,
+                    history_through: int | None = None) -> list[dict[str, Any]]:
     """Runs in a Ray worker: rebuild the entries, parse and evaluate them concurrently, return rows."""
     import asyncio
 

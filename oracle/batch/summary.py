@@ -109,7 +109,7 @@ def export_parquet(path: str | Path, dest: str | Path, *, batch_rows: int = 1000
 def parquet_available() -> bool:
     """Whether the Parquet export can run here (checked before a batch starts)."""
     try:
-        import pyarrow  # noqa: F401
+        import pyarrow
         import pyarrow.parquet  # noqa: F401
     except ImportError:
         return False

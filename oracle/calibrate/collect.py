@@ -78,7 +78,8 @@ class Collected:
 def _forced(item: LabelledItem) -> TaskInput:
     task = item.task.model_dump(mode="json")
     task["evaluator"] = "decision_judge"
-    return TaskInput.model_validate({"task": task, "trajectories": [t.model_dump(mode="json") for t in item.trajectories]})
+    return TaskInput.model_validate({"task": task,
+                                     "trajectories": [t.model_dump(mode="json") for t in item.trajectories]})
 
 
 def read_points(item: LabelledItem, result: Any, out: Collected) -> None:

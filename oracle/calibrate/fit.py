@@ -178,7 +178,8 @@ def fit_cell(p: Sequence[float], y: Sequence[int], *, k: int = 5, seed: int = 0,
     p = [float(v) for v in p]
     y = [int(bool(v)) for v in y]
     if len(set(y)) < 2:
-        raise CellRefused(f"all {len(y)} labels are {'pass' if y and y[0] else 'fail'}: a threshold cannot be fitted on one class")
+        raise CellRefused(f"all {len(y)} labels are {'pass' if y and y[0] else 'fail'}: a threshold cannot be fitted "
+                          "on one class")
     if max(p) - min(p) < 1e-9:
         raise CellRefused(f"the model's probability never varies (always {p[0]:.4g}): nothing to calibrate")
     warnings = []

@@ -122,7 +122,8 @@ async def acalibrate(items: Sequence[LabelledItem], config: OracleConfig, *, mod
         "dataset": source, "dataset_sha256": dataset_hash(kept), "items": len(kept), "reserved_dropped": dropped,
         "points": len(collected.points), "skipped": collected.skipped, "item_outcomes": collected.items,
         "fold_scheme": {"kind": "stratified k-fold, out of fold", "k": k, "seed": seed},
-        "model_requested": config.providers.decision.model if config.providers.decision else config.providers.judge.model,
+        "model_requested": (config.providers.decision.model if config.providers.decision
+                            else config.providers.judge.model),
         "models_answered": sorted({p.model for p in collected.points}),
         "review_target": {"review_rate": review_rate, "target_precision": target_precision},
         "date": (now or _dt.datetime.now(_dt.timezone.utc)).isoformat(timespec="seconds"),

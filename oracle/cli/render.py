@@ -210,8 +210,16 @@ def result_blocks(res: OracleResult, *, show_route: bool = True) -> list[Block]:
             blocks.append(_line((f"error: {r.error.type}: {r.error.message}", "red")))
         for b in r.broken_tests:  # the task's fault: scored for no candidate
             blocks.append(_line(("broken test ", "yellow"), (b.test, "bold"), f": {b.reason}"))
-        rows: list[Sequence[str | Text]] = [[c.id, "-" if c.score is None else f"{c.score:.3f}", _verdict(c.passed), _status(c.status.value),
-                                              why(c.details)[:WHY_CHARS]] for c in r.candidates]
+        rows: list[Sequence[str | Text]] = [
+            [
+                c.id,
+                "-" if c.score is None else f"{c.score:.3f}",
+                _verdict(c.passed),
+                _status(c.status.value),
+                why(c.details)[:WHY_CHARS],
+            ]
+            for c in r.candidates
+        ]
         if rows:
             blocks.append(Grid([Col("candidate"), Col("score", numeric=True), Col("passed"), Col("status"),
                                 Col("why", text=True)], rows))
@@ -239,16 +247,25 @@ def _outcome(row: Mapping[str, Any]) -> Text:
 
 def check_blocks(report: TestsCheck) -> list[Block]:
     """``oracle check``: each test's outcome on the reference solution, then the broken ones."""
-    on = "task.solution" + (" (cached)" if report.cached else "") if report.solution else \
-        "an empty program (no task.solution: only what is broken whatever the candidate shows)"
+    on = (
+        "task.solution" + (" (cached)" if report.cached else "")
+        if report.solution
+        else "an empty program (no task.solution: only what is broken whatever the candidate shows)"
+    )
     blocks: list[Block] = [_line(f"task {report.task_id}: the tests on ", (on, "bold"))]
     if report.error:
         blocks.append(_line((f"error: {report.error}", "red")))
         return blocks
     if report.tests:
-        blocks.append(Grid([Col("test"), Col("kind"), Col("outcome"), Col("ms", numeric=True), Col("message", text=True)],
-                           [[r["test"], r["kind"], _outcome(r), f"{r['duration_ms']:.0f}", str(r["message"])[:WHY_CHARS]]
-                            for r in report.tests]))
+        blocks.append(
+            Grid(
+                [Col("test"), Col("kind"), Col("outcome"), Col("ms", numeric=True), Col("message", text=True)],
+                [
+                    [r["test"], r["kind"], _outcome(r), f"{r['duration_ms']:.0f}", str(r["message"])[:WHY_CHARS]]
+                    for r in report.tests
+                ],
+            )
+        )
     else:
         blocks.append(_line("no tests"))
     n = len(report.broken_tests)

@@ -15,7 +15,7 @@ from pathlib import Path
 from oracle.config.model import OracleConfig
 
 
-def _store(args: argparse.Namespace):  # noqa: ANN202 - RubricStore, imported lazily
+def _store(args: argparse.Namespace):  # -> RubricStore, imported lazily
     from oracle.rubrics.store import RubricStore
 
     cfg = OracleConfig.load(getattr(args, "config", None))
@@ -82,7 +82,7 @@ def _version(text: str) -> int:
         raise argparse.ArgumentTypeError(str(exc)) from None
 
 
-def _guard(fn):  # noqa: ANN001, ANN202 - maps rubric errors to exit codes
+def _guard(fn):  # maps rubric errors to exit codes
     def run(args: argparse.Namespace) -> int:
         from oracle.rubrics.errors import RubricError, RubricGateFailed
 
@@ -160,7 +160,8 @@ def cmd_list(args: argparse.Namespace) -> int:
         print(f"no rubrics in {store.root}")
     for row in rows:
         cur = f"v{row['current']}" if row["current"] is not None else "-"
-        print(f"{row['name']:<24} current {cur:<6} versions {row['versions'] or '-'}  draft {'yes' if row['draft'] else 'no'}")
+        print(f"{row['name']:<24} current {cur:<6} versions {row['versions'] or '-'}  draft "
+              f"{'yes' if row['draft'] else 'no'}")
     return 0
 
 

@@ -56,7 +56,8 @@ def _settings(args: argparse.Namespace):  # type: ignore[no-untyped-def]
         err = exc.errors()[0]
         option = {"max_body_bytes": "--max-body-mib", "request_timeout_s": "--request-timeout",
                   "max_concurrency": "--concurrency", "body_timeout_s": "--body-timeout",
-                  "header_timeout_s": "--header-timeout"}.get(str(err["loc"][0]), "--" + str(err["loc"][0]).replace("_", "-"))
+                  "header_timeout_s": "--header-timeout"}.get(str(err["loc"][0]),
+                                                              "--" + str(err["loc"][0]).replace("_", "-"))
         raise ServeConfigError(f"{option}: {err['msg']}") from None
     settings.check()
     return settings

@@ -26,7 +26,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Sequence, TextIO
 
-from oracle.comparison._arms import ArmRunner, Shown, arm_kinds, baseline_record, label_in_options, options_shown, reorder
+from oracle.comparison._arms import (ArmRunner, Shown, arm_kinds, baseline_record, label_in_options, options_shown,
+                                     reorder)
 from oracle.comparison._labels import LabelledItem
 from oracle.comparison._plan import Unit, check_manifest, manifest, plan_units
 from oracle.comparison.records import RunRecord, run_key
@@ -91,7 +92,8 @@ class _Executor:
             return self._late(await self._routed(unit, shown, base))
         kinds, reason = arm_kinds(unit.arm, unit.item, self.config)
         if reason is not None:
-            return RunRecord(**base, status="n/a", reason=reason, evaluator=None if unit.arm == "baseline" else unit.arm)
+            return RunRecord(**base, status="n/a", reason=reason,
+                             evaluator=None if unit.arm == "baseline" else unit.arm)
         if unit.arm == "baseline":
             return baseline_record(base, unit.item, shown, kinds)
         return self._late(await self.runner.run(base, unit.arm, unit.item, shown, kinds))

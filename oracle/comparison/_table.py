@@ -21,7 +21,8 @@ def _rate(changed: int, total: int) -> str:
 
 def row(a: ArmSummary) -> tuple[str, ...]:
     ci = f" [{a.agreement_ci95[0]:.2f}, {a.agreement_ci95[1]:.2f}]" if a.agreement_ci95 else ""
-    tokens = (a.input_tokens or 0) + (a.output_tokens or 0) if a.input_tokens is not None and a.output_tokens is not None else None
+    tokens = ((a.input_tokens or 0) + (a.output_tokens or 0)
+              if a.input_tokens is not None and a.output_tokens is not None else None)
     return (a.arm, str(a.n), str(a.not_applicable), _num(a.agreement) + ci, _num(a.kappa),
             _rate(a.repeat_changed, a.repeat_items), _rate(a.order_flipped, a.order_items),
             f"{a.abstained}/{a.unparsed}/{a.failed}", _num(a.latency_ms.get("p50"), 0),

@@ -12,7 +12,6 @@ The CLI (``oracle compare``) is a thin layer over this. Bad input (labels, arms,
 from __future__ import annotations
 
 import json
-import os
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Sequence, TextIO

@@ -17,9 +17,21 @@ import dataclasses
 from typing import Any, Callable, Sequence, TypeVar
 
 from oracle._internal.canonical import sha256_json
-from oracle.results.concerns import (BrokenTests, ClaimUndecided, DecisionAbstention, DecisionLowConfidence, DecisionOrderFlip,
-                             DecisionRefusal, NoCandidatePassed, OrderInconsistent, PreferenceCycle, SandboxFailure, TaskUnrunnable,
-                             WeakIsolation, verifier_failure)
+from oracle.results.concerns import (
+    BrokenTests,
+    ClaimUndecided,
+    DecisionAbstention,
+    DecisionLowConfidence,
+    DecisionOrderFlip,
+    DecisionRefusal,
+    NoCandidatePassed,
+    OrderInconsistent,
+    PreferenceCycle,
+    SandboxFailure,
+    TaskUnrunnable,
+    WeakIsolation,
+    verifier_failure,
+)
 from oracle.config.model import EscalationConfig
 from oracle.results.provenance import ISOLATION_ORDER
 from oracle.results.result import Escalation, EvaluationResult, Status

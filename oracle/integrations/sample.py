@@ -116,4 +116,5 @@ def verdict(result: OracleResult, candidate_id: str = OUTPUT_ID) -> Verdict:
     return candidate_verdict(result, candidate_id)
 
 
-__all__ = ["OUTPUT_ID", "ConfigLike", "CriterionScore", "criterion_scores", "make_oracle", "SCORED", "SPEC_KEY", "Verdict", "as_text", "build_task_input", "spec_from", "verdict"]
+__all__ = ["OUTPUT_ID", "ConfigLike", "CriterionScore", "criterion_scores", "make_oracle", "SCORED", "SPEC_KEY",
+           "Verdict", "as_text", "build_task_input", "spec_from", "verdict"]

@@ -19,7 +19,7 @@ def _disable_extra_buffer_types() -> None:
 
     original = bindings.llama_model_default_params
 
-    def params():  # noqa: ANN202 - ctypes struct
+    def params():  # returns a ctypes struct
         p = original()
         p.use_extra_bufts = False
         return p

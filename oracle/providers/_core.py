@@ -154,7 +154,8 @@ class ClientCore:
             model_requested=self.settings.model,
             model_answered=model_answered if isinstance(model_answered, str) else None,
             request_id=str(request_id) if request_id is not None else None,
-            latency_ms=round((self.clock() - (delivered.sent_at or self.clock())) * 1000, 3), attempts=delivered.attempts,
+            latency_ms=round((self.clock() - (delivered.sent_at or self.clock())) * 1000, 3),
+            attempts=delivered.attempts,
             sampling_requested=requested, sampling_applied=applied)
         usage: Usage = fields["usage"]
         cost = None

@@ -101,7 +101,7 @@ class _SyncClient:
         self._http.close()
         self._core.close()
 
-    def __enter__(self):  # noqa: ANN204
+    def __enter__(self):
         return self
 
     def __exit__(self, *exc: object) -> None:
@@ -159,7 +159,7 @@ class _AsyncClient:
             await http.aclose()
         self._core.close()
 
-    async def __aenter__(self):  # noqa: ANN204
+    async def __aenter__(self):
         return self
 
     async def __aexit__(self, *exc: object) -> None:

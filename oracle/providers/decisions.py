@@ -198,7 +198,8 @@ class SystemOneFormat(_DecisionFormat):
             raise ResponseParseError("systemone reply has no answers object")
         where = _non_finite(data, "reply")
         if where:
-            raise ResponseParseError(f"systemone reply has a NaN or Infinity at {where} (not JSON; spec: response.finite)")
+            raise ResponseParseError(f"systemone reply has a NaN or Infinity at {where} (not JSON; spec: "
+                                     "response.finite)")
         asked = {q.id for q in req.questions}
         extra = [k for k in data["answers"] if k not in asked]
         if extra:

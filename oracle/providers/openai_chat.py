@@ -2,7 +2,8 @@
 
 Pure translation, no I/O: ``ChatRequest`` -> JSON body for ``POST {base_url}/chat/completions``, and
 the reply JSON -> the fields of a ``ChatReply``. Many compatible servers ignore ``logprobs``: a reply
-without them is still a reply, flagged ``logprobs_missing`` for the client core to learn from. Structured output is sent in the dialect the
+without them is still a reply, flagged ``logprobs_missing`` for the client core to learn from. Structured output is sent
+in the dialect the
 settings name (see ``ProviderSettings.structured_output``): the OpenAI ``json_schema`` form, or
 llama-cpp-python's ``{"type": "json_object", "schema": ...}``, which is the only form its server
 accepts and the one the embedded local model needs.

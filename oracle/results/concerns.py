@@ -239,6 +239,23 @@ def verifier_failure(error_type: str, message: str, candidates: list[str]) -> Sa
                           message=f"the sandbox could not run the candidates: {message}")
 
 
-__all__ = ["BrokenTests", "CandidateUnjudged", "ClaimUndecided", "Concern", "DecisionAbstention", "DecisionLowConfidence", "DecisionOrderFlip", "DecisionRefusal",
-           "NoCandidatePassed", "OrderInconsistent", "PreferenceCycle", "SandboxFailure", "Tampering", "TaskUnrunnable",
-           "TiedBest", "Unparsed", "WeakIsolation", "verifier_failure"]
+__all__ = [
+    "BrokenTests",
+    "CandidateUnjudged",
+    "ClaimUndecided",
+    "Concern",
+    "DecisionAbstention",
+    "DecisionLowConfidence",
+    "DecisionOrderFlip",
+    "DecisionRefusal",
+    "NoCandidatePassed",
+    "OrderInconsistent",
+    "PreferenceCycle",
+    "SandboxFailure",
+    "Tampering",
+    "TaskUnrunnable",
+    "TiedBest",
+    "Unparsed",
+    "WeakIsolation",
+    "verifier_failure",
+]

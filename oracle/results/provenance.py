@@ -191,5 +191,5 @@ def _empty(value: Any) -> bool:
     return value is None or value is False or (isinstance(value, (list, int, float)) and not value)
 
 
-__all__ = ["ISOLATION_ORDER", "CallRecord", "EvaluationProvenance", "Execution", "FailedCall", "Integrity", "ProbabilitySource",
-           "Tokens"]
+__all__ = ["ISOLATION_ORDER", "CallRecord", "EvaluationProvenance", "Execution", "FailedCall", "Integrity",
+           "ProbabilitySource", "Tokens"]

@@ -87,7 +87,8 @@ def _candidate_summary(candidate: Any) -> str | None:
         line = f"passed {passed}/{len(tests)} tests"
         first_bad = next((t for t in tests if isinstance(t, dict) and t.get("outcome") != "pass"), None)
         if first_bad is not None:
-            line += f"; {first_bad.get('name') or 'a test'} {first_bad.get('outcome')}: {first_bad.get('message') or ''}"
+            line += (f"; {first_bad.get('name') or 'a test'} {first_bad.get('outcome')}: "
+                     f"{first_bad.get('message') or ''}")
         return line.strip()
     if isinstance(details.get("message"), str):
         return str(details["message"])

@@ -23,6 +23,7 @@ class RubricGateFailed(RubricError):
 
     def __init__(self, failing: "list[GateResult]") -> None:
         self.failing = failing
-        parts = [f"{g.metric} {'missing' if g.actual is None else f'= {g.actual:.4g}'} (gate: {g.metric} {g.op} {g.required:g})"
+        parts = [f"{g.metric} {'missing' if g.actual is None else f'= {g.actual:.4g}'} (gate: {g.metric} {g.op} "
+                 f"{g.required:g})"
                  for g in failing]
         super().__init__("release refused by gate: " + "; ".join(parts))

@@ -84,7 +84,8 @@ def _rubric_hash(doc: dict[str, Any], path: Path, rubric: str | None) -> str:
                 raise RubricError(f"{path}: the run judged {rubric!r} with several contents; it is evidence for none")
         if len(set(hashes.values())) == 1:
             return str(next(iter(hashes.values())))
-        raise RubricError(f"{path}: the run used several rubrics ({', '.join(sorted(hashes))}); it is evidence for none")
+        raise RubricError(f"{path}: the run used several rubrics ({', '.join(sorted(hashes))}); "
+                          "it is evidence for none")
     value = doc.get("rubric_hash")
     if isinstance(value, str) and 0 < len(value) <= 200:
         return value
@@ -129,8 +130,8 @@ def _read_evidence(path: str | Path, *, arm: str, rubric: str | None) -> Evidenc
         ece = _ece(record.get("calibration"))
         if ece is not None:
             metrics["ece"] = ece
-        return Evidence(kind="compare", path=str(doc_path), sha256=digest, rubric_hash=_rubric_hash(doc, doc_path, rubric),
-                        metrics=metrics)
+        return Evidence(kind="compare", path=str(doc_path), sha256=digest,
+                        rubric_hash=_rubric_hash(doc, doc_path, rubric), metrics=metrics)
     if "models" in doc and "evaluator" in doc:
         ev = doc.get("evidence") or {}
         if not isinstance(ev, dict):

@@ -90,8 +90,10 @@ def install(requirements: list[str], interpreter: Interpreter, target: Path, tim
         done = subprocess.run(command, capture_output=True, text=True, errors="replace", timeout=timeout_s,
                               env=_environ(), stdin=subprocess.DEVNULL)
     except subprocess.TimeoutExpired:
-        raise EnvironmentBuildError(f"installing {', '.join(requirements)} for Python {interpreter.version} "
-                                    f"took more than {timeout_s:.0f} s (verifier.environment_build_timeout_s)") from None
+        raise EnvironmentBuildError(
+            f"installing {', '.join(requirements)} for Python {interpreter.version} "
+            f"took more than {timeout_s:.0f} s (verifier.environment_build_timeout_s)"
+        ) from None
     except OSError as exc:
         raise EnvironmentBuildError(f"{tool} could not be started ({command[0]}): {exc}") from None
     if done.returncode != 0:

@@ -316,7 +316,8 @@ def _watch(workers: dict[str, Worker], streams: _Streams, plan: RunPlan, result:
     refused = {role: m for role, m in exits.items() if m.get("op") == "refused"}
     if refused:
         raise WorkerTampered("; ".join(f"the {role} worker was found changed before the run: "
-                                       f"{', '.join(map(str, m.get('tampered') or []))}" for role, m in refused.items()))
+                                       f"{', '.join(map(str, m.get('tampered') or []))}"
+                                       for role, m in refused.items()))
     for role, message in exits.items():
         if message.get("clean") is False:
             result.broken.append(f"the {role} worker could not empty its work directory")
@@ -394,7 +395,8 @@ def run_in_pool(pool: WorkerPool, plan: RunPlan) -> RunResult:
         tries += 1
         reruns.append({"reason": "starved", "cpu_total_s": [(e or {}).get("cpu_total_s") for e in
                                                             (result.candidate_exit, result.test_exit)],
-                       "run_delay_s": [(e or {}).get("run_delay_s") for e in (result.candidate_exit, result.test_exit)]})
+                       "run_delay_s": [(e or {}).get("run_delay_s") for e in
+                                       (result.candidate_exit, result.test_exit)]})
         with pool.exclusive():
             result = _attempt(pool, plan, reruns)
     result.reruns = reruns

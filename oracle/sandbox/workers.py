@@ -141,7 +141,7 @@ class Worker:
         hook = make_preexec(uid=uid, procs_files=self._cgroup.procs_files, limits=limits, confinement=confinement,
                             set_address_limit=not sb.layers.cgroups.memory and not namespaces,
                             seccomp_filter=seccomp.PreparedFilter() if sb.backend == "rlimits" else None)
-        log = open(base / "worker.log", "wb")
+        log = open(base / "worker.log", "wb")  # noqa: SIM115 - closed below once the worker has it
         try:
             self.proc = subprocess.Popen(
                 argv, stdin=subprocess.DEVNULL, stdout=log, stderr=log, pass_fds=inherited,
@@ -162,7 +162,8 @@ class Worker:
         except WorkerBroken as exc:
             tail = self.log_tail()
             self.destroy()
-            raise SandboxError(f"{sb.backend}: the sandbox worker did not start ({exc}): {tail or 'no output'}") from None
+            raise SandboxError(f"{sb.backend}: the sandbox worker did not start ({exc}): "
+                               f"{tail or 'no output'}") from None
         if ready.get("op") != "ready":
             self.destroy()
             raise SandboxError(f"{sb.backend}: the sandbox worker said {ready.get('op')!r} instead of ready")

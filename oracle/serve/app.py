@@ -75,7 +75,8 @@ def create_app(config: OracleConfig, settings: ServeSettings, *,
         return service
 
     app = FastAPI(title="oracle-router", version=__version__, lifespan=lifespan, docs_url=None,
-                  redoc_url=None, separate_input_output_schemas=False, description="Route AI outputs to the evaluator that fits them and "
+                  redoc_url=None, separate_input_output_schemas=False,
+                  description="Route AI outputs to the evaluator that fits them and "
                   "evaluate them. Errors are ApiError objects; task errors are 422 naming the field.")
 
     @app.exception_handler(ApiProblem)

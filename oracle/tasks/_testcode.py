@@ -162,7 +162,8 @@ def check_problem(code: str) -> str | None:
                 return None
             defs.append(node)
     if not defs:
-        return "this check test defines no check function: it must define check(candidate), which is called with the entry point"
+        return ("this check test defines no check function: it must define check(candidate), which is called "
+                "with the entry point")
     if all(not (d.args.posonlyargs or d.args.args or d.args.vararg) for d in defs):
         return "check() takes no argument: it must take the candidate, check(candidate)"
     return None

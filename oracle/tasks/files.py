@@ -215,7 +215,8 @@ def read_lines(fh: BinaryIO, max_bytes: int, *, digest: bool) -> Iterator[tuple[
         number += 1
         if len(head) <= max_bytes or head.endswith(b"\n"):
             if head.strip():
-                yield number, head, len(head.rstrip(b"\r\n")), hashlib.sha256(head.strip()).hexdigest() if digest else ""
+                yield (number, head, len(head.rstrip(b"\r\n")),
+                       hashlib.sha256(head.strip()).hexdigest() if digest else "")
             continue
         hasher = hashlib.sha256(head)  # too long: hash the rest as it streams past, keep none of it
         size = len(head)

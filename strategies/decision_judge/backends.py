@@ -27,8 +27,8 @@ from oracle.errors import ProviderError, ProviderTimeout
 from oracle.results.ledger import CallLedger
 from oracle.providers.types import ChatReply, ChatRequest, DecisionAnswer, DecisionReply, DecisionRequest
 from oracle.tasks.questions import Question
-from oracle.strategies.decision_judge.readout import (PROMPT_TEMPLATE_HASH, UnreadableAnswer, parse_logprob_reply, parse_samples,
-                                         readout_request, sampled_request)
+from oracle.strategies.decision_judge.readout import (PROMPT_TEMPLATE_HASH, UnreadableAnswer, parse_logprob_reply,
+                                                      parse_samples, readout_request, sampled_request)
 from oracle.strategies.decision_judge.requests import decision_request, to_decision_question
 
 BackendKind = Literal["native", "logprob_readout", "sampled"]

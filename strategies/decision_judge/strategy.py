@@ -42,9 +42,10 @@ from oracle.strategies.protocol import EvaluationContext, needs_providers
 from oracle.tasks.task import Task, Trajectory
 from oracle.results.ledger import CallLedger
 from oracle.results.provenance import EvaluationProvenance
-from oracle.strategies.decision_judge.backends import (BackendKind, LogprobReadoutBackend, NativeBackend, SampledBackend,
-                                          elapsed_ms)
-from oracle.strategies.decision_judge.claims import CHALLENGE_ID, CLAIM_QUESTIONS, SUPPORT_ID, claim_state, claim_verdict
+from oracle.strategies.decision_judge.backends import (BackendKind, LogprobReadoutBackend, NativeBackend,
+                                                       SampledBackend, elapsed_ms)
+from oracle.strategies.decision_judge.claims import (CHALLENGE_ID, CLAIM_QUESTIONS, SUPPORT_ID, claim_state,
+                                                     claim_verdict)
 from oracle.strategies.decision_judge.concerns import decision_concerns, none_passed_concern
 from oracle.strategies.decision_judge.readout import UnreadableAnswer
 from oracle.strategies.decision_judge.requests import (comparison_question, comparison_state, criterion_questions,
@@ -81,7 +82,7 @@ class DecisionJudge:
         run = _Run(self, ctx, ledger)
         try:
             return await run.execute(started)
-        except Exception as exc:  # the contract: faults become a failed result, never an exception
+        except Exception as exc:  # noqa: BLE001 - the contract: faults become a failed result, never an exception
             return EvaluationResult.failure(
                 "decision_judge", exc, calls=ledger.requests, cost_usd=ledger.cost_usd(),
                 latency_ms=elapsed_ms(started), details={"mode": run.mode, "backend": run.backend_kind},
@@ -174,7 +175,8 @@ class _Run:
             task, self.ctx.trajectories, label_limited=self.backend_kind != "native")
         threshold = self._resolve_threshold()
         if "likelihood" in self.review_cuts and task.questions:
-            task = task.model_copy(update={"questions": with_review_cut(task.questions, self.review_cuts["likelihood"])})
+            cut = with_review_cut(task.questions, self.review_cuts["likelihood"])
+            task = task.model_copy(update={"questions": cut})
         self._note_model_overrides(task.questions)
         cands = self.ctx.trajectories
         extra: dict[str, Any] = {}

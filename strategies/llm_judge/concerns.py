@@ -33,7 +33,8 @@ def judge_concerns(details: dict[str, Any], candidates: list[CandidateResult]) -
     cycles = [[str(c) for c in cycle] for cycle in details.get("cycles") or [] if cycle]
     if cycles:
         out.append(PreferenceCycle(
-            candidates=list(dict.fromkeys(c for cycle in cycles for c in cycle)), evidence=CyclesEvidence(cycles=cycles),
+            candidates=list(dict.fromkeys(c for cycle in cycles for c in cycle)),
+            evidence=CyclesEvidence(cycles=cycles),
             message="pairwise verdicts form a cycle: " + "; ".join(" > ".join([*c, c[0]]) for c in cycles)))
     unparsed_pairs = _pairs(details.get("unparsed_pairs"))
     unparsed = [str(c) for c in details.get("unparsed_candidates") or []]

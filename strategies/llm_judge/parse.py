@@ -79,7 +79,8 @@ def parse_pointwise(text: str, ids: Sequence[str], scale_min: int, scale_max: in
             raise ParseProblem(f'criteria.{cid} must be an object with "rationale" and "score"')
         score = entry.get("score")
         if isinstance(score, bool) or not isinstance(score, int):
-            raise ParseProblem(f"criteria.{cid}.score must be an integer from {scale_min} to {scale_max}, got {score!r}")
+            raise ParseProblem(f"criteria.{cid}.score must be an integer from {scale_min} to {scale_max}, "
+                               f"got {score!r}")
         if not scale_min <= score <= scale_max:
             raise ParseProblem(f"criteria.{cid}.score {score} is outside {scale_min}..{scale_max}")
         out[cid] = CriterionScore(cid, score, _rationale(entry, f"criteria.{cid}."))

@@ -19,7 +19,8 @@ from oracle.results.result import CandidateResult, Status
 from oracle.tasks.task import Task, Trajectory
 
 from oracle.strategies.llm_judge.calls import ChatCompleter, CallLedger, ask, chat_request
-from oracle.strategies.llm_judge.parse import CriterionScore, Readout, expected_value, parse_pointwise, pointwise_readouts
+from oracle.strategies.llm_judge.parse import (CriterionScore, Readout, expected_value, parse_pointwise,
+                                               pointwise_readouts)
 from oracle.strategies.llm_judge.prompts import RubricItem, pointwise_messages, pointwise_schema, rubric
 from oracle.strategies._judging.gather import gather_or_cancel
 

@@ -122,7 +122,8 @@ def pointwise_messages(task: Task, candidate: Trajectory, items: list[RubricItem
     return [_system(), ChatMessage(role="user", content=user)]
 
 
-def pairwise_messages(task: Task, first: Trajectory, second: Trajectory, items: list[RubricItem] | None) -> list[ChatMessage]:
+def pairwise_messages(task: Task, first: Trajectory, second: Trajectory,
+                      items: list[RubricItem] | None) -> list[ChatMessage]:
     criteria_clause = criteria_section = ""
     if items:
         criteria_clause = ", judged on the criteria listed"

@@ -215,7 +215,7 @@ async def merge_sort_tournament(ids: Sequence[str], compare: Compare) -> list[Pa
     runs: list[list[str]] = [[x] for x in ids]
     while len(runs) > 1:
         pairs = [(runs[k], runs[k + 1]) for k in range(0, len(runs) - 1, 2)]
-        merged = list(await gather_or_cancel(*(merge(l, r) for l, r in pairs)))
+        merged = list(await gather_or_cancel(*(merge(left, right) for left, right in pairs)))
         if len(runs) % 2:
             merged.append(runs[-1])
         runs = merged

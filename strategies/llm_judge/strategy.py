@@ -118,7 +118,7 @@ class LLMJudge:
                 result = await self._cascade(client, ledger, ctx)
             else:
                 result = await self._pairwise(client, ledger, ctx)
-        except Exception as exc:  # the contract: faults become a failed result, never an exception
+        except Exception as exc:  # noqa: BLE001 - the contract: faults become a failed result, never an exception
             details = {"mode": mode, **_empty_escalation()}
             if isinstance(exc, InvalidJudgeInput):
                 result = EvaluationResult.failure("llm_judge", str(exc), error_type="InvalidInput", details=details)
@@ -201,9 +201,9 @@ class LLMJudge:
             if c.id in by_pair:
                 c = c.model_copy(update={"details": {**c.details, "pairwise": by_pair[c.id].details}})
             candidates.append(c)
-        details.update({k: duel.details[k] for k in ("order_inconsistent_pairs", "unparsed_pairs", "failed_pairs", "cycles",
-                                                     "position_bias", "seat_readouts_used", "pairs", "copeland",
-                                                     "bradley_terry", "scheme")})
+        details.update({k: duel.details[k] for k in ("order_inconsistent_pairs", "unparsed_pairs", "failed_pairs",
+                                                     "cycles", "position_bias", "seat_readouts_used", "pairs",
+                                                     "copeland", "bradley_terry", "scheme")})
         details["pairwise_calls"] = ledger.requests - pointwise_calls
         best = duel.best if duel.status == Status.ok else [c for c in close if scored[c] == top]
         details["tied_best"] = best if len(best) > 1 else []
@@ -223,9 +223,11 @@ class LLMJudge:
                     latency_ms: float, task: Task | None = None) -> EvaluationProvenance:
         caps = getattr(client, "capabilities", None)
         return ledger.provenance(
-            evaluator=self.spec(config), config_hash=config.hash(), mode=mode, model_requested=config.providers.judge.model,
+            evaluator=self.spec(config), config_hash=config.hash(), mode=mode,
+            model_requested=config.providers.judge.model,
             base_url=config.providers.judge.base_url, prompt_template_hash=prompt_hash(task),
-            prompt_templates=task_template_hashes(task), structured_output=caps.structured_output if caps is not None else None,
+            prompt_templates=task_template_hashes(task),
+            structured_output=caps.structured_output if caps is not None else None,
             latency_ms=latency_ms)
 
 

@@ -84,7 +84,7 @@ def show(value: Any) -> str:
         if value is None:
             return "None"
         return _SHOWER.repr(value)
-    except Exception:  # a library caller's object whose __repr__ raises
+    except Exception:  # noqa: BLE001 - a library caller's object whose __repr__ raises
         return f"<{type(value).__name__}>"
 
 
@@ -296,7 +296,7 @@ def value_mismatch(got: Any, expected: Any, tolerance: float | None = 0.0, *,
                 return f"{where}expected {show(e)}, got {show(g)} ({problem})"
     except RecursionError:  # hashable keys or set elements nested past the interpreter's limit
         return "a value nested too deeply to compare"
-    except Exception as exc:  # a library caller's own type whose comparison raised
+    except Exception as exc:  # noqa: BLE001 - a library caller's own type whose comparison raised
         return f"cannot be compared ({type(exc).__name__})"
     return None
 

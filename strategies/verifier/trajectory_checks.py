@@ -20,11 +20,11 @@ from oracle.strategies.verifier import reference
 from oracle.strategies.verifier.comparison import show, value_mismatch
 from oracle.strategies.verifier.containment import describe, fault_outcome
 from oracle.strategies.verifier.harness import TestOutcome, interpret, test_name
-from oracle.strategies.verifier.trajectory import (CallRecord, IgnoredResult, ResultRecord, final_state_plan, tool_calls,
-                                                   tool_results)
+from oracle.strategies.verifier.trajectory import (CallRecord, IgnoredResult, ResultRecord, final_state_plan,
+                                                   tool_calls, tool_results)
 from oracle.tasks.task import Trajectory
-from oracle.tasks.testspec import (ANY_OTHER_ARG, ArgComparator, ArgComparatorMode, ArgRule, ArgsMatch, ExpectedCall, FinalStateTest, ReferenceCheck,
-                             ToolCallsTest, ToolResultTest)
+from oracle.tasks.testspec import (ANY_OTHER_ARG, ArgComparator, ArgComparatorMode, ArgRule, ArgsMatch, ExpectedCall,
+                                   FinalStateTest, ReferenceCheck, ToolCallsTest, ToolResultTest)
 
 INTEGRITY = "trajectory"
 """Per-test label: a comparison of the trajectory's data in the host (no code ran)."""
@@ -282,7 +282,8 @@ def _check_calls(test: ToolCallsTest, got: list[CallRecord]) -> str | None:
             return None if bad is None else (f"call {got[bad].number}: {_describe_got(got[bad])} is not one of the "
                                              "expected calls in the expected order")
         bad, _ = _matching(_invert(compatible(expected, got, rules), len(got)), len(expected))
-        return None if bad is None else f"call {got[bad].number}: {_describe_got(got[bad])} is not one of the expected calls"
+        return (None if bad is None
+                else f"call {got[bad].number}: {_describe_got(got[bad])} is not one of the expected calls")
     if test.ordered:  # superset, in order
         bad = _ordered_subsequence(expected, got, fits)
         return None if bad is None else (f"expected call {bad + 1} ({_describe(expected[bad])}) not found in order; "

@@ -2,7 +2,8 @@
 
 Why its own module: the host computes it once per test (harness.build_plan puts the answer in the
 test's spec) instead of every run parsing the test and the prompt again; the test process falls
-back to it for a spec without one. Standard library only: the runtime package runs in the sandbox without the rest of ``oracle``.
+back to it for a spec without one. Standard library only: the runtime package runs in the sandbox without the rest of
+``oracle``.
 """
 
 from __future__ import annotations

@@ -63,9 +63,32 @@ def _pytest_args(root: str, ini: str, select, plugin_autoload: bool) -> list[str
     # log_file: pytest's logging plugin opens its file handler even when no log file is asked for
     # (os.devnull by default, which a Landlock sandbox does not let a run write): ours is in the run's dir.
     log = os.path.join(os.path.dirname(ini), "oracle-pytest.log")
-    args = ["-c", ini, "--rootdir", root, "-o", f"log_file={log}", "-p", "no:cacheprovider", "-p", "no:pastebin", "-p", "no:junitxml",
-            "-p", "no:doctest", "-p", "no:debugging", "-vv", "--tb=short", "--color=no", "--code-highlight=no",
-            "--continue-on-collection-errors", "--capture=sys", "-o", "console_output_style=classic"]
+    args = [
+        "-c",
+        ini,
+        "--rootdir",
+        root,
+        "-o",
+        f"log_file={log}",
+        "-p",
+        "no:cacheprovider",
+        "-p",
+        "no:pastebin",
+        "-p",
+        "no:junitxml",
+        "-p",
+        "no:doctest",
+        "-p",
+        "no:debugging",
+        "-vv",
+        "--tb=short",
+        "--color=no",
+        "--code-highlight=no",
+        "--continue-on-collection-errors",
+        "--capture=sys",
+        "-o",
+        "console_output_style=classic",
+    ]
     if isinstance(select, list):
         return args + list(select)
     if isinstance(select, str):

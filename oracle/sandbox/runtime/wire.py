@@ -12,7 +12,8 @@ nonzero-signed floats written with a '.' or an exponent, lists); every JSON obje
 tag can never be confused with data: ``{"t": [...]}`` tuple, ``{"d": [[k, v], ...]}`` dict (a
 JavaScript plain object, or a Map when a key is not a string), ``{"m": [[k, v], ...]}`` a
 JavaScript Map (a dict here), ``{"s": [...]}`` set, ``{"fs": [...]}`` frozenset, ``{"b":
-"<base64>"}`` bytes, ``{"ba": "<base64>"}`` bytearray, ``{"c": [re, im]}`` complex, ``{"f": "nan"|"inf"|"-inf"|"-0"|"<literal>"}`` a
+"<base64>"}`` bytes, ``{"ba": "<base64>"}`` bytearray, ``{"c": [re, im]}`` complex, ``{"f":
+"nan"|"inf"|"-inf"|"-0"|"<literal>"}`` a
 float JSON cannot spell (the literal form: a JavaScript Number with an integral value past 2**53,
 which must stay a float), ``{"h": id, "o": owner, "k": kind}`` a handle, ``{"u": 1}``
 JavaScript's undefined, ``{"bi": "123"}`` an integer past 2**53 - 1, or a JavaScript BigInt.
