@@ -11,6 +11,7 @@ from typing import Any, Callable
 from oracle.config.model import VerifierConfig
 from oracle.strategies.verifier import harness
 from oracle.strategies.verifier.extract import ExtractedCode
+from oracle.tasks.task import DEFAULT_MODULE
 from oracle.tasks.testspec import PytestTest
 
 
@@ -27,7 +28,7 @@ class CodeRunner:
     integrity: str
     execute: Callable[[Any, Any], Any]
     """``run_in_pool`` (oracle/sandbox/runs.py): one plan on the pool, blocking."""
-    module: str | None = None
+    module: str = DEFAULT_MODULE
     """``task.module``: the name a pytest test imports the program under."""
     pytest: Any = None
     """The test side's pytest for pytest tests (the environment's or the pinned copy), else None."""
