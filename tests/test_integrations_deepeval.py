@@ -88,6 +88,6 @@ def test_deepeval_evaluate_offline(tmp_path):
     assert j["success"] is True  # no pass rule in the judge: score >= threshold 0.5
     f = out["failed"]["refused"]
     assert f["score"] is None and f["success"] is False and f["test_success"] is False
-    assert "failed: llm_judge failed: ProviderError" in f["error"]
+    assert "failed: llm_judge failed: EndpointUnreachable" in f["error"]  # a refused loopback port: no retries
     m = out["measured"]
     assert m["message"].startswith("failed: llm_judge failed") and m["score"] is None and m["success"] is False

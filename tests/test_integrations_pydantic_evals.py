@@ -62,7 +62,7 @@ def test_our_failure_is_an_evaluator_failure_not_a_score():
     [failure] = case.evaluator_failures
     assert failure.error_type == "OracleEvaluationFailed"
     assert failure.source.arguments == (f"sha256:{cfg.hash()}",)  # named by its hash, not dumped whole
-    assert failure.error_message.startswith("OracleEvaluationFailed: llm_judge failed: ProviderError")
+    assert failure.error_message.startswith("OracleEvaluationFailed: llm_judge failed: EndpointUnreachable")
 
 
 def test_judge_path_against_scripted_server(scripted_server):
