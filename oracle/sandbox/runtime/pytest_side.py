@@ -214,13 +214,8 @@ def run_isolated(spec: dict, report: wire.Channel) -> dict:
         return "object" if finder.owns(type(obj).__module__) else None
 
     peer = rpc.Peer(channel, "t", exportable=exportable)
-    exported: dict[str, object] = {}
     try:
-        for pair in first["exports"]:
-            if not (isinstance(pair, list) and len(pair) == 2 and isinstance(pair[0], str)
-                    and pair[0].isidentifier()):
-                raise wire.ChannelError("malformed export list")
-            exported[pair[0]] = peer.decode(pair[1])
+        exported = test_side.decode_exports(peer, first["exports"])
     except wire.ChannelError as exc:
         return test_side._verdict("error", f"the candidate sent garbage while loading: {exc}")
     involvement = Involvement(peer)

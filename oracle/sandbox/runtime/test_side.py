@@ -54,6 +54,17 @@ def test_exportable(obj) -> str | None:
     return "object" if type(obj).__module__ == "__main__" else None
 
 
+def decode_exports(peer: rpc.Peer, exports: list) -> dict[str, object]:
+    """The candidate's ``ready`` export list as name -> value (handles become proxies on ``peer``);
+    ChannelError when it is not a list of [identifier, encoded value] pairs."""
+    exported: dict[str, object] = {}
+    for pair in exports:
+        if not (isinstance(pair, list) and len(pair) == 2 and isinstance(pair[0], str) and pair[0].isidentifier()):
+            raise wire.ChannelError("malformed export list")
+        exported[pair[0]] = peer.decode(pair[1])
+    return exported
+
+
 def _test_line(exc: BaseException) -> int | None:
     line, tb = None, exc.__traceback__
     while tb is not None:
@@ -189,13 +200,8 @@ def run_isolated(spec: dict) -> dict:
     if first.get("op") != "ready" or not isinstance(first.get("exports"), list):
         return _load_error(f"the candidate sent {first.get('op')!r} instead of loading")
     peer = rpc.Peer(channel, "t", exportable=test_exportable)
-    exported: dict[str, object] = {}
     try:
-        for pair in first["exports"]:
-            if not (isinstance(pair, list) and len(pair) == 2 and isinstance(pair[0], str)
-                    and pair[0].isidentifier()):
-                raise wire.ChannelError("malformed export list")
-            exported[pair[0]] = peer.decode(pair[1])
+        exported = decode_exports(peer, first["exports"])
     except wire.ChannelError as exc:
         return _load_error(f"the candidate sent garbage while loading: {exc}")
     entry_point = spec.get("entry_point")
