@@ -19,6 +19,7 @@ import secrets
 import subprocess
 import sys
 import threading
+import time
 
 import pytest
 
@@ -378,6 +379,31 @@ def _tamper(pid: int) -> None:
                    preexec_fn=lambda: (os.setgroups([]), os.setresgid(uid, uid, uid), os.setresuid(uid, uid, uid)))
 
 
+def _children_of(pids: list[int]) -> list[int]:
+    """Processes forked from ``pids`` other than ``pids`` themselves (a wrapper's zygote is listed too)."""
+    found = []
+    for entry in os.listdir("/proc"):
+        if entry.isdigit():
+            try:
+                with open(f"/proc/{entry}/stat") as fh:
+                    ppid = int(fh.read().rsplit(")", 1)[1].split()[1])
+            except (OSError, IndexError, ValueError):
+                continue
+            if ppid in pids and int(entry) not in pids:
+                found.append(int(entry))
+    return found
+
+
+def _tamper_once_running(zygotes: list[int], within_s: float) -> None:
+    """Wait until a run has forked from one of ``zygotes``, give it a moment to start, then tamper."""
+    deadline = time.monotonic() + within_s
+    while time.monotonic() < deadline and not _children_of(zygotes):
+        time.sleep(0.02)
+    time.sleep(0.3)
+    for pid in zygotes:
+        _tamper(pid)
+
+
 def _uid_of(pid: int) -> int:
     with open(f"/proc/{pid}/status") as fh:
         return int(next(line for line in fh if line.startswith("Uid:")).split()[1])
@@ -409,17 +435,19 @@ def test_a_worker_changed_between_runs_is_replaced_and_the_run_rerun(backend):
 @on_each_backend
 def test_a_worker_changed_during_a_run_blames_that_run_and_spares_the_next(backend):
     strategy = VerifierStrategy()
-    slow = "import time\ndef add(a, b):\n    time.sleep(1.5)\n    return a + b\n"
+    slow = "import time\ndef add(a, b):\n    time.sleep(2.5)\n    return a + b\n"
     try:
         _honest_all_pass(_run(strategy, backend, _task(), [Trajectory(id="warm", code=HONEST)]), ["warm"])
         pool = next(iter(strategy._pools.values()))
         targets = _zygotes(pool, "candidate")
         assert targets
-        timer = threading.Timer(0.7, lambda: [_tamper(p) for p in targets])
-        timer.start()
+        # Tamper once the run is under way (a child forked from the zygote), not after a fixed
+        # delay: on a fast or a loaded machine a timer can fire before the run or after it.
+        tamperer = threading.Thread(target=_tamper_once_running, args=(targets, 5.0))
+        tamperer.start()
         result = _run(strategy, backend, _task(ADD_TESTS[:1]),
                       [Trajectory(id="during", code=slow), Trajectory(id="after", code=HONEST)])
-        timer.join()
+        tamperer.join()
         assert result.status is Status.ok, result.error
         during = result.candidate("during").details["tests"][0]
         assert during["outcome"] == "error" and any("RLIMIT_NOFILE" in t for t in during["tampering"]), during
