@@ -170,6 +170,7 @@ EXPECT: dict[tuple[str, str], Expect] = {
     ("docs/verifier.md", "oracle evaluate examples/n_plus_one/task.json"): Expect(stdout=r"lru_cache +0\.250 +FAIL"),
     ("docs/verifier.md", "oracle evaluate examples/n_plus_one/task.json -q"): Expect(),
     ("docs/verifier.md", "oracle evaluate examples/pytest_suite/task.json"): Expect(stdout=r"naive +0\.429 +FAIL"),
+    ("docs/verifier.md", "oracle check examples/pytest_suite/task.json"): Expect(stdout=r"no broken test of 7"),
     ("docs/verifier.md", "oracle evaluate examples/support_agent/task.json"): Expect(stdout=r"best: careful "),
     ("docs/verifier.md", "pip wheel --no-deps --no-build-isolation -w wheels docs/examples/environment/sluglib"):
         Expect(),

@@ -10,6 +10,7 @@ own mistakes are ``broken``, the candidate's are its ``error``.
 from __future__ import annotations
 
 import asyncio
+import json
 import os
 from pathlib import Path
 
@@ -421,5 +422,71 @@ def test_a_task_environment_that_has_pytest_runs_its_pytest_with_its_plugins():
             result.candidate("c").details["tests"]
         run = result.provenance.execution
         assert (run.pytest_origin, run.pytest_version) == ("environment", pinned_pytest.pinned(python).version)
+    finally:
+        remove(top)
+
+
+def test_a_skip_the_reference_solution_shows_too_is_neutral():
+    """With ``task.solution``, a test skipped or xfailed on the reference as on the candidate is
+    neutral (scored for nobody) instead of broken; the reference runs the suite as candidates do."""
+    task = Task(id="neutral", prompt="", entry_point="f", language="python", solution="def f():\n    return 1\n",
+                tests=[{"kind": "pytest", "name": "s", "code":
+                        "import pytest\ndef test_a():\n    assert f() == 1\n"
+                        "@pytest.mark.skip(reason='later')\ndef test_skip():\n    pass\n"
+                        "@pytest.mark.xfail(reason='known')\ndef test_xfail():\n    assert f() == 2\n"}])
+    result = _evaluate(task, [Trajectory(id="c", code="def f():\n    return 1\n")])
+    assert result.status is Status.ok, result.error
+    assert result.broken_tests == []
+    tests = {t["name"]: t for t in result.candidate("c").details["tests"]}
+    assert [(n, t["outcome"], bool(t.get("neutral"))) for n, t in tests.items()] == [
+        ("s::test_a", "pass", False), ("s::test_skip", "skipped", True), ("s::test_xfail", "xfailed", True)]
+    assert result.candidate("c").score == 1.0
+    assert result.details["reference_solution"]["outcomes"]["s::test_skip"] == "skipped"
+
+
+def test_a_file_that_fails_to_collect_in_one_run_stands_for_its_tests_there_only():
+    """A module that calls the candidate at import collects nothing for a candidate that raises: that
+    candidate errs on each test the others collected, and the others are not charged for its file."""
+    task = Task(id="import-time", prompt="", entry_point="f", language="python", tests=[
+        {"kind": "pytest", "code": "VALUE = f()\ndef test_value():\n    assert VALUE == 1\n"
+                                   "def test_call():\n    assert f() == 1\n"}])
+    result = _evaluate(task, [Trajectory(id="honest", code="def f():\n    return 1\n"),
+                              Trajectory(id="raises", code="def f():\n    raise ValueError('no')\n")])
+    assert result.status is Status.ok, result.error
+    assert result.broken_tests == []
+    honest, raises = result.candidate("honest"), result.candidate("raises")
+    assert [(t["name"], t["outcome"]) for t in honest.details["tests"]] == [
+        ("pytest[0]::test_value", "pass"), ("pytest[0]::test_call", "pass")]
+    assert honest.score == 1.0 and honest.passed is True
+    assert [(t["name"], t["outcome"]) for t in raises.details["tests"]] == [
+        ("pytest[0]::test_value", "error"), ("pytest[0]::test_call", "error")]
+    assert all("ValueError: no" in t["message"] for t in raises.details["tests"])
+    assert raises.score == 0.0
+
+
+def test_oracle_check_runs_a_pytest_suite_on_the_reference_and_names_a_case_that_fails_there():
+    """``oracle check``: each collected test's outcome on ``task.solution``; a case that fails on it
+    is broken (exit 3), the others are not."""
+    import subprocess
+    import sys
+
+    from tests.env_support import remove, world_readable_dir
+
+    top = world_readable_dir("oracle-pytest-check-")
+    try:
+        task = {"task": {"id": "check-pytest", "prompt": "", "entry_point": "double", "language": "python",
+                         "solution": "def double(x):\n    return 2 * x\n",
+                         "tests": [{"kind": "pytest", "name": "suite", "code":
+                                    "def test_right():\n    assert double(2) == 4\n"
+                                    "def test_wrong_expectation():\n    assert double(2) == 5\n"}]},
+                "trajectories": [{"id": "c", "code": "def double(x):\n    return x + x\n"}]}
+        path = top / "task.json"
+        path.write_text(json.dumps(task))
+        done = subprocess.run([sys.executable, "-m", "oracle", "check", str(path)], capture_output=True, text=True,
+                              timeout=300, cwd=Path(__file__).resolve().parent.parent)
+        assert done.returncode == 3, (done.stdout, done.stderr)
+        lines = {line.split()[0]: line for line in done.stdout.splitlines() if line.startswith("suite::")}
+        assert "pass" in lines["suite::test_right"]
+        assert "broken" in lines["suite::test_wrong_expectation"] and "assert 4 == 5" in done.stdout
     finally:
         remove(top)

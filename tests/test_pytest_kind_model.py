@@ -169,3 +169,16 @@ def test_collection_errors_come_first_as_their_own_cases():
     assert [(c.name, c.outcome) for c in suite.cases] == [("pytest[0]::test_task.py", "broken"),
                                                           ("pytest[0]::test_a", "pass")]
     assert pytest_suite.short_id(SUITE, IDS[0]) == "test_a"
+
+
+def test_a_file_that_did_not_collect_stands_for_the_tests_other_runs_collected_from_it():
+    ok = _read(RunResult(events=[{"op": "collected", "node_ids": IDS}, *map(_case, IDS)],
+                         verdict={"op": "verdict", "outcome": "suite", "collected": IDS, "reported": 3}))
+    bad = _read(RunResult(events=[_case("test_task.py", "error"), {"op": "collected", "node_ids": []}],
+                          verdict={"op": "verdict", "outcome": "suite", "collected": [], "reported": 1}))
+    aligned = pytest_suite.align({"ok": ok, "bad": bad})
+    assert aligned["ok"] is ok
+    assert [(c.node_id, c.outcome) for c in aligned["bad"].cases] == [(i, "error") for i in IDS]
+    assert sum(c.weight for c in aligned["bad"].cases) == pytest.approx(1.0)
+    alone = pytest_suite.align({"bad": bad})  # nobody collected the file: it stays one case
+    assert [c.node_id for c in alone["bad"].cases] == ["test_task.py"]

@@ -65,6 +65,7 @@ task = {
         "prompt": PROMPT,
         "language": "python",
         "entry_point": "slugify",
+        "solution": GOOD,
         "tests": [{"kind": "pytest", "name": "slugify",
                    "files": {"conftest.py": CONFTEST, "test_slugify.py": TEST_SLUGIFY}}],
     },

@@ -15,13 +15,14 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from oracle.config.model import OracleConfig
+from oracle.sandbox import pinned_pytest
 from oracle.sandbox.limits import check_timeouts
 from oracle.sandbox.runs import run_in_pool
 from oracle.strategies.verifier import broken, harness, solution
 from oracle.strategies.verifier.extract import ExtractedCode, normalize_language
 from oracle.strategies.verifier.runner import CodeRunner
 from oracle.tasks.task import Task
-from oracle.tasks.testspec import CheckTest
+from oracle.tasks.testspec import CheckTest, PytestTest
 
 
 @dataclass
@@ -89,10 +90,12 @@ async def check_tests(strategy: Any, task: Task, config: OracleConfig) -> TestsC
         report.error = f"language {code.language!r} is not supported on this machine"
         return report
     interpreters = {"python": python, code.language: exe}
-    pool = await asyncio.to_thread(strategy._pool, cfg, interpreters)
+    pytest = await asyncio.to_thread(pinned_pytest.source, python) if any(
+        isinstance(t, PytestTest) for t in task.tests) else None  # the test side's pytest (pytest tests)
+    pool = await asyncio.to_thread(strategy._pool, cfg, interpreters, None, pytest)
     prompt_code = harness.prompt_definitions(task.prompt) if task.language in (None, "python") else None
     runner = CodeRunner(pool, cfg, task.entry_point, prompt_code, interpreters, in_process,
-                        "in_process" if in_process else "isolated", run_in_pool)
+                        "in_process" if in_process else "isolated", run_in_pool, module=task.module, pytest=pytest)
     if task.solution is not None:
         run = await strategy._reference(task, runner, code)
         report.cached = run.cached

@@ -212,7 +212,7 @@ def _suite_outcome(test: PytestTest, index: int, run: RunResult, *, memory_mb: i
     report = pytest_suite.read(run, memory_mb=memory_mb, timeout_s=test.timeout_s)
     if not report.cases:
         return TestOutcome(name, test.kind, report.outcome or "error", report.message or "no outcome",
-                           run.duration_ms, test.weight, integrity)
+                           run.duration_ms, test.weight, integrity, before_test=report.before_test)
     share = test.weight / len(report.cases)
     cases = tuple(TestOutcome(f"{name}::{pytest_suite.short_id(test, c.node_id)}", test.kind, c.outcome, c.message,
                               c.duration_ms, share, integrity, node_id=c.node_id) for c in report.cases)

@@ -9,6 +9,7 @@ the candidate's output.
 
 from __future__ import annotations
 
+import dataclasses
 from collections import Counter
 from dataclasses import dataclass, field
 from typing import Any
@@ -48,6 +49,8 @@ class SuiteReport:
     message: str = ""
     pytest_version: str | None = None
     dropped: list[str] = field(default_factory=list)
+    before_test: bool = False
+    """The run ended before any test code ran (the candidate did not load): it says nothing of the suite."""
 
     def summary(self) -> str:
         counts = Counter(c.outcome for c in self.cases)
@@ -87,6 +90,7 @@ def read(run: RunResult, *, memory_mb: int, timeout_s: float | None = None) -> S
         # The run stopped before pytest ran (the candidate did not load, pytest is missing here...).
         report.outcome = verdict.get("outcome") if verdict.get("outcome") in ("error", "broken") else "error"
         report.message = str(verdict.get("message") or report.outcome)[:MAX_MESSAGE]
+        report.before_test = verdict.get("stage") == "load"
         return report
     memory = f"memory limit ({memory_mb} MiB) exceeded" if run.memory_limit_hit else ""
     limit = f"the suite's {timeout_s:g} s limit" if timeout_s else "the time limit"
@@ -112,3 +116,55 @@ def read(run: RunResult, *, memory_mb: int, timeout_s: float | None = None) -> S
                                                            "up (collected vs reported)", c.duration_ms)
                         for c in report.cases]
     return report
+
+
+def align(runs: dict[Any, Any]) -> dict[Any, Any]:
+    """One pytest test's runs (key -> its suite outcome), with a file that failed to collect in a run
+    standing for the tests the other runs collected from it.
+
+    Why: a collection error is one case named by its file (``test_x.py``), while a run that collected
+    the file has one case per test (``test_x.py::test_a``...). Left as they are, every run would be
+    scored on the union: the run that collected fine would get an ``error`` for the file it never
+    failed on, and the failing one would miss the tests it could not collect. So the file's case is
+    replaced, in its own run, by one case per test the others collected from it (same outcome and
+    message), and the run's weight is shared again over its cases. A file no run collected stays one case."""
+    collected: dict[str, Any] = {}
+    for outcome in runs.values():
+        for case in getattr(outcome, "cases", ()) or ():
+            if case.node_id and "::" in case.node_id:
+                collected.setdefault(case.node_id, case)
+    out = {}
+    for key, outcome in runs.items():
+        cases = getattr(outcome, "cases", ()) or ()
+        if not any(c.node_id and "::" not in c.node_id for c in cases):
+            out[key] = outcome
+            continue
+        own = {c.node_id for c in cases}
+        new = []
+        for case in cases:
+            stands_for = [n for n in collected if n.startswith(f"{case.node_id}::") and n not in own] \
+                if case.node_id and "::" not in case.node_id else []
+            if not stands_for:
+                new.append(case)
+                continue
+            for node_id in stands_for:
+                new.append(dataclasses.replace(case, node_id=node_id, name=collected[node_id].name))
+        share = outcome.weight / len(new)
+        out[key] = dataclasses.replace(outcome, cases=tuple(dataclasses.replace(c, weight=share) for c in new))
+    return out
+
+
+def align_runs(tests: list, every: dict[str, dict[int, Any]], reference: dict[int, Any] | None) -> None:
+    """``align`` for every pytest test of a task, in place: the candidates' runs (candidate id ->
+    test index -> outcome) and the reference solution's, before the broken-test rules compare them."""
+    for i, test in enumerate(tests):
+        if not isinstance(test, PytestTest):
+            continue
+        group = {("candidate", cid): per[i] for cid, per in every.items() if i in per}
+        if reference is not None and i in reference:
+            group[("reference", "")] = reference[i]
+        for (who, cid), outcome in align(group).items():
+            if who == "reference":
+                reference[i] = outcome  # type: ignore[index]
+            else:
+                every[cid][i] = outcome

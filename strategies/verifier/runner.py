@@ -37,8 +37,8 @@ class CodeRunner:
         cfg = self.cfg
         if isinstance(test, PytestTest) and code.language != "python":
             return harness.TestOutcome(harness.test_name(test, index), test.kind, "error",
-                                       f"a pytest test runs Python candidates; this one is {code.language}",
-                                       0.0, test.weight)
+                                       f"a pytest test runs Python programs; this one is {code.language}",
+                                       0.0, test.weight, before_test=True)
         plan = harness.build_plan(
             test, code.code or "", language=code.language, entry_point=self.entry_point,
             prompt_code=self.prompt_code, timeout_s=test.timeout_s or cfg.timeout_s,
@@ -54,4 +54,4 @@ class CodeRunner:
         cfg = self.cfg
         return (content_hash, version, self.in_process, self.interpreters.get(language), cfg.backend,
                 cfg.allow_weak_isolation, cfg.timeout_s, cfg.memory_mb, cfg.max_pids, cfg.disk_mb,
-                cfg.output_limit_bytes, cfg.float_tolerance)
+                cfg.output_limit_bytes, cfg.float_tolerance, self.pytest)

@@ -35,7 +35,7 @@ from oracle.strategies.protocol import EvaluationContext
 from oracle.tasks.environment import Environment
 from oracle.tasks.task import Task, Trajectory
 from oracle.tasks.testspec import TRAJECTORY_KINDS, CheckTest, PytestTest, ReferenceCheck
-from oracle.strategies.verifier import broken, containment, harness, reference, scoring, solution
+from oracle.strategies.verifier import broken, containment, harness, pytest_suite, reference, scoring, solution
 from oracle.strategies.verifier import environments
 from oracle.strategies.verifier.runner import CodeRunner
 from oracle.strategies.verifier import concerns as verifier_concerns
@@ -380,7 +380,9 @@ class VerifierStrategy:
                     faults.sandbox.setdefault(tid, []).append(f"{outcome.name}: {outcome.message}")
         every = {t.id: _every_test(by_candidate.get(t.id, {}), task.tests, unrunnable.get(t.id))
                  for t in ctx.trajectories}
-        decision = broken.decide(every, reference_run.outcomes if reference_run is not None else None)
+        reference_outcomes = dict(reference_run.outcomes) if reference_run is not None else None
+        pytest_suite.align_runs(task.tests, every, reference_outcomes)
+        decision = broken.decide(every, reference_outcomes)
         broken_tests = [BrokenTest(test=b.test, reason=b.reason) for b in decision.broken]
         if decision.all_broken:
             listed = "; ".join(f"{b.test}: {b.reason}" for b in broken_tests[:5])

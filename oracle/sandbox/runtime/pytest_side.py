@@ -193,13 +193,13 @@ def run_isolated(spec: dict, report: wire.Channel) -> dict:
     try:
         first = channel.recv()
     except EOFError:
-        return test_side._verdict("error", "the candidate process ended before it finished loading")
+        return test_side._load_error("the candidate process ended before it finished loading")
     except wire.ChannelError as exc:
-        return test_side._verdict("error", f"the candidate sent garbage instead of loading: {exc}")
+        return test_side._load_error(f"the candidate sent garbage instead of loading: {exc}")
     if first.get("op") == "load_error":
-        return test_side._verdict("error", str(first.get("msg", "the candidate failed to load"))[:2000])
+        return test_side._load_error(str(first.get("msg", "the candidate failed to load"))[:2000])
     if first.get("op") != "ready" or not isinstance(first.get("exports"), list):
-        return test_side._verdict("error", f"the candidate sent {first.get('op')!r} instead of loading")
+        return test_side._load_error(f"the candidate sent {first.get('op')!r} instead of loading")
 
     def exportable(obj):
         """What the test may hand the candidate as a handle: as for the other kinds, with the task's
@@ -217,7 +217,7 @@ def run_isolated(spec: dict, report: wire.Channel) -> dict:
     try:
         exported = test_side.decode_exports(peer, first["exports"])
     except wire.ChannelError as exc:
-        return test_side._verdict("error", f"the candidate sent garbage while loading: {exc}")
+        return test_side._load_error(f"the candidate sent garbage while loading: {exc}")
     involvement = Involvement(peer)
 
     def bind_global(name: str, value) -> None:
@@ -261,7 +261,7 @@ def run_in_process(spec: dict, report: wire.Channel) -> dict:
     except BaseException as exc:  # noqa: BLE001
         from . import candidate_side
 
-        return test_side._verdict("error", candidate_side.describe_load_error(exc)["msg"])
+        return test_side._load_error(candidate_side.describe_load_error(exc)["msg"])
     exported = {n: v for n, v in module.__dict__.items() if not n.startswith("__")}
     involvement = Involvement(None, blame_test=False)
     names = _scope_names(spec, exported, lambda name, value: module.__dict__.__setitem__(name, value))
