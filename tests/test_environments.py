@@ -436,3 +436,16 @@ async def test_one_strategy_keeps_a_pool_per_environment(cache_root, strategy):
     assert plain.candidate("uses").passed is False
     assert "No module named 'envprobe'" in plain.candidate("uses").details["summary"]
     assert again.provenance.execution.environment["reused"] is True
+
+
+async def test_oracle_check_runs_the_reference_in_the_tasks_environment(cache_root, strategy):
+    """``oracle check`` builds the same pool as ``evaluate``: a test that imports the environment's
+    package passes on the reference instead of reading as broken (it once ignored task.environment)."""
+    from oracle.strategies.verifier.check import check_tests
+
+    task = probe_task({"requirements": ["envprobe==0.1"]}, solution=USES_PROBE.code)
+    report = await check_tests(strategy, task, config(cache_root))
+    assert report.error is None and report.ok, report.as_dict()
+    assert [row["outcome"] for row in report.tests] == ["pass", "pass"]
+    bare = await check_tests(strategy, probe_task(None, solution=USES_PROBE.code), config(cache_root))
+    assert not bare.ok and "No module named 'envprobe'" in (bare.error or ""), bare.as_dict()  # without it

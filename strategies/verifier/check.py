@@ -15,10 +15,11 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from oracle.config.model import OracleConfig
+from oracle.errors import EnvironmentBuildError, InterpreterUnusable
 from oracle.sandbox import pinned_pytest
 from oracle.sandbox.limits import check_timeouts
 from oracle.sandbox.runs import run_in_pool
-from oracle.strategies.verifier import broken, harness, solution
+from oracle.strategies.verifier import broken, environments, harness, solution
 from oracle.strategies.verifier.extract import ExtractedCode, normalize_language
 from oracle.strategies.verifier.runner import CodeRunner
 from oracle.tasks.task import Task
@@ -56,7 +57,7 @@ def _row(outcome: harness.TestOutcome, shown: str, message: str, is_broken: bool
 
 async def check_tests(strategy: Any, task: Task, config: OracleConfig) -> TestsCheck:
     """Run the validation for ``task`` with ``strategy``'s warm sandbox pools (a VerifierStrategy)."""
-    from oracle.strategies.verifier.strategy import _reference_code, find_interpreter
+    from oracle.strategies.verifier.strategy import _reference_code, interpreter_status
 
     cfg = config.verifier
     report = TestsCheck(task_id=task.id, solution=task.solution is not None)
@@ -84,15 +85,22 @@ async def check_tests(strategy: Any, task: Task, config: OracleConfig) -> TestsC
             return report
     else:
         code = ExtractedCode("", None, normalize_language(task.language) or "python")
-    exe = find_interpreter(code.language, cfg)
-    python = find_interpreter("python", cfg)
+    # The same interpreters, environment and test-side pytest as ``evaluate`` (strategy.py).
+    exe, why = interpreter_status(code.language, cfg, task.environment)
+    python, python_why = interpreter_status("python", cfg, task.environment)
     if exe is None or python is None:
-        report.error = f"language {code.language!r} is not supported on this machine"
+        report.error = f"language {code.language!r} cannot run here: {why or python_why}"
         return report
     interpreters = {"python": python, code.language: exe}
-    pytest = await asyncio.to_thread(pinned_pytest.source, python) if any(
+    env, source = environments.named(task.environment, cfg)
+    try:
+        run_env = await asyncio.to_thread(environments.prepare, env, source, cfg, python)
+    except (EnvironmentBuildError, InterpreterUnusable) as exc:
+        report.error = str(exc)
+        return report
+    pytest = await asyncio.to_thread(pinned_pytest.source, run_env.python, run_env.sys_path, run_env.mounts) if any(
         isinstance(t, PytestTest) for t in task.tests) else None  # the test side's pytest (pytest tests)
-    pool = await asyncio.to_thread(strategy._pool, cfg, interpreters, None, pytest)
+    pool = await asyncio.to_thread(strategy._pool, cfg, interpreters, run_env, pytest)
     prompt_code = harness.prompt_definitions(task.prompt) if task.language in (None, "python") else None
     runner = CodeRunner(pool, cfg, task.entry_point, prompt_code, interpreters, in_process,
                         "in_process" if in_process else "isolated", run_in_pool, module=task.module, pytest=pytest)
