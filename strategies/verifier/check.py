@@ -23,7 +23,7 @@ from oracle.strategies.verifier import broken, environments, harness, solution
 from oracle.strategies.verifier.extract import ExtractedCode, normalize_language
 from oracle.strategies.verifier.runner import CodeRunner
 from oracle.tasks.task import Task
-from oracle.tasks.testspec import CheckTest, PytestTest
+from oracle.tasks.testspec import CheckTest, PytestTest, RepoTestsTest
 
 
 @dataclass
@@ -64,6 +64,9 @@ async def check_tests(strategy: Any, task: Task, config: OracleConfig) -> TestsC
     problem = check_timeouts(task.tests, cfg)
     if problem is None and any(isinstance(t, CheckTest) for t in task.tests) and not task.entry_point:
         problem = "task.entry_point: required by check(candidate) tests"
+    repo = next((i for i, t in enumerate(task.tests) if isinstance(t, RepoTestsTest)), None)
+    if problem is None and repo is not None:  # placeholder until the repository run lands (issue 28)
+        problem = f"task.tests[{repo}]: repo_tests: not supported yet"
     in_process = task.execution == "in_process"
     if problem is None and in_process and not cfg.allow_in_process:
         problem = "task.execution: 'in_process' also needs verifier.allow_in_process: true"

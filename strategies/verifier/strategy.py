@@ -34,7 +34,7 @@ from oracle.results.result import BrokenTest, CandidateResult, EvaluationResult,
 from oracle.strategies.protocol import EvaluationContext
 from oracle.tasks.environment import Environment
 from oracle.tasks.task import Task, Trajectory
-from oracle.tasks.testspec import TRAJECTORY_KINDS, CheckTest, PytestTest, ReferenceCheck
+from oracle.tasks.testspec import TRAJECTORY_KINDS, CheckTest, PytestTest, ReferenceCheck, RepoTestsTest
 from oracle.strategies.verifier import broken, containment, harness, pytest_suite, reference, scoring, solution
 from oracle.strategies.verifier import environments
 from oracle.strategies.verifier.runner import CodeRunner
@@ -241,6 +241,10 @@ class VerifierStrategy:
         if any(isinstance(t, CheckTest) for t in task.tests) and not task.entry_point:
             return EvaluationResult.failure("verifier", "task.entry_point: required by check(candidate) tests",
                                             error_type="TaskValidationError")
+        repo = next((i for i, t in enumerate(task.tests) if isinstance(t, RepoTestsTest)), None)
+        if repo is not None:  # placeholder until the repository run lands (issue 28, h28-verify)
+            return EvaluationResult.failure("verifier", f"task.tests[{repo}]: repo_tests: not supported yet",
+                                            error_type="UnsupportedTest")
         # Trajectory checks read the steps, not the code: a candidate needs code only for code tests.
         code_tests = {i for i, t in enumerate(task.tests) if t.kind not in TRAJECTORY_KINDS}
         # Per candidate, why its code tests cannot run (extraction failed, a language this machine
