@@ -12,7 +12,7 @@ The names in ``__all__`` are public, and these modules (pinned by tests/test_pub
     oracle.tasks.testspec  oracle.tasks.questions    test kinds, typed questions
     oracle.tasks.files                               reading task files
     oracle.tasks.environment                         what candidates run with (interpreter, requirements)
-    oracle.tasks.repository                          a repository task's base commit
+    oracle.tasks.repository  oracle.tasks.patch_text  a repository task's base, a candidate's change
     oracle.results  oracle.results.result            what an evaluation returns,
     oracle.results.concerns  oracle.results.provenance  oracle.results.ledger  oracle.results.verdict
                                                      with its concerns, provenance, call ledger and

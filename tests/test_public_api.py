@@ -70,7 +70,7 @@ PUBLIC_MODULES = {
     "oracle", "oracle.errors",
     "oracle.config", "oracle.config.model", "oracle.config.calibration",
     "oracle.tasks", "oracle.tasks.task", "oracle.tasks.testspec", "oracle.tasks.questions", "oracle.tasks.files",
-    "oracle.tasks.environment", "oracle.tasks.repository",
+    "oracle.tasks.environment", "oracle.tasks.repository", "oracle.tasks.patch_text",
     "oracle.results", "oracle.results.result", "oracle.results.concerns", "oracle.results.provenance",
     "oracle.results.ledger", "oracle.results.verdict",
     "oracle.routing", "oracle.routing.signals", "oracle.routing.policy", "oracle.routing.route",
