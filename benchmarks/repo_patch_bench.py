@@ -157,7 +157,8 @@ def run_ours(inst: Instance, workers: int) -> tuple[float, dict[str, dict]]:
     from oracle.tasks.files import parse_task
     from oracle.strategies.verifier.strategy import VerifierStrategy
 
-    task, trajectories = _parsed(parse_task(task_document(inst)))
+    loaded = parse_task(task_document(inst))
+    task, trajectories = loaded.task, loaded.trajectories
     config = OracleConfig(verifier={"workers": workers})
     strategy = VerifierStrategy()
     try:
@@ -175,13 +176,6 @@ def run_ours(inst: Instance, workers: int) -> tuple[float, dict[str, dict]]:
                        or c.details.get("first_failure")}
                 for c in result.candidates}
     return seconds, verdicts
-
-
-def _parsed(loaded):
-    """(task, trajectories) from parse_task's answer, whatever container it uses."""
-    if isinstance(loaded, tuple):
-        return loaded[0], loaded[1]
-    return loaded.task, loaded.trajectories
 
 
 # -- the report ----------------------------------------------------------------------------------------

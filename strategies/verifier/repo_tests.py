@@ -48,22 +48,11 @@ PASSED = frozenset({"passed", "xpassed"})
 """What counts as passing for a required node (a skip, an xfail, deselected, not run never do)."""
 TEST_EDITS = frozenset({"test_file"})
 """Categories ``verifier.repo_test_edits`` decides; every other category is ``repo_hook_edits``'s."""
-SHARED_REPO_CACHE = Path("/var/cache/oracle-sandbox/repositories")
 
 
 def repo_test(task: Task) -> tuple[int, RepoTestsTest] | None:
     """The task's ``repo_tests`` test and its index, or None."""
     return next(((i, t) for i, t in enumerate(task.tests) if isinstance(t, RepoTestsTest)), None)
-
-
-def cache_root(cfg: VerifierConfig) -> Path:
-    """Where base snapshots live: ``verifier.repo_cache``, else shared when we drop to another user."""
-    if cfg.repo_cache:
-        return Path(cfg.repo_cache)
-    if os.geteuid() == 0:
-        return SHARED_REPO_CACHE
-    base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
-    return Path(base) / "oracle" / "repositories"
 
 
 @dataclass
@@ -240,7 +229,8 @@ async def evaluate(strategy: Any, ctx: EvaluationContext, cfg: VerifierConfig) -
     repo = task.repository
     try:
         base = await asyncio.to_thread(repo_base.snapshot, repo.path, repo.bundle, repo.commit,
-                                       cache_root=cache_root(cfg))
+                                       cache_root=Path(cfg.repo_cache) if cfg.repo_cache else None,
+                                       subdir=repo.subdir)
     except RepositoryError as exc:
         return EvaluationResult.failure("verifier", str(exc), error_type="TaskValidationError")
     python = _python(task, cfg)

@@ -1,0 +1,103 @@
+"""Repository tasks end to end through the CLI (real subprocesses, real sandbox, real git): the
+example of examples/repo_patch/ with `oracle evaluate`, and `oracle batch` over two repository
+tasks, resumed after its output lost a row."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from tests import repo_attacks
+
+ROOT = Path(__file__).resolve().parent.parent
+EXAMPLE = ROOT / "examples" / "repo_patch"
+
+pytestmark = [pytest.mark.sandbox, pytest.mark.slow]
+
+
+def _cli(*args: str, cwd: Path = ROOT, timeout: int = 600) -> subprocess.CompletedProcess:
+    env = {k: v for k, v in os.environ.items() if not k.startswith("ORACLE_")}
+    return subprocess.run([sys.executable, "-m", "oracle", *args], cwd=cwd, env=env, capture_output=True,
+                          text=True, timeout=timeout)
+
+
+def _heads(bundle: Path) -> str:
+    return subprocess.run(["git", "bundle", "list-heads", str(bundle)], capture_output=True, text=True,
+                          check=True).stdout
+
+
+def test_the_example_is_what_build_writes(tmp_path):
+    done = subprocess.run([sys.executable, str(EXAMPLE / "build.py"), str(tmp_path)], capture_output=True,
+                          text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    assert json.loads((tmp_path / "task.json").read_text()) == json.loads((EXAMPLE / "task.json").read_text())
+    assert _heads(tmp_path / "textkit.bundle") == _heads(EXAMPLE / "textkit.bundle")
+    for diff in (EXAMPLE / "candidates").glob("*.diff"):
+        assert (tmp_path / "candidates" / diff.name).read_text() == diff.read_text()
+
+
+def test_oracle_evaluate_on_the_example():
+    done = _cli("evaluate", "--json", "examples/repo_patch/task.json")
+    assert done.returncode == 0, done.stderr
+    res = json.loads(done.stdout)
+    assert res["route"]["evaluator"] == "verifier"
+    assert "has_repository" in json.dumps(res["route"])  # the routing signal, named in the trace
+    result = res["result"]
+    assert result["status"] == "ok", result.get("error")
+    assert result["provenance"]["execution"]["integrity"] == "shared_process"
+    by_id = {c["id"]: c for c in result["candidates"]}
+    assert result["best"] == ["right_fix"] and result["ranking"][0] == "right_fix"
+    shares = {cid: (c["details"]["fail_to_pass"], c["details"]["pass_to_pass"], c["passed"])
+              for cid, c in by_id.items()}
+    assert shares == {"right_fix": ("2/2", "6/6", True), "wrong_fix": ("1/2", "5/6", False),
+                      "edits_the_test": ("0/2", "6/6", False), "conftest_hook": ("0/2", "0/6", False)}
+    wrong = {t["node_id"]: t for t in by_id["wrong_fix"]["details"]["tests"]}
+    exact = wrong["tests/test_truncate.py::test_text_that_fits_exactly_is_unchanged"]
+    assert exact["outcome"] == "failed" and "'he...'" in exact["message"]  # pytest's own report of it
+    assert "tests/conftest.py" in by_id["conftest_hook"]["details"]["failed_because"]
+    tampering = [c for c in result["concerns"] if c["kind"] == "tampering"]
+    assert len(tampering) == 1
+    files = tampering[0]["evidence"]["files"]
+    assert {cid: [(f["path"], f["action"]) for f in fs] for cid, fs in files.items()} == {
+        "edits_the_test": [("tests/test_truncate.py", "restored")],
+        "conftest_hook": [("tests/conftest.py", "failed")]}
+
+
+def _task_line(tmp: Path, task_id: str, names: list[str]) -> str:
+    ex = repo_attacks.example()
+    repo = tmp / f"repo-{task_id}"
+    base, fix = ex.build_repository(repo)
+    bundle = tmp / f"{task_id}.bundle"
+    ex.git("bundle", "create", "-q", str(bundle), "main", cwd=repo)
+    candidates = {c.name: ex.make_patch(repo, base, c.files) for c in repo_attacks.every_candidate() if c.name in names}
+    return json.dumps(ex.task_document(base, ex.test_patch(repo, base, fix), candidates, bundle=str(bundle),
+                                       task_id=task_id))
+
+
+def test_oracle_batch_on_two_repository_tasks_resumed(tmp_path):
+    tasks = tmp_path / "tasks.jsonl"
+    tasks.write_text(_task_line(tmp_path, "textkit-a", ["right_fix", "conftest_rewrite"]) + "\n"
+                     + _task_line(tmp_path, "textkit-b", ["early_exit", "fix_and_own_test"]) + "\n")
+    out = tmp_path / "results.jsonl"
+    first = _cli("batch", str(tasks), "-o", str(out), "--no-store")
+    assert first.returncode == 0, first.stderr
+    rows = [json.loads(line) for line in out.read_text().splitlines()]
+    assert [r["task_id"] for r in rows] == ["textkit-a", "textkit-b"]
+    # As after a crash that lost the second row: the same command finishes the rest, the first row kept.
+    kept = out.read_text().splitlines()[0]
+    out.write_text(kept + "\n")
+    again = _cli("batch", str(tasks), "-o", str(out), "--no-store")
+    assert again.returncode == 0, again.stderr
+    lines = out.read_text().splitlines()
+    assert lines[0] == kept and len(lines) == 2
+    verdicts = {}
+    for row in map(json.loads, lines):
+        result = row["result"]["result"] if "result" in row.get("result", {}) else row["result"]
+        verdicts[row["task_id"]] = {c["id"]: c["passed"] for c in result["candidates"]}
+    assert verdicts == {"textkit-a": {"right_fix": True, "conftest_rewrite": False},
+                        "textkit-b": {"early_exit": False, "fix_and_own_test": True}}
