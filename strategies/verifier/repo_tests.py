@@ -107,6 +107,7 @@ class RepoJudge:
         from oracle.repo import worktree
 
         parent = Path(tempfile.mkdtemp(prefix="cand-", dir=self.work_root))
+        os.chmod(parent, 0o711)  # the sandbox user passes through to the tree, lists nothing here
         tree = None
         try:
             tree = await asyncio.to_thread(worktree.make_tree, self.base, parent)
@@ -248,6 +249,7 @@ async def evaluate(strategy: Any, ctx: EvaluationContext, cfg: VerifierConfig) -
                     "hook_edits": cfg.repo_hook_edits,
                     "install": task.environment.install if task.environment else "pythonpath"}))
     work_root = Path(tempfile.mkdtemp(prefix="oracle-repo-"))
+    os.chmod(work_root, 0o711)
     judge = RepoJudge(task, test, cfg, sandbox, run_env, pytest, base, work_root)
     limit = asyncio.Semaphore(cfg.workers or os.cpu_count() or 1)
 
