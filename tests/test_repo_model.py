@@ -242,3 +242,43 @@ def test_oracle_check_reports_a_repo_tests_task_as_not_checkable_yet():
     finally:
         strategy.close()
     assert not report.ok and report.error == "task.tests[0]: repo_tests: not supported yet"
+
+
+# -- routing -------------------------------------------------------------------------------------
+ISSUE_TEXT = ("slice_pages returns one page too few\n\nWhen the item count is not a multiple of the page size, "
+              "the last partial page is dropped. I think this is a clear and important bug; the docs say "
+              "the helper should be well designed and easy to explain. Please write a good, clean fix and "
+              "explain why it is correct.\n" * 3)
+"""An issue as SWE-bench gives it: long prose with judgment words and a request for a reason."""
+
+
+def test_a_repository_task_routes_to_the_verifier_and_the_trace_names_the_signal():
+    from oracle.routing._chain import PolicyChain
+    from oracle.routing.signals import extract
+
+    item = parse_task({**repo_task(prompt=ISSUE_TEXT),
+                       "trajectories": [{"id": f"m{i}", "patch": DIFF_ONE} for i in range(4)]})
+    route = PolicyChain(OracleConfig()).route(item.task, item.trajectories)
+    assert route.evaluator == "verifier" and not route.low_confidence, route.fallback
+    assert route.signals["has_repository"] is True and route.signals["asks_rationale"] is True
+    vote = next(v for v in route.votes if v.policy == "execution_evidence")
+    assert "has_repository" in vote.reads and vote.version == "2"
+    assert vote.reason.startswith("a repository and its own tests")
+    assert not extract(parse_task({"task": {"id": "p", "prompt": "p"}, "trajectories": [{"id": "a"}]}).task,
+                       item.trajectories).has_repository
+
+
+def test_oracle_route_shows_the_repository_signal(tmp_path):
+    import subprocess
+    import sys
+
+    path = tmp_path / "task.json"
+    path.write_text(json.dumps(repo_task(language="rust")))
+    out = subprocess.run([sys.executable, "-m", "oracle", "route", str(path), "--json"], capture_output=True,
+                         text=True, timeout=120)
+    assert out.returncode == 0, out.stderr
+    route = json.loads(out.stdout)["route"]
+    assert route["evaluator"] == "verifier" and route["signals"]["has_repository"] is True
+
+
+DIFF_ONE = "diff --git a/p.py b/p.py\n--- a/p.py\n+++ b/p.py\n@@ -1 +1 @@\n-a\n+b\n"
