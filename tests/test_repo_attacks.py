@@ -142,7 +142,9 @@ def test_the_protected_surface_rules_are_configurable(repository):
 
 
 def test_a_patch_that_does_not_apply_fails_that_candidate_only(repository):
-    broken = repository["patches"]["right_fix"].replace("     if limit < 0:", "     if limit <= -1:")
+    # Written against another version of the file: its context no longer matches the base.
+    broken = repository["patches"]["right_fix"].replace("     if len(text) <= limit:\n", "     if len(text) < limit:\n")
+    assert broken != repository["patches"]["right_fix"]
     repo = dict(repository, patches={**repository["patches"], "stale": broken})
     result = evaluate(repo, ["stale", "right_fix"], strongest_backend())
     assert result.error is None
