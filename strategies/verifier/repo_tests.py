@@ -126,9 +126,10 @@ class RepoJudge:
         change = candidate_change(trajectory)
         out.change = {"kind": change.kind, "source": change.source}
         if change.kind != "none":
-            applied = await asyncio.to_thread(
-                patching.apply_patch if change.kind == "patch" else patching.apply_files, tree,
-                change.patch if change.kind == "patch" else change.files)
+            if change.kind == "patch":
+                applied = await asyncio.to_thread(patching.apply_patch, tree, change.patch)
+            else:
+                applied = await asyncio.to_thread(patching.apply_files, tree, dict(change.files))
             out.change["paths"] = list(applied.paths)
             if not applied.ok:
                 out.failed_because = f"its {'patch' if change.kind == 'patch' else 'files'} could not be applied: " \
@@ -210,8 +211,9 @@ def candidate_result(cid: str, test: RepoTestsTest, judged: Judged) -> Candidate
     return CandidateResult(id=cid, score=score, passed=judged.resolved, details=details)
 
 
-async def evaluate(strategy: Any, ctx: EvaluationContext, cfg: VerifierConfig) -> EvaluationResult:
-    """The verifier's result for a repository task (the strategy hands over here)."""
+async def evaluate(ctx: EvaluationContext, cfg: VerifierConfig, python: str) -> EvaluationResult:
+    """The verifier's result for a repository task (the strategy hands over here with the Python
+    interpreter the sandbox user can run)."""
     from oracle.errors import RepositoryError
     from oracle.repo import base as repo_base
 
@@ -234,7 +236,6 @@ async def evaluate(strategy: Any, ctx: EvaluationContext, cfg: VerifierConfig) -
                                        subdir=repo.subdir)
     except RepositoryError as exc:
         return EvaluationResult.failure("verifier", str(exc), error_type="TaskValidationError")
-    python = _python(task, cfg)
     env, source = environments.named(task.environment, cfg)
     run_env = await asyncio.to_thread(environments.prepare, env, source, cfg, python)
     pytest = await asyncio.to_thread(pinned_pytest.source, run_env.python, run_env.sys_path, run_env.mounts)
@@ -280,17 +281,6 @@ async def evaluate(strategy: Any, ctx: EvaluationContext, cfg: VerifierConfig) -
     return EvaluationResult(evaluator="verifier", status=Status.ok, best=best, ranking=ranking,
                             candidates=candidates, calls=len(candidates), cost_usd=0.0, provenance=provenance,
                             details=details, explanation=_explain(candidates, best))
-
-
-def _python(task: Task, cfg: VerifierConfig) -> str:
-    from oracle.strategies.verifier.strategy import interpreter_status
-
-    python, why = interpreter_status("python", cfg, task.environment)
-    if python is None:
-        from oracle.errors import InterpreterUnusable
-
-        raise InterpreterUnusable(why or "no Python interpreter the sandbox user can run")
-    return python
 
 
 def _sandbox(cfg: VerifierConfig, run_env: environments.RunEnvironment,

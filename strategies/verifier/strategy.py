@@ -244,7 +244,10 @@ class VerifierStrategy:
             return EvaluationResult.failure("verifier", "task.entry_point: required by check(candidate) tests",
                                             error_type="TaskValidationError")
         if task.repository is not None and any(isinstance(t, RepoTestsTest) for t in task.tests):
-            return await repo_tests.evaluate(self, ctx, cfg)  # candidate patches to a repository
+            python, why = interpreter_status("python", cfg, task.environment)  # candidate patches to a repository
+            if python is None:
+                return EvaluationResult.failure("verifier", f"python: {why}", error_type="InterpreterUnusable")
+            return await repo_tests.evaluate(ctx, cfg, python)
         # Trajectory checks read the steps, not the code: a candidate needs code only for code tests.
         code_tests = {i for i, t in enumerate(task.tests) if t.kind not in TRAJECTORY_KINDS}
         # Per candidate, why its code tests cannot run (extraction failed, a language this machine
