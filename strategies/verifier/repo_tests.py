@@ -163,8 +163,11 @@ class RepoJudge:
             out.error = run.problem
             out.failed_because = f"its test run cannot be trusted: {run.problem}"
             out.run["stdout_tail"] = run.stdout_tail[-1500:]
-        if during:
+        if during:  # what the run reported rests on files it changed: nothing it called passed stands
             out.failed_because = f"its tests changed protected files while they ran: {_named(during)}"
+            out.outcomes = {n: o if o["outcome"] not in PASSED else
+                            {**o, "outcome": "error", "message": "not trusted: protected files changed during the run"}
+                            for n, o in out.outcomes.items()}
         if out.failed_because is None:
             passed = {n for n, o in out.outcomes.items() if o["outcome"] in PASSED}
             out.resolved = all(n in passed for n in self.node_ids)
@@ -179,7 +182,7 @@ def shares(test: RepoTestsTest, outcomes: dict[str, dict[str, Any]]) -> tuple[tu
 
 
 def candidate_result(cid: str, test: RepoTestsTest, judged: Judged) -> CandidateResult:
-    f2p, p2p = shares(test, judged.outcomes if judged.failed_because is None else {})
+    f2p, p2p = shares(test, judged.outcomes)
     details: dict[str, Any] = {
         "resolved": judged.resolved, "fail_to_pass": f"{f2p[0]}/{f2p[1]}", "pass_to_pass": f"{p2p[0]}/{p2p[1]}",
         "change": judged.change,
