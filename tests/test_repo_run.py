@@ -61,7 +61,8 @@ def test_run_cannot_read_other_trees_or_the_hosts_tmp(backend, trees_root):
     os.write(fd, b"host-tmp-secret")
     os.close(fd)
     os.chmod(marker, 0o644)  # even world-readable: not in the run's view
-    probe = ("def _read(path):\n    try:\n        return open(path).read()\n    except OSError:\n        return None\n\n\n"
+    probe = ("def _read(path):\n    try:\n        return open(path).read()\n"
+             "    except OSError:\n        return None\n\n\n"
              f"def test_isolated():\n    assert _read({str(other / 'secret.txt')!r}) is None\n"
              f"    assert _read({marker!r}) is None\n")
     try:
