@@ -282,3 +282,26 @@ def test_oracle_route_shows_the_repository_signal(tmp_path):
 
 
 DIFF_ONE = "diff --git a/p.py b/p.py\n--- a/p.py\n+++ b/p.py\n@@ -1 +1 @@\n-a\n+b\n"
+
+
+# -- relative repository paths: the task file's neighbours ---------------------------------------
+def test_a_relative_bundle_or_path_is_read_against_the_task_files_directory(tmp_path):
+    from oracle.batch.source import iter_entries, parse_entry
+
+    folder = tmp_path / "tasks"
+    folder.mkdir()
+    docs = [repo_task(repository={"bundle": "pager.bundle", "commit": SHA}),
+            repo_task(repository={"path": "../clones/pager", "commit": SHA}),
+            repo_task(repository={"path": "/srv/abs", "commit": SHA})]
+    (folder / "t.jsonl").write_text("".join(json.dumps(d) + "\n" for d in docs))
+    want = [("bundle", str(folder / "pager.bundle")), ("path", str(tmp_path / "clones" / "pager")),
+            ("path", "/srv/abs")]
+    loaded = [item.task.repository for item in load_tasks(folder / "t.jsonl")]
+    assert [(k, getattr(r, k)) for r, (k, _) in zip(loaded, want)] == want
+    batch = [parse_entry(e).item.task.repository for e in iter_entries(folder / "t.jsonl")]
+    assert batch == loaded  # oracle batch reads them the same way
+    (folder / "t.yaml").write_text("task:\n  id: y\n  prompt: p\n  repository: {bundle: b.bundle, commit: abcd}\n"
+                                   "  tests: [{kind: repo_tests, fail_to_pass: [t.py::a]}]\n"
+                                   "trajectories: [{id: a, patch: ''}]\n")
+    assert load_tasks(folder / "t.yaml")[0].task.repository.bundle == str(folder / "b.bundle")
+    assert parse_task(docs[0]).task.repository.bundle == "pager.bundle"  # no file: kept as given

@@ -121,7 +121,7 @@ def read_header(patch: str) -> _Header:
     section: list[str] = []
     for line in patch.splitlines():
         if line.startswith("diff --git "):
-            section = _git_line_names(line[len("diff --git "):])
+            section = list(dict.fromkeys(_git_line_names(line[len("diff --git "):])))
             head.names.update(section)
             current, old = section, None
         elif line.startswith("--- "):
@@ -132,11 +132,11 @@ def read_header(patch: str) -> _Header:
             new = _strip_prefix(_unquote(line[4:]))
             if new:
                 head.names.add(new)
-            current = [n for n in (old, new) if n] or section
+            current = list(dict.fromkeys(n for n in (old, new) if n)) or section
         elif line.startswith(("rename from ", "rename to ", "copy from ", "copy to ")):
             name = _unquote(line.split(" ", 2)[2])
             head.names.add(name)
-            section = section + [name]
+            section = list(dict.fromkeys([*section, name]))
             current = section
         elif _LINK_MODE.match(line):
             head.links.append(current[-1] if current else "?")
@@ -162,7 +162,10 @@ def _git_names(patch: bytes, where: Path) -> tuple[list[str] | None, str | None]
     return names, None
 
 
-def _check_name(tree: Path | None, name: str) -> None:
+def _check_name(tree: Path | None, name: str, *, link_at_name: bool = False) -> None:
+    """``_Refused`` unless ``name`` stays in the tree, outside ``.git``, with no link on the way
+    (nor at ``name`` itself unless ``link_at_name``: a whole new file replaces a link, a patch
+    would edit what it points to)."""
     try:
         parts = _fs.parts_of(name)
     except _fs.UnsafePath as exc:
@@ -172,11 +175,10 @@ def _check_name(tree: Path | None, name: str) -> None:
     if tree is None:
         return
     try:
-        _fs.lstat(tree, name)
+        found = _fs.lstat(tree, name)
     except _fs.LinkInPath as exc:
         raise _Refused(f"{name}: writes through the symbolic link {exc.link}") from None
-    found = _fs.lstat(tree, name)
-    if found is not None and stat.S_ISLNK(found.st_mode):
+    if not link_at_name and found is not None and stat.S_ISLNK(found.st_mode):
         raise _Refused(f"{name}: is a symbolic link in the tree; a patch may not write through it")
 
 
@@ -191,11 +193,11 @@ def _prepare(patch: str, tree: Path | None, scratch: Path) -> tuple[bytes, _Head
     assert git_names is not None
     if head.links:
         raise _Refused(f"{head.links[0]}: the patch creates a symbolic link (mode 120000); refused")
+    for name in sorted(head.names):
+        _check_name(tree, name)
     unseen = [n for n in git_names if n not in head.names]
     if unseen:
         raise _Refused(f"{unseen[0]}: the patch's headers name paths git reads differently; refused")
-    for name in sorted(head.names):
-        _check_name(tree, name)
     return raw, head, sorted(head.names)
 
 
@@ -236,14 +238,17 @@ def apply_files(tree: str | Path, files: dict[str, str | bytes]) -> Applied:
     tree = Path(tree)
     try:
         for name in files:
-            _check_name(tree, name)
+            _check_name(tree, name, link_at_name=True)
             found = _fs.lstat(tree, name)
             if found is not None and stat.S_ISDIR(found.st_mode):
                 raise _Refused(f"{name}: is a directory in the tree")
+            parts = name.split("/")
+            for i in range(1, len(parts)):
+                above = _fs.lstat(tree, "/".join(parts[:i]))
+                if above is not None and not stat.S_ISDIR(above.st_mode):
+                    return Applied(ok=False, reason=f"{name}: {'/'.join(parts[:i])} is a file in the tree")
     except _Refused as exc:
         return Applied(ok=False, reason=str(exc), refused=True)
-    except NotADirectoryError as exc:
-        return Applied(ok=False, reason=str(exc))
     for name, content in files.items():
         data = content.encode("utf-8", "surrogateescape") if isinstance(content, str) else content
         old = _fs.lstat(tree, name)

@@ -15,6 +15,7 @@ from __future__ import annotations
 import os
 import stat
 import xml.etree.ElementTree as ET
+from xml.parsers import expat
 
 MAX_BYTES = 16 * 1024 * 1024
 _RANK = {"passed": 0, "skipped": 1, "xfailed": 1, "failed": 2, "error": 3}
@@ -89,15 +90,19 @@ def _refuse(*_args) -> None:
 
 def parse(data: bytes) -> dict[str, list[tuple[str, str, float]]]:
     """``{key: [(outcome, message, duration_ms)]}`` for every testcase, under each key it may match."""
-    parser = ET.XMLParser()
-    expat = parser.parser  # type: ignore[attr-defined]
-    expat.StartDoctypeDeclHandler = _refuse
-    expat.EntityDeclHandler = _refuse
-    expat.ExternalEntityRefHandler = _refuse
+    builder = ET.TreeBuilder()
+    parser = expat.ParserCreate()
+    parser.SetParamEntityParsing(expat.XML_PARAM_ENTITY_PARSING_NEVER)
+    parser.StartDoctypeDeclHandler = _refuse
+    parser.EntityDeclHandler = _refuse
+    parser.ExternalEntityRefHandler = _refuse
+    parser.StartElementHandler = builder.start
+    parser.EndElementHandler = builder.end
+    parser.CharacterDataHandler = builder.data
     try:
-        parser.feed(data)
-        root = parser.close()
-    except ET.ParseError as exc:
+        parser.Parse(data, True)
+        root = builder.close()
+    except (expat.ExpatError, AssertionError, IndexError) as exc:
         raise JUnitError(f"junit_xml: not well-formed XML: {exc}") from None
     cases: dict[str, list[tuple[str, str, float]]] = {}
     for case in root.iter("testcase"):

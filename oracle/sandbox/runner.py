@@ -178,10 +178,13 @@ class Sandbox:
             if self.backend == "landlock":
                 read = ["/usr", *[d for d in SYSTEM_DIRS if os.path.exists(d)], *ro_paths,
                         str(src), "/dev/urandom", "/dev/null"]
-                # A repository's tests open /dev/null for writing (subprocess.DEVNULL, logging): allowed there.
-                confinement = PreparedConfinement(self.layers.landlock_abi, read,
-                                                  [str(work)] + (["/dev/null"] if tree is not None else []),
-                                                  [tree] if tree is not None else [])
+                # A repository run: its tests open /dev/null for writing (subprocess.DEVNULL, logging), and
+                # builds rename across directories of the tree and of the work dir (REFER, within each).
+                if tree is None:
+                    confinement = PreparedConfinement(self.layers.landlock_abi, read, [str(work)])
+                else:
+                    confinement = PreparedConfinement(self.layers.landlock_abi, read, ["/dev/null"],
+                                                      [str(work), tree])
                 confinement.open_paths()
             cgroup.create()
             hook = make_preexec(uid=uid, procs_files=cgroup.procs_files, limits=limits,

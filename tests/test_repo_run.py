@@ -1,0 +1,191 @@
+"""Repository test runs in the real sandbox (oracle/sandbox/repo_run.py): honest outcomes, per node,
+on every backend; the tree mount; the editable install; pythonpath; a custom command's JUnit report.
+The forgery attempts are in tests/test_repo_run_attacks.py."""
+
+from __future__ import annotations
+
+import os
+import tempfile
+import time
+from pathlib import Path
+
+import pytest
+
+from tests.plugins.sandbox_backends import on_each_backend
+from tests.repo_run_support import ADD, BUGGY, FIXED, TESTS, ZERO, calc_repo, make_tree, python, run, trees_root
+
+pytestmark = pytest.mark.sandbox
+__all__ = ["trees_root"]
+
+
+@on_each_backend
+def test_honest_run_gives_each_node_its_outcome_and_pytests_message(backend, trees_root):
+    result = run(backend, make_tree(trees_root, calc_repo(BUGGY)), [ADD, ZERO])
+    assert result.problem is None and result.report_complete
+    assert result.outcomes[ADD].outcome == "failed"
+    assert "assert 0 == 4" in result.outcomes[ADD].message
+    assert "tests/test_calc.py:5" in result.outcomes[ADD].message
+    assert result.outcomes[ZERO].outcome == "passed"
+    assert result.exit_code == 1 and result.integrity == "shared_process" and result.report_source == "plugin"
+    assert result.pytest_version and result.backend == backend
+
+
+@on_each_backend
+def test_fixed_candidate_passes_and_exit_status_agrees(backend, trees_root):
+    result = run(backend, make_tree(trees_root, calc_repo(FIXED)), [ADD, ZERO])
+    assert result.problem is None and result.report_complete and result.exit_code == 0
+    assert {o.outcome for o in result.outcomes.values()} == {"passed"}
+
+
+@on_each_backend
+def test_tree_is_writable_by_replacement_only_and_the_base_is_never_written(backend, trees_root):
+    probe = ("import os\n\n\ndef test_write():\n"
+             "    try:\n        open('calc/__init__.py', 'a').write('x = 1\\n')\n"
+             "    except PermissionError:\n        pass\n"
+             "    else:\n        raise AssertionError('a shared file was writable in place')\n"
+             "    with open('calc/new.py', 'w') as fh:\n        fh.write('def add(a, b):\\n    return a + b\\n')\n"
+             "    os.replace('calc/new.py', 'calc/__init__.py')\n"
+             "    assert os.getcwd().endswith(('/repo',)) or os.path.isdir('calc')\n")
+    tree = make_tree(trees_root, calc_repo(BUGGY, **{"tests/test_write.py": probe}))
+    result = run(backend, tree, ["tests/test_write.py::test_write"])
+    assert result.outcomes["tests/test_write.py::test_write"].outcome == "passed", result
+    assert (Path(str(tree) + ".base") / "calc/__init__.py").read_text() == BUGGY  # the base is untouched
+    assert (tree / "calc/__init__.py").read_text().endswith("a + b\n")  # the tree's entry was replaced
+    assert os.stat(tree).st_uid == os.getuid()  # its directories are ours again after the run
+
+
+@on_each_backend
+def test_run_cannot_read_other_trees_or_the_hosts_tmp(backend, trees_root):
+    other = make_tree(trees_root, calc_repo(FIXED, **{"secret.txt": "other-run-secret"}), name="other")
+    fd, marker = tempfile.mkstemp(prefix="oracle-host-secret-")
+    os.write(fd, b"host-tmp-secret")
+    os.close(fd)
+    os.chmod(marker, 0o644)  # even world-readable: not in the run's view
+    probe = ("def _read(path):\n    try:\n        return open(path).read()\n"
+             "    except OSError:\n        return None\n\n\n"
+             f"def test_isolated():\n    assert _read({str(other / 'secret.txt')!r}) is None\n"
+             f"    assert _read({marker!r}) is None\n")
+    try:
+        result = run(backend, make_tree(trees_root, calc_repo(FIXED, **{"tests/test_iso.py": probe})),
+                     ["tests/test_iso.py::test_isolated"])
+    finally:
+        os.unlink(marker)
+    assert result.problem is None
+    assert result.outcomes["tests/test_iso.py::test_isolated"].outcome == "passed", result.outcomes
+
+
+SRC_LAYOUT = {"src/calc/__init__.py": FIXED, "tests/test_calc.py": TESTS,
+              "pyproject.toml": ("[build-system]\nrequires = ['setuptools>=64']\n"
+                                 "build-backend = 'setuptools.build_meta'\n\n"
+                                 "[project]\nname = 'calc'\nversion = '0.1'\n\n"
+                                 "[tool.setuptools.packages.find]\nwhere = ['src']\n")}
+
+
+@on_each_backend
+def test_editable_install_runs_the_trees_build_backend_in_the_sandbox(backend, trees_root):
+    tree = make_tree(trees_root, SRC_LAYOUT)
+    without = run(backend, tree, [ADD])  # src layout, root on the path: calc is not importable
+    assert without.outcomes[ADD].outcome == "error" and "calc" in without.outcomes[ADD].message
+    result = run(backend, make_tree(trees_root, SRC_LAYOUT), [ADD, ZERO], install="editable")
+    assert result.problem is None and result.build_error is None, result
+    assert {o.outcome for o in result.outcomes.values()} == {"passed"}
+    assert result.build_seconds is not None
+
+
+@on_each_backend
+def test_failed_editable_build_is_the_candidates_failure_with_the_builds_tail(backend, trees_root):
+    files = {**SRC_LAYOUT, "setup.py": "raise RuntimeError('candidate build is broken')\n"}
+    result = run(backend, make_tree(trees_root, files), [ADD], install="editable")
+    assert result.problem is None
+    assert "candidate build is broken" in (result.build_error or "")
+    assert result.outcomes[ADD].outcome == "error" and "editable install failed" in result.outcomes[ADD].message
+
+
+def test_pythonpath_puts_the_named_dirs_on_the_path(trees_root):
+    from tests.plugins.sandbox_backends import strongest_backend
+
+    result = run(strongest_backend(), make_tree(trees_root, SRC_LAYOUT), [ADD], pythonpath=["src"])
+    assert result.outcomes[ADD].outcome == "passed", result
+
+
+RUNNER = '''import sys, traceback
+sys.path.insert(0, ".")
+import tests.test_calc as m
+from xml.sax.saxutils import quoteattr
+cases, bad = [], 0
+for name in ("test_add", "test_zero"):
+    try:
+        getattr(m, name)()
+        cases.append('<testcase classname="tests.test_calc" name="%s"/>' % name)
+    except AssertionError as exc:
+        bad += 1
+        cases.append('<testcase classname="tests.test_calc" name="%s"><failure message=%s/></testcase>'
+                     % (name, quoteattr(repr(exc))))
+open("report.xml", "w").write("<testsuites><testsuite>%s</testsuite></testsuites>" % "".join(cases))
+sys.exit(1 if bad else 0)
+'''
+
+
+def _junit_run(backend, trees_root, files, **kw):
+    return run(backend, make_tree(trees_root, files), [ADD, ZERO], command=[python(), "run_tests.py"],
+               junit_xml="report.xml", **kw)
+
+
+@on_each_backend
+def test_custom_command_is_judged_from_its_junit_report(backend, trees_root):
+    result = _junit_run(backend, trees_root, calc_repo(BUGGY, **{"run_tests.py": RUNNER}))
+    assert result.report_source == "junit" and result.problem is None
+    assert result.outcomes[ADD].outcome == "failed" and result.outcomes[ZERO].outcome == "passed"
+    fixed = _junit_run(backend, trees_root, calc_repo(FIXED, **{"run_tests.py": RUNNER}))
+    assert fixed.problem is None and {o.outcome for o in fixed.outcomes.values()} == {"passed"}
+
+
+def test_custom_command_planted_report_is_removed_before_the_run(trees_root):
+    from tests.plugins.sandbox_backends import strongest_backend
+
+    planted = ('<testsuites><testsuite><testcase classname="tests.test_calc" name="test_add"/>'
+               '<testcase classname="tests.test_calc" name="test_zero"/></testsuite></testsuites>')
+    result = _junit_run(strongest_backend(), trees_root,
+                        calc_repo(BUGGY, **{"run_tests.py": "import sys\nsys.exit(0)\n", "report.xml": planted}))
+    assert result.problem and "was not written" in result.problem
+    assert result.outcomes[ADD].outcome != "passed"
+
+
+def test_custom_command_report_with_an_entity_is_refused(trees_root):
+    from tests.plugins.sandbox_backends import strongest_backend
+
+    bomb = ('open("report.xml", "w").write(\'<?xml version="1.0"?><!DOCTYPE t [<!ENTITY a "aaaa">]>'
+            '<testsuites><testcase classname="tests.test_calc" name="test_add"/>'
+            '<testcase classname="tests.test_calc" name="test_zero"/></testsuites>\')\n')
+    result = _junit_run(strongest_backend(), trees_root, calc_repo(FIXED, **{"run_tests.py": bomb}))
+    assert result.problem and "DTD or an entity" in result.problem
+    assert all(o.outcome != "passed" for o in result.outcomes.values())
+
+
+def test_custom_command_exit_status_must_agree_with_its_report(trees_root):
+    from tests.plugins.sandbox_backends import strongest_backend
+
+    lying = RUNNER.replace("sys.exit(1 if bad else 0)", "sys.exit(0)")
+    result = _junit_run(strongest_backend(), trees_root, calc_repo(BUGGY, **{"run_tests.py": lying}))
+    assert result.problem and "exited 0" in result.problem
+    assert result.outcomes[ZERO].outcome == "error"  # nothing an untrusted report says passed stays passed
+
+
+def test_bad_arguments_name_the_argument(trees_root):
+    tree = make_tree(trees_root, calc_repo())
+    for kw, field in [({"node_ids": []}, "node_ids"), ({"node_ids": ["-x"]}, "node_ids"),
+                      ({"node_ids": [ADD], "install": "wheel"}, "install"),
+                      ({"node_ids": [ADD], "pythonpath": ["../up"]}, "pythonpath"),
+                      ({"node_ids": [ADD], "command": ["make", "test"]}, "junit_xml")]:
+        node_ids = kw.pop("node_ids")
+        with pytest.raises(ValueError, match=field):
+            run("landlock", tree, node_ids, **kw)
+
+
+@on_each_backend
+def test_overhead_against_plain_pytest_is_small(backend, trees_root):
+    """Not a benchmark (benchmarks/ has those): a guard that the run costs about a sandboxed start."""
+    started = time.monotonic()
+    result = run(backend, make_tree(trees_root, calc_repo(FIXED)), [ADD, ZERO])
+    assert result.problem is None
+    assert time.monotonic() - started < 20
