@@ -148,6 +148,10 @@ EXPECT: dict[tuple[str, str], Expect] = {
     ("docs/models.md", "oracle config show --json"): Expect(stdout=r'"routing"'),
     # Nothing serves the judge endpoint here (the local model runs only in the local_model test).
     ("docs/models.md", "oracle model status"): Expect(exit=1, stdout=r'"reachable": ?false'),
+    ("docs/repository.md", "oracle route examples/repo_patch/task.json"):
+        Expect(stdout=r"-> verifier(.|\n)*a repository and its own tests"),
+    ("docs/repository.md", "oracle evaluate examples/repo_patch/task.json --no-route"):
+        Expect(stdout=r"wrong_fix +0\.667 +FAIL(.|\n)*edits_the_test +0\.500 +FAIL"),
     ("docs/routing.md", "oracle route examples/n_plus_one/task.json"): Expect(),
     ("docs/routing.md", "oracle route examples/n_plus_one/task.json --json"):
         Expect(stdout=r'"evaluator": ?"verifier"'),
