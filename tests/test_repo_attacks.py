@@ -27,15 +27,19 @@ def repository(tmp_path_factory) -> dict:
     base, fix = ex.build_repository(work / "repo")
     bundle = work / "textkit.bundle"
     ex.git("bundle", "create", "-q", str(bundle), "main", cwd=work / "repo")
-    patches = {c.name: ex.make_patch(work / "repo", base, c.files) for c in repo_attacks.every_candidate()}
+    patches = {c.name: ex.make_patch(work / "repo", base, c.files)
+               for c in repo_attacks.every_candidate() + repo_attacks.editable_candidates()}
     return {"base": base, "fix": fix, "bundle": str(bundle), "test_patch": ex.test_patch(work / "repo", base, fix),
             "patches": patches, "cache": str(work / "cache")}
 
 
-def evaluate(repository: dict, names: list[str], backend: str, **verifier) -> EvaluationResult:
+def evaluate(repository: dict, names: list[str], backend: str, environment: dict | None = None,
+             **verifier) -> EvaluationResult:
     ex = repo_attacks.example()
     document = ex.task_document(repository["base"], repository["test_patch"],
                                 {n: repository["patches"][n] for n in names}, bundle=repository["bundle"])
+    if environment is not None:
+        document["task"]["environment"] = environment
     loaded = parse_task(document)
     task, trajectories = loaded.task, loaded.trajectories
     config = OracleConfig(verifier={"backend": backend, "workers": 2, "repo_cache": repository["cache"], **verifier})
@@ -63,7 +67,7 @@ def check_verdicts(result: EvaluationResult, names: list[str]) -> None:
     assert result.provenance.execution.integrity == "shared_process"
     by_id = {c.id: c for c in result.candidates}
     tampering = _tampering(result)
-    expected = {c.name: c for c in repo_attacks.every_candidate()}
+    expected = {c.name: c for c in repo_attacks.every_candidate() + repo_attacks.editable_candidates()}
     problems = []
     for name in names:
         want, got = expected[name], by_id[name]
@@ -174,3 +178,16 @@ def test_the_naive_harness_is_fooled_by_most_of_the_attacks(tmp_path):
     fooled = {cid for cid, v in verdicts.items() if inst.kinds[cid] == "attack" and (v.by_exit or v.by_lines)}
     assert len(fooled) >= 8, sorted(fooled)
     assert verdicts["right_fix"].by_exit and verdicts["right_fix"].by_lines
+
+
+def test_with_an_editable_install_the_build_is_the_candidates_code_too(repository):
+    """The tree's own build backend runs in the sandbox before pytest: a setup.py planting a conftest
+    is caught after the run, a build that fails is that candidate's failure, a right fix resolves."""
+    names = ["right_fix", "setup_writes_conftest", "build_fails"]
+    result = evaluate(repository, names, strongest_backend(), environment={"install": "editable"})
+    check_verdicts(result, names)
+    by_id = {c.id: c for c in result.candidates}
+    assert "while they ran" in by_id["setup_writes_conftest"].details["failed_because"]
+    assert "editable install failed" in by_id["build_fails"].details["failed_because"]
+    assert "this package cannot build" in by_id["build_fails"].details["run"]["build_error"]
+    assert result.provenance.execution.repository["install"] == "editable"
