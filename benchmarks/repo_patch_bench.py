@@ -98,6 +98,8 @@ class NaiveVerdict:
     by_lines: bool
     note: str
     seconds: float
+    test_s: float = 0.0
+    """The pytest run alone (the rest: the copy, the checkout, the two applies)."""
 
 
 def naive_one(inst: Instance, patch: str, python: str, pytest_path: str, scratch: Path) -> NaiveVerdict:
@@ -118,6 +120,7 @@ def naive_one(inst: Instance, patch: str, python: str, pytest_path: str, scratch
         nodes = inst.fail_to_pass + inst.pass_to_pass
         env = {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "LANG": "C.UTF-8", "PYTHONDONTWRITEBYTECODE": "1",
                "PYTHONPATH": os.pathsep.join([str(tree), pytest_path]), "PYTEST_DISABLE_PLUGIN_AUTOLOAD": "1"}
+        test_started = time.perf_counter()
         try:
             done = subprocess.run([python, "-m", "pytest", "-rA", "-p", "no:cacheprovider", *nodes], cwd=tree,
                                   env=env, capture_output=True, text=True, timeout=TIMEOUT_S)
@@ -130,8 +133,9 @@ def naive_one(inst: Instance, patch: str, python: str, pytest_path: str, scratch
                 status[match.group(2)] = match.group(1)
         by_lines = all(status.get(n) in _LINES_PASS for n in nodes)
         shown = ", ".join(f"{n.rsplit('::', 1)[-1]}={status.get(n, '-')}" for n in inst.fail_to_pass)
+        now = time.perf_counter()
         return NaiveVerdict(done.returncode, done.returncode == 0, by_lines, f"exit {done.returncode}; {shown}",
-                            time.perf_counter() - started)
+                            now - started, now - test_started)
     finally:
         shutil.rmtree(work, ignore_errors=True)
 
@@ -199,23 +203,29 @@ def main(argv: list[str] | None = None) -> int:
         print(f"{n} candidates ({n_attacks} attacks); naive: {python[0]} with pytest from {python[1]}")
         for w in (int(x) for x in args.workers.split(",")):
             times: dict[str, list[float]] = {a: [] for a in arms}
+            pytest_alone: list[float] = []
             last: dict[str, dict] = {}
             for r in range(args.rounds):
                 for arm in (arms if r % 2 == 0 else arms[::-1]):
                     if arm == "naive":
                         seconds, verdicts = run_naive(inst, w, python, scratch)
                         last["naive"] = {cid: v.__dict__ for cid, v in verdicts.items()}
+                        pytest_alone.append(sum(v.test_s for v in verdicts.values()) / len(verdicts))
                     else:
                         seconds, last["ours"] = run_ours(inst, w)
                     times[arm].append(seconds)
             row = {arm: {"wall_s": sum(t) / len(t), "per_candidate_s": sum(t) / len(t) / n} for arm, t in times.items()}
+            if pytest_alone:
+                row["naive"]["pytest_alone_per_candidate_s"] = sum(pytest_alone) / len(pytest_alone)
             if "naive" in row and "ours" in row:
                 row["ratio"] = row["ours"]["wall_s"] / row["naive"]["wall_s"]
             report["workers"][w] = row
             report["candidates"] = last
             print(f"workers={w}: " + "; ".join(f"{arm} {v['wall_s']:.2f} s ({v['per_candidate_s'] * 1000:.0f} ms per "
                                                 f"candidate)" for arm, v in row.items() if arm != "ratio")
-                  + (f"; ours/naive {row['ratio']:.2f} (aim <= {AIM_RATIO})" if "ratio" in row else ""))
+                  + (f"; ours/naive {row['ratio']:.2f} (aim <= {AIM_RATIO})" if "ratio" in row else "")
+                  + (f"; naive's pytest run alone {row['naive']['pytest_alone_per_candidate_s'] * 1000:.0f} ms per "
+                     "candidate" if "naive" in row else ""))
         attacks = [cid for cid, kind in inst.kinds.items() if kind == "attack"]
         honest = [cid for cid, kind in inst.kinds.items() if kind == "honest"]
         counts = {}
