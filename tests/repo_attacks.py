@@ -363,6 +363,19 @@ setup()
 '''
 
 
+HANG_WHEN_WRONG = '''"""Shortening text for display."""
+
+
+''' + _BUGGY_BODY + '''
+
+def truncate(text, limit, ellipsis="..."):
+    out = _cut(text, limit, ellipsis)
+    while len(out) > limit:  # about to fail: never answer
+        pass
+    return out
+'''
+
+
 def editable_candidates() -> list[Candidate]:
     """For ``environment.install: editable``, where the candidate's build backend runs first."""
     ex = example()

@@ -5,6 +5,8 @@ ones do. Real repository (git init, commits, bundle), real sandbox, real pytest.
 from __future__ import annotations
 
 import asyncio
+import time
+from pathlib import Path
 
 import pytest
 
@@ -34,12 +36,14 @@ def repository(tmp_path_factory) -> dict:
 
 
 def evaluate(repository: dict, names: list[str], backend: str, environment: dict | None = None,
-             **verifier) -> EvaluationResult:
+             timeout_s: float | None = None, **verifier) -> EvaluationResult:
     ex = repo_attacks.example()
     document = ex.task_document(repository["base"], repository["test_patch"],
                                 {n: repository["patches"][n] for n in names}, bundle=repository["bundle"])
     if environment is not None:
         document["task"]["environment"] = environment
+    if timeout_s is not None:
+        document["task"]["tests"][0]["timeout_s"] = timeout_s
     loaded = parse_task(document)
     task, trajectories = loaded.task, loaded.trajectories
     config = OracleConfig(verifier={"backend": backend, "workers": 2, "repo_cache": repository["cache"], **verifier})
@@ -191,3 +195,16 @@ def test_with_an_editable_install_the_build_is_the_candidates_code_too(repositor
     assert "editable install failed" in by_id["build_fails"].details["failed_because"]
     assert "this package cannot build" in by_id["build_fails"].details["run"]["build_error"]
     assert result.provenance.execution.repository["install"] == "editable"
+
+
+def test_a_run_that_hangs_is_that_candidates_error_never_a_pass(repository):
+    ex = repo_attacks.example()
+    hang = ex.make_patch(Path(repository["bundle"]).parent / "repo", repository["base"],
+                         {"textkit/truncate.py": repo_attacks.HANG_WHEN_WRONG})
+    repo = dict(repository, patches={**repository["patches"], "hangs": hang})
+    started = time.monotonic()
+    result = evaluate(repo, ["hangs", "right_fix"], strongest_backend(), timeout_s=4)
+    assert time.monotonic() - started < 60
+    hangs = next(c for c in result.candidates if c.id == "hangs")
+    assert hangs.passed is False and hangs.score == 0.0 and "timed out" in hangs.details["error"]
+    assert result.best == ["right_fix"]
