@@ -218,8 +218,8 @@ def test_every_repository_field_moves_the_hash():
     assert len(hashes) == len(changes) + 1
 
 
-# -- the verifier until the repository run lands ------------------------------------------------
-def test_the_verifier_fails_a_repo_tests_task_clearly_instead_of_crashing():
+# -- the verifier on a repository it cannot read -------------------------------------------------
+def test_the_verifier_fails_a_task_whose_repository_is_missing_naming_the_field():
     item = TaskInput.model_validate(copy.deepcopy(repo_task()))
     strategy = VerifierStrategy()
     try:
@@ -228,7 +228,8 @@ def test_the_verifier_fails_a_repo_tests_task_clearly_instead_of_crashing():
     finally:
         strategy.close()
     assert result.status == Status.failed
-    assert result.error.message == "task.tests[0]: repo_tests: not supported yet"
+    assert result.error.type == "TaskValidationError"
+    assert result.error.message == "task.repository.path: /srv/repos/pager is not a directory"
     assert not result.candidates
 
 
