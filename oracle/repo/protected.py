@@ -17,7 +17,8 @@ Two checks, both without following a link and without running anything in the tr
 - :func:`restore`, before anything runs: every protected path the candidate changed is reported as
   a :class:`ProtectedChange` and put back to the base, then the test patch's files are written
   (its result on the base, computed once per task; a file the test patch owns loses the
-  candidate's edits to it). Files put back are hardlinks of the base again.
+  candidate's edits to it, and one the candidate already made exactly as the test patch does is
+  not a change). Files put back are hardlinks of the base again.
 - :func:`fingerprint` after that, and :func:`changed_since` after the run: a content hash of every
   protected file in the tree, and what was added (a new ``conftest.py`` or ``.pth`` anywhere),
   changed or removed since. Compiled files and ``.pytest_cache`` are left out there: a test run
@@ -108,10 +109,8 @@ def test_sections(name: str, data: bytes) -> str | None:
             doc = tomllib.loads(text)
         except tomllib.TOMLDecodeError:
             return None
-        tool = doc.get("tool") if isinstance(doc.get("tool"), dict) else {}
-        project = doc.get("project") if isinstance(doc.get("project"), dict) else {}
-        points = project.get("entry-points") if isinstance(project.get("entry-points"), dict) else {}
-        what = {"tool.pytest": tool.get("pytest"), "pytest11": points.get("pytest11")}
+        plugins = _table(_table(doc, "project"), "entry-points").get("pytest11")
+        what = {"tool.pytest": _table(doc, "tool").get("pytest"), "pytest11": plugins}
     else:
         parser = configparser.RawConfigParser(strict=False, interpolation=None)
         try:
@@ -119,9 +118,14 @@ def test_sections(name: str, data: bytes) -> str | None:
         except configparser.Error:
             return None
         pytest = dict(parser.items("tool:pytest")) if parser.has_section("tool:pytest") else None
-        points = parser.get("options.entry_points", "pytest11", fallback=None)
-        what = {"tool:pytest": pytest, "pytest11": points, "pytest": parser.has_section("pytest")}
+        plugins = parser.get("options.entry_points", "pytest11", fallback="")
+        what = {"tool:pytest": pytest, "pytest11": plugins, "pytest": parser.has_section("pytest")}
     return json.dumps(what, sort_keys=True, default=str)
+
+
+def _table(doc: dict, key: str) -> dict:
+    found = doc.get(key)
+    return found if isinstance(found, dict) else {}
 
 
 def _same_test_config(name: str, base: bytes, now: bytes) -> bool:
@@ -180,9 +184,9 @@ def restore(tree: str | Path, base: BaseSnapshot, test_patch: str | None) -> lis
         category = _category(rel, patched)
         assert category is not None
         entry = entries.get(rel)
+        if rel in patched and _is_final(tree, rel, entry, patched[rel]):
+            continue  # already what the test patch makes of it (a second restore, the same new test)
         change = _change(tree, rel, entry, listing, inodes, base_root)
-        if change == "deleted" and rel in patched and patched[rel] is None:
-            change = None  # the test patch removes it as well
         if change is not None:
             changes.append(ProtectedChange(path=rel, category=category, change=change))
         if rel in patched:
@@ -220,6 +224,15 @@ def _change(tree: Path, rel: str, entry: os.DirEntry[str] | None, listing, inode
     if name in SECTIONED_FILES and not _in_git(rel):
         return None if _same_test_config(name, old, now[1]) else "modified"
     return None if now[1] == old else "modified"
+
+
+def _is_final(tree: Path, rel: str, entry: os.DirEntry[str] | None, final: tuple[bytes, int] | None) -> bool:
+    if entry is None or final is None:
+        return entry is None and final is None
+    if not entry.is_file(follow_symlinks=False):
+        return False
+    now = _fs.read_entry(tree, rel)
+    return now is not None and now[0] == "file" and now[1] == final[0]
 
 
 def _in_git(rel: str) -> bool:
