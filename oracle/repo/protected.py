@@ -40,7 +40,7 @@ from pydantic import BaseModel, ConfigDict
 
 from oracle.repo import _fs
 from oracle.repo.base import BaseSnapshot, patched_by_test_patch
-from oracle.repo.worktree import can_share_files
+from oracle.repo.worktree import can_share_files, reference
 
 Category = Literal["test_file", "conftest", "test_config", "site_hook", "git", "bytecode"]
 Change = Literal["added", "modified", "deleted"]
@@ -137,6 +137,8 @@ def _same_test_config(name: str, base: bytes, now: bytes) -> bool:
 
 # -- restore ---------------------------------------------------------------------------------------
 
+_CACHE_CAP = 64
+"""Bases whose inode map a process keeps (a long-running service sees many)."""
 _BASE_INODES: dict[str, dict[str, tuple[int, int]]] = {}
 
 
@@ -145,6 +147,8 @@ def _base_inodes(base: BaseSnapshot) -> dict[str, tuple[int, int]]:
     is the base's file, unchanged (nobody writes those in place; see worktree.py)."""
     key = str(base.path)
     if key not in _BASE_INODES:
+        if len(_BASE_INODES) >= _CACHE_CAP:
+            _BASE_INODES.pop(next(iter(_BASE_INODES)))
         root = os.fspath(base.path) + "/"
         found = {}
         for rel in base.listing.files:
@@ -168,10 +172,11 @@ def restore(tree: str | Path, base: BaseSnapshot, test_patch: str | None) -> lis
     tree = Path(tree)
     patched = patched_by_test_patch(base, test_patch or "")
     listing = base.listing
-    inodes = _base_inodes(base)
+    source = reference(base, tree)  # the copy of the base the tree's files are hardlinks of
+    inodes = _base_inodes(source)
     entries = _tree_entries(tree)
-    share = can_share_files()
-    base_root = base.path
+    share = can_share_files() and os.stat(source.path).st_dev == os.stat(tree).st_dev
+    base_root = source.path
 
     candidates = {p for p in listing.files if _category(p, patched)}
     candidates |= {p for p in listing.links if _category(p, patched)}
@@ -254,20 +259,21 @@ def _put_back(tree: Path, rel: str, listing, base_root: Path, share: bool) -> No
 
 # -- after the run ---------------------------------------------------------------------------------
 
-_SEALED_HASHES: dict[tuple[int, int, int, int, int], str] = {}
+_SEALED_HASHES: dict[tuple[int, int, int, int], str] = {}
 
 
 def _hash(entry: os.DirEntry[str]) -> str:
     """sha256 of a file's content. A file no one but root can write (root-owned, not group- or
-    world-writable, while runs drop root) is hashed once per inode state: the same (device, inode,
-    size, mtime, ctime) is the same content, and ctime cannot be set back."""
+    world-writable, while runs drop root) is hashed once per (device, inode, size, mtime): the
+    oracle never writes a file in place (worktree.py), so only a new inode has new content. Not
+    ctime: every new tree's hardlink changes it."""
     st = entry.stat(follow_symlinks=False)
     if stat.S_ISLNK(st.st_mode):
         return "link:" + os.readlink(entry.path)
     if not stat.S_ISREG(st.st_mode):
         return "other:" + oct(stat.S_IFMT(st.st_mode))
     sealed = os.geteuid() == 0 and st.st_uid == 0 and not st.st_mode & 0o022
-    key = (st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns)
+    key = (st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns)
     if sealed and key in _SEALED_HASHES:
         return _SEALED_HASHES[key]
     parent, name = os.path.split(entry.path)
@@ -277,6 +283,8 @@ def _hash(entry: os.DirEntry[str]) -> str:
     finally:
         os.close(fd)
     if sealed:
+        if len(_SEALED_HASHES) > _CACHE_CAP * 1000:
+            _SEALED_HASHES.clear()
         _SEALED_HASHES[key] = digest
     return digest
 
