@@ -32,7 +32,7 @@ import shlex
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Literal
+from typing import Literal, cast
 
 from oracle.sandbox import junit
 from oracle.sandbox.pinned_pytest import PytestSource
@@ -133,13 +133,13 @@ async def run_repo_tests(sandbox: Sandbox, tree: Path, *, node_ids: list[str], c
             ro.append(src.path)
         settings.update(pytest_path=src.path, plugin_autoload=src.plugin_autoload,
                         args=["-p", "no:cacheprovider", "--rootdir", "{repo}", "--continue-on-collection-errors",
-                              *pytest_args, *node_ids])
+                              *(pytest_args or []), *node_ids])
     else:
         junit.remove_stale(str(tree), junit_xml)  # type: ignore[arg-type]  # checked in _check_args
         settings["command"] = list(command or [])
     pipe = ReportPipe()
     settings.update(key=pipe.key.hex(), fd=pipe.write_fd)
-    files = {name: (_RUNTIME / name).read_text() for name in _RUNTIME_FILES}
+    files: dict[str, str | bytes] = {name: (_RUNTIME / name).read_text() for name in _RUNTIME_FILES}
     started = time.time()
     try:
         repo_in_sandbox = "/repo" if sandbox.isolation_level == "namespaces" else os.path.realpath(tree)
@@ -288,8 +288,10 @@ def _judge_junit(frames: Frames, outcome: RunOutcome, node_ids: list[str], tree:
     outcomes: dict[str, NodeOutcome] = {}
     for n in node_ids:
         found = junit.outcome_of(cases, n)
-        outcomes[n] = NodeOutcome(found[0], found[1], found[2]) if found \
-            else NodeOutcome("not_run", "not in the report")  # type: ignore[arg-type]
+        if found is None:
+            outcomes[n] = NodeOutcome("not_run", "not in the report")
+        else:
+            outcomes[n] = NodeOutcome(cast(Outcome, found[0]), found[1], found[2])
     if not problems:
         bad = any(o in ("failed", "error") for entries in cases.values() for o, _, _ in entries)
         if outcome.exit_code == 0 and bad:

@@ -32,6 +32,16 @@ def _nondumpable() -> None:
         pass
 
 
+def _load(path: str):
+    """The report module from its file (this script runs alone, not as part of the runtime package)."""
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location("oracle_repo_report", path)
+    module = importlib.util.module_from_spec(spec)  # type: ignore[arg-type]  # a .py file always has a spec
+    spec.loader.exec_module(module)  # type: ignore[union-attr]
+    return module
+
+
 def _tail(data: bytes, limit: int = 4000) -> str:
     return data.decode("utf-8", "replace")[-limit:]
 
@@ -59,11 +69,8 @@ def main() -> None:
     fd = os.dup(int(settings["fd"]))  # non-inheritable by default
     os.close(int(settings["fd"]))
     _nondumpable()
-    sys.path.insert(0, src)
-    from repo_report import Channel, ReportPlugin  # our file, read-only at SRC
-
-    sys.path.remove(src)
-    channel = Channel(fd, bytes.fromhex(settings.pop("key")))
+    report = _load(os.path.join(src, "repo_report.py"))  # our file, read-only at SRC; SRC never on sys.path
+    channel = report.Channel(fd, bytes.fromhex(settings.pop("key")))
     del settings["fd"]
     if settings.get("pytest_path"):
         sys.path.insert(0, settings["pytest_path"])
@@ -100,7 +107,7 @@ def main() -> None:
         sys.path[at:at] = added
     import pytest
 
-    code = pytest.main(list(settings["args"]), plugins=[ReportPlugin(channel)])
+    code = pytest.main(list(settings["args"]), plugins=[report.ReportPlugin(channel)])
     code = int(code)
     try:
         sys.stdout.flush()

@@ -87,7 +87,7 @@ class ReportPlugin:
         from _pytest import outcomes, runner
 
         self._skip_types = (outcomes.Skipped, getattr(outcomes, "XFailed", outcomes.Skipped))
-        original = runner.CallInfo.from_call.__func__
+        original = runner.CallInfo.from_call.__func__  # type: ignore[attr-defined]  # a classmethod
         plugin = self
 
         def from_call(cls, func, when, reraise=None):
@@ -97,7 +97,7 @@ class ReportPlugin:
                 plugin._raw[when] = exc
             return info
 
-        runner.CallInfo.from_call = classmethod(from_call)
+        runner.CallInfo.from_call = classmethod(from_call)  # type: ignore[method-assign,assignment]
 
     def pytest_configure(self, config) -> None:
         import pytest
