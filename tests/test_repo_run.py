@@ -188,3 +188,55 @@ def test_overhead_against_plain_pytest_is_small(backend, trees_root):
     result = run(backend, make_tree(trees_root, calc_repo(FIXED)), [ADD, ZERO])
     assert result.problem is None
     assert time.monotonic() - started < 20
+
+
+@on_each_backend
+def test_candidate_that_breaks_collection_errors_its_tests_and_the_rest_still_run(backend, trees_root):
+    other = "def test_other():\n    assert True\n"
+    tree = make_tree(trees_root, calc_repo("def add(a, b)\n    return a + b\n", **{"tests/test_other.py": other}))
+    result = run(backend, tree, [ADD, ZERO, "tests/test_other.py::test_other"])
+    assert result.problem is None, result.problem
+    assert result.outcomes[ADD].outcome == "error" and "collecting failed" in result.outcomes[ADD].message
+    assert "SyntaxError" in result.outcomes[ADD].message or "invalid syntax" in result.outcomes[ADD].message
+    assert result.outcomes["tests/test_other.py::test_other"].outcome == "passed"
+
+
+def test_unknown_node_id_is_a_problem_naming_it(trees_root):
+    from tests.plugins.sandbox_backends import strongest_backend
+
+    result = run(strongest_backend(), make_tree(trees_root, calc_repo(FIXED)), [ADD, "tests/test_calc.py::test_gone"])
+    assert result.problem and "not run" in result.problem and "test_gone" in result.problem
+    assert result.outcomes["tests/test_calc.py::test_gone"].outcome == "not_run"
+    assert result.outcomes[ADD].outcome != "passed"  # nothing of an incomplete report stays passed
+
+
+def test_parametrized_and_class_node_ids_cover_their_items(trees_root):
+    from tests.plugins.sandbox_backends import strongest_backend
+
+    params = ("import pytest\nfrom calc import add\n\n\n@pytest.mark.parametrize('a', [0, 1])\n"
+              "def test_p(a):\n    assert add(a, a) == 0\n\n\nclass TestC:\n    def test_m(self):\n"
+              "        assert add(0, 0) == 0\n")
+    tree = make_tree(trees_root, calc_repo(BUGGY, **{"tests/test_p.py": params}))
+    ids = ["tests/test_p.py::test_p", "tests/test_p.py::test_p[0]", "tests/test_p.py::TestC"]
+    result = run(strongest_backend(), tree, ids)
+    assert result.problem is None, result.problem
+    assert result.outcomes["tests/test_p.py::test_p"].outcome == "passed"  # a - a == 0 for both
+    assert result.outcomes["tests/test_p.py::test_p[0]"].outcome == "passed"
+    assert result.outcomes["tests/test_p.py::TestC"].outcome == "passed"
+    fixed = run(strongest_backend(), make_tree(trees_root, calc_repo(FIXED, **{"tests/test_p.py": params})), ids)
+    assert fixed.outcomes["tests/test_p.py::test_p"].outcome == "failed"  # 1 + 1 != 0
+    assert "test_p[1]" in fixed.outcomes["tests/test_p.py::test_p"].message
+    assert fixed.outcomes["tests/test_p.py::test_p[0]"].outcome == "passed"
+
+
+@on_each_backend
+def test_links_the_run_plants_are_never_followed_by_the_host(backend, trees_root):
+    victim = make_tree(trees_root, calc_repo(FIXED), name="victim")
+    owner = os.stat(victim / "calc").st_uid
+    plant = (f"import os\n\n\ndef test_plant():\n    os.symlink({str(victim / 'calc')!r}, 'calc_link')\n"
+             f"    os.symlink({str(victim)!r}, 'tests/victim')\n")
+    tree = make_tree(trees_root, calc_repo(FIXED, **{"tests/test_plant.py": plant}))
+    result = run(backend, tree, ["tests/test_plant.py::test_plant"])
+    assert result.outcomes["tests/test_plant.py::test_plant"].outcome == "passed", result.outcomes
+    assert os.path.islink(tree / "calc_link")
+    assert os.stat(victim / "calc").st_uid == owner and os.stat(victim).st_uid == owner

@@ -131,22 +131,23 @@ async def run_repo_tests(sandbox: Sandbox, tree: Path, *, node_ids: list[str], c
         src = pytest or pytest_source(python, list(sys_path), list(env_mounts))
         if src.path:
             ro.append(src.path)
-        settings.update(pytest_path=src.path, plugin_autoload=src.plugin_autoload,
+        files = list(dict.fromkeys(n.split("::")[0] for n in node_ids))  # the plugin selects the node ids
+        settings.update(pytest_path=src.path, plugin_autoload=src.plugin_autoload, select=list(node_ids),
                         args=["-p", "no:cacheprovider", "--rootdir", "{repo}", "--continue-on-collection-errors",
-                              *(pytest_args or []), *node_ids])
+                              *(pytest_args or []), "--", *files])
     else:
         junit.remove_stale(str(tree), junit_xml)  # type: ignore[arg-type]  # checked in _check_args
         settings["command"] = list(command or [])
     pipe = ReportPipe()
     settings.update(key=pipe.key.hex(), fd=pipe.write_fd)
-    files: dict[str, str | bytes] = {name: (_RUNTIME / name).read_text() for name in _RUNTIME_FILES}
+    runtime: dict[str, str | bytes] = {name: (_RUNTIME / name).read_text() for name in _RUNTIME_FILES}
     started = time.time()
     try:
         repo_in_sandbox = "/repo" if sandbox.isolation_level == "namespaces" else os.path.realpath(tree)
         if mode == "pytest":
             settings["args"] = [a.replace("{repo}", repo_in_sandbox) for a in settings["args"]]
         request = RunRequest(command=[python, "-I", "{src}/repo_boot.py", "{src}", "{work}", "{repo}"],
-                             files=files, stdin=json.dumps(settings).encode(), tree=str(tree),
+                             files=runtime, stdin=json.dumps(settings).encode(), tree=str(tree),
                              ro_paths=tuple(sorted(set(ro))), pass_fds=(pipe.write_fd,),
                              timeout_s=timeout_s + (build_timeout_s if install == "editable" else 0.0),
                              address_limit=False)
@@ -171,6 +172,10 @@ def _base(outcome: RunOutcome, backend: str) -> dict:
 def _ended(outcome: RunOutcome) -> str:
     if outcome.timed_out:
         return "it timed out"
+    if outcome.output_truncated:
+        return "its output passed the sandbox's cap and it was killed"
+    if outcome.memory_limit_hit:
+        return "it hit the memory limit and was killed"
     if outcome.signal is not None:
         return f"killed by signal {outcome.signal}"
     return f"exit status {outcome.exit_code}"
@@ -192,6 +197,22 @@ def _distrust(outcomes: dict[str, NodeOutcome], why: str) -> dict[str, NodeOutco
     """Nothing an untrusted report calls passed stays passed."""
     return {n: o if o.outcome != "passed" else NodeOutcome("error", f"not trusted: {why}", o.duration_ms)
             for n, o in outcomes.items()}
+
+
+_SEVERITY = ("error", "failed", "xpassed", "skipped", "xfailed")
+
+
+def _covering(cases: dict[str, dict], node_id: str) -> dict | None:
+    """The outcome of a node id that names several items (a function's parametrizations, a class):
+    passed only when all passed, else the most severe of theirs."""
+    items = [c for k, c in cases.items() if k.startswith((node_id + "[", node_id + "::"))]
+    if not items:
+        return None
+    for word in _SEVERITY:
+        worst = next((c for c in items if c.get("outcome") == word), None)
+        if worst is not None:
+            return {**worst, "message": f"{worst.get('node_id')}: {worst.get('message', '')}"}
+    return {"outcome": "passed", "message": "", "duration_ms": sum(float(c.get("duration_ms", 0.0)) for c in items)}
 
 
 def _judge_pytest(frames: Frames, outcome: RunOutcome, node_ids: list[str], backend: str) -> RepoRun:
@@ -225,7 +246,10 @@ def _judge_pytest(frames: Frames, outcome: RunOutcome, node_ids: list[str], back
             problems.append(f"the exit status disagrees with the report: pytest's session ended with {status}, "
                             f"pytest returned {reported}, the process {_ended(outcome)}")
         elif reported not in (0, 1):
-            problems.append(f"pytest ended with exit status {reported} ({_EXIT_WORDS.get(reported, 'unknown')})")
+            text = (outcome.stdout + b"\n" + outcome.stderr).decode("utf-8", "replace")
+            said = [ln.strip() for ln in text.splitlines() if ln.startswith(("ERROR:", "INTERNALERROR>", "E   "))][-3:]
+            problems.append(f"pytest ended with exit status {reported} ({_EXIT_WORDS.get(reported, 'unknown')})"
+                            + (f": {' | '.join(said)}"[:600] if said else ""))
         bad = [n for n, c in cases.items() if c.get("outcome") in ("failed", "error")] + [n for n, _ in collect_errors]
         if reported == 0 and bad:
             problems.append(f"pytest exited 0 but reported failures ({', '.join(bad[:5])})")
@@ -237,7 +261,7 @@ def _judge_pytest(frames: Frames, outcome: RunOutcome, node_ids: list[str], back
         problems.append(f"a hook rewrote or fabricated outcomes: {', '.join(rewritten[:5])}")
     outcomes: dict[str, NodeOutcome] = {}
     for n in node_ids:
-        c = cases.get(n)
+        c = cases.get(n) or _covering(cases, n)
         if c is not None:
             outcomes[n] = NodeOutcome(c.get("outcome", "error"), str(c.get("message", "")),  # type: ignore[arg-type]
                                       float(c.get("duration_ms", 0.0)))
@@ -253,7 +277,7 @@ def _judge_pytest(frames: Frames, outcome: RunOutcome, node_ids: list[str], back
                         + (f" and {len(missing) - 5} more" if len(missing) > 5 else ""))
     if problems:
         outcomes = _distrust(outcomes, problems[0])
-    complete = not problems and all(n in cases for n in node_ids)
+    complete = not problems and all(n in cases or _covering(cases, n) for n in node_ids)
     version = (ops.get("configured") or [{}])[0].get("pytest_version")
     return RepoRun(outcomes=outcomes, report_complete=complete, problem="; ".join(problems) or None,
                    report_source="plugin", pytest_version=version,

@@ -107,7 +107,7 @@ def main() -> None:
         sys.path[at:at] = added
     import pytest
 
-    code = pytest.main(list(settings["args"]), plugins=[report.ReportPlugin(channel)])
+    code = pytest.main(list(settings["args"]), plugins=[report.ReportPlugin(channel, settings.get("select"))])
     code = int(code)
     try:
         sys.stdout.flush()
