@@ -240,3 +240,18 @@ def test_links_the_run_plants_are_never_followed_by_the_host(backend, trees_root
     assert result.outcomes["tests/test_plant.py::test_plant"].outcome == "passed", result.outcomes
     assert os.path.islink(tree / "calc_link")
     assert os.stat(victim / "calc").st_uid == owner and os.stat(victim).st_uid == owner
+
+
+def test_the_runs_uid_cannot_change_the_trees_git(trees_root):
+    from tests.plugins.sandbox_backends import strongest_backend
+
+    probe = ("import os\n\n\ndef test_git():\n"
+             "    for act in (lambda: open('.git/HEAD', 'w'), lambda: open('.git/new', 'w'),\n"
+             "                lambda: os.rename('.git/HEAD', '.git/HEAD2')):\n"
+             "        try:\n            act()\n        except PermissionError:\n            continue\n"
+             "        raise AssertionError('the run changed .git')\n")
+    files = calc_repo(FIXED, **{".git/HEAD": "ref: refs/heads/main\n", "tests/test_git.py": probe})
+    tree = make_tree(trees_root, files)
+    result = run(strongest_backend(), tree, ["tests/test_git.py::test_git"])
+    assert result.outcomes["tests/test_git.py::test_git"].outcome == "passed", result.outcomes
+    assert (tree / ".git/HEAD").read_text() == "ref: refs/heads/main\n"
