@@ -172,7 +172,8 @@ def test_custom_command_exit_status_must_agree_with_its_report(trees_root):
 
 def test_bad_arguments_name_the_argument(trees_root):
     tree = make_tree(trees_root, calc_repo())
-    for kw, field in [({"node_ids": []}, "node_ids"), ({"node_ids": ["-x"]}, "node_ids"),
+    for kw, field in [({"node_ids": []}, "node_ids"), ({"node_ids": ["a\nb"]}, "node_ids"),
+                      ({"node_ids": [ADD, ADD]}, "node_ids"),
                       ({"node_ids": [ADD], "install": "wheel"}, "install"),
                       ({"node_ids": [ADD], "pythonpath": ["../up"]}, "pythonpath"),
                       ({"node_ids": [ADD], "command": ["make", "test"]}, "junit_xml")]:
@@ -255,3 +256,24 @@ def test_the_runs_uid_cannot_change_the_trees_git(trees_root):
     result = run(strongest_backend(), tree, ["tests/test_git.py::test_git"])
     assert result.outcomes["tests/test_git.py::test_git"].outcome == "passed", result.outcomes
     assert (tree / ".git/HEAD").read_text() == "ref: refs/heads/main\n"
+
+
+@on_each_backend
+def test_environment_mounts_and_sys_path_reach_the_test_process(backend, trees_root):
+    """A task environment's directory (read-only, on sys.path) and, when it holds pytest, its pytest."""
+    from oracle.sandbox import pinned_pytest
+
+    env_dir = Path(tempfile.mkdtemp(dir=trees_root, prefix="env-"))
+    (env_dir / "helperlib.py").write_text("TWO = 2\n")
+    os.chmod(env_dir, 0o755)
+    os.chmod(env_dir / "helperlib.py", 0o644)
+    probe = ("import helperlib\nfrom calc import add\n\n\ndef test_env():\n"
+             "    assert add(helperlib.TWO, helperlib.TWO) == 4\n")
+    tree = make_tree(trees_root, calc_repo(FIXED, **{"tests/test_env.py": probe}))
+    result = run(backend, tree, ["tests/test_env.py::test_env"], env_mounts=[str(env_dir)], sys_path=[str(env_dir)])
+    assert result.outcomes["tests/test_env.py::test_env"].outcome == "passed", result
+    # The environment brings pytest (here: a copy on its sys.path): that one runs, not the pinned copy.
+    copy = pinned_pytest.pinned(python()).path
+    assert pinned_pytest.source(python(), [copy]).origin == "environment"
+    result = run(backend, make_tree(trees_root, calc_repo(FIXED)), [ADD], env_mounts=[copy], sys_path=[copy])
+    assert result.outcomes[ADD].outcome == "passed" and result.problem is None, result

@@ -88,7 +88,7 @@ def _check_args(node_ids: list[str], pythonpath: list[str], install: str, comman
     if len(set(node_ids)) != len(node_ids):
         raise ValueError("node_ids: duplicates")
     for n in node_ids:
-        if not n or n.startswith("-") or "\0" in n:
+        if not n.strip() or any(c in n for c in "\0\n\r"):
             raise ValueError(f"node_ids: {n!r} is not a node id")
     if install not in ("pythonpath", "editable"):
         raise ValueError(f"install: {install!r} is not 'pythonpath' or 'editable'")
