@@ -277,3 +277,32 @@ def test_environment_mounts_and_sys_path_reach_the_test_process(backend, trees_r
     assert pinned_pytest.source(python(), [copy]).origin == "environment"
     result = run(backend, make_tree(trees_root, calc_repo(FIXED)), [ADD], env_mounts=[copy], sys_path=[copy])
     assert result.outcomes[ADD].outcome == "passed" and result.problem is None, result
+
+
+@on_each_backend
+def test_subdir_runs_the_tests_there_with_pythonpath_from_the_root(backend, trees_root):
+    files = {f"packages/calc/{k}": v for k, v in calc_repo(BUGGY).items()}
+    files["packages/calc/tests/test_where.py"] = ("import os\n\n\ndef test_where():\n"
+                                                  "    assert os.getcwd().endswith('/packages/calc')\n")
+    tree = make_tree(trees_root, files)
+    result = run(backend, tree, [ADD, ZERO, "tests/test_where.py::test_where"], subdir="packages/calc",
+                 pythonpath=["packages/calc"])
+    assert result.problem is None, result
+    assert result.outcomes[ADD].outcome == "failed" and result.outcomes[ZERO].outcome == "passed"
+    assert result.outcomes["tests/test_where.py::test_where"].outcome == "passed"
+    junit_files = {**files, "packages/calc/run_tests.py": RUNNER}
+    result = run(backend, make_tree(trees_root, junit_files), [ADD, ZERO], subdir="packages/calc",
+                 command=[python(), "run_tests.py"], junit_xml="report.xml")
+    assert result.problem is None and result.outcomes[ADD].outcome == "failed", result
+
+
+def test_subdir_that_is_missing_or_a_link_is_a_problem(trees_root):
+    from tests.plugins.sandbox_backends import strongest_backend
+
+    tree = make_tree(trees_root, calc_repo(FIXED))
+    os.symlink(str(tree / "calc"), tree / "linked")
+    for sub in ("nowhere", "linked"):
+        result = run(strongest_backend(), tree, [ADD], subdir=sub)
+        assert result.problem and "subdir" in result.problem and result.outcomes[ADD].outcome == "error"
+    with pytest.raises(ValueError, match="subdir"):
+        run(strongest_backend(), tree, [ADD], subdir="../up")

@@ -115,28 +115,36 @@ async def run_repo_tests(sandbox: Sandbox, tree: Path, *, node_ids: list[str], c
                          junit_xml: str | None, python: str, env_mounts=(), sys_path=(),
                          pythonpath: list[str] | tuple[str, ...] = (".",), install: str = "pythonpath",
                          pytest: PytestSource | None = None, timeout_s: float = 300.0,
-                         build_timeout_s: float = 300.0) -> RepoRun:
+                         build_timeout_s: float = 300.0, subdir: str | None = None) -> RepoRun:
     """Run ``node_ids`` of the tree at ``tree`` (bound at /repo, read-write, for this run only).
+
+    ``subdir``: where the tests run (cwd, rootdir; node ids, ``junit_xml`` and an editable build are
+    relative to it); ``pythonpath`` stays relative to the tree's root.
 
     Raises ValueError for bad arguments (naming the argument) and SandboxError when the sandbox
     cannot start; anything the candidate does is in the returned RepoRun.
     """
     pythonpath = list(pythonpath) or ["."]
     pytest_args = _check_args(list(node_ids), pythonpath, install, command, junit_xml)
+    sub = _check_subdir(subdir)
+    if sub and not _real_dir(Path(tree), sub):
+        return RepoRun(outcomes={n: NodeOutcome("error", f"{sub} is not a directory of the tree") for n in node_ids},
+                       exit_code=None, report_complete=False, stdout_tail="",
+                       problem=f"subdir: {sub} is not a directory of the candidate's tree (or is a link)")
     mode = "command" if pytest_args is None else "pytest"
     ro = list(env_mounts)
     settings: dict = {"mode": mode, "sys_path": list(sys_path), "pythonpath": pythonpath, "install": install,
-                      "build_timeout_s": build_timeout_s}
+                      "build_timeout_s": build_timeout_s, "subdir": sub}
     if mode == "pytest":
         src = pytest or pytest_source(python, list(sys_path), list(env_mounts))
         if src.path:
             ro.append(src.path)
         files = list(dict.fromkeys(n.split("::")[0] for n in node_ids))  # the plugin selects the node ids
         settings.update(pytest_path=src.path, plugin_autoload=src.plugin_autoload, select=list(node_ids),
-                        args=["-p", "no:cacheprovider", "--rootdir", "{repo}", "--continue-on-collection-errors",
+                        args=["-p", "no:cacheprovider", "--rootdir", "{run_dir}", "--continue-on-collection-errors",
                               *(pytest_args or []), "--", *files])
     else:
-        junit.remove_stale(str(tree), junit_xml)  # type: ignore[arg-type]  # checked in _check_args
+        junit.remove_stale(str(tree), _join(sub, junit_xml))  # type: ignore[arg-type]  # checked in _check_args
         settings["command"] = list(command or [])
     pipe = ReportPipe()
     settings.update(key=pipe.key.hex(), fd=pipe.write_fd)
@@ -145,7 +153,8 @@ async def run_repo_tests(sandbox: Sandbox, tree: Path, *, node_ids: list[str], c
     try:
         repo_in_sandbox = "/repo" if sandbox.isolation_level == "namespaces" else os.path.realpath(tree)
         if mode == "pytest":
-            settings["args"] = [a.replace("{repo}", repo_in_sandbox) for a in settings["args"]]
+            run_dir = repo_in_sandbox + (f"/{sub}" if sub else "")
+            settings["args"] = [a.replace("{run_dir}", run_dir) for a in settings["args"]]
         request = RunRequest(command=[python, "-I", "{src}/repo_boot.py", "{src}", "{work}", "{repo}"],
                              files=runtime, stdin=json.dumps(settings).encode(), tree=str(tree),
                              ro_paths=tuple(sorted(set(ro))), pass_fds=(pipe.write_fd,),
@@ -156,7 +165,31 @@ async def run_repo_tests(sandbox: Sandbox, tree: Path, *, node_ids: list[str], c
         frames = pipe.finish()
     if mode == "pytest":
         return _judge_pytest(frames, outcome, list(node_ids), sandbox.backend)
-    return _judge_junit(frames, outcome, list(node_ids), str(tree), junit_xml or "", started, sandbox.backend)
+    return _judge_junit(frames, outcome, list(node_ids), str(tree), _join(sub, junit_xml or ""), started,
+                        sandbox.backend)
+
+
+def _check_subdir(subdir: str | None) -> str:
+    if subdir is None or subdir.strip("/") in ("", "."):
+        return ""
+    parts = subdir.strip("/").split("/")
+    if subdir.startswith("/") or any(p in ("", ".", "..") for p in parts) or any(c in subdir for c in "\0\n\r"):
+        raise ValueError(f"subdir: {subdir!r} must be a plain relative path inside the repository")
+    return "/".join(parts)
+
+
+def _real_dir(tree: Path, sub: str) -> bool:
+    """``sub`` is a directory of ``tree`` with no link on the way (looked at without following any)."""
+    path = tree
+    for part in sub.split("/"):
+        path = path / part
+        if path.is_symlink() or not path.is_dir():
+            return False
+    return True
+
+
+def _join(sub: str, rel: str) -> str:
+    return f"{sub}/{rel}" if sub else rel
 
 
 def _tail(data: bytes) -> str:

@@ -11,6 +11,7 @@ loads; (6) the exit status reported and the process ended with ``os._exit`` so n
 of the candidate can change it.
 
 Usage (the host builds it): ``python -I repo_boot.py SRC WORK REPO`` with a JSON object on stdin.
+The tests (and an editable build) run in REPO, or in its ``subdir``; ``pythonpath`` is relative to REPO.
 Kept to Python 3.8 syntax: it runs on the task's interpreter.
 """
 
@@ -83,9 +84,11 @@ def main() -> None:
         import _pytest.config
         import _pytest.runner  # noqa: F401
     tree_paths = [os.path.normpath(os.path.join(repo, p)) for p in settings.get("pythonpath", ["."])]
+    run_dir = os.path.normpath(os.path.join(repo, settings.get("subdir") or "."))  # a monorepo's package
+    os.chdir(run_dir)
     site_dir = None
     if settings.get("install") == "editable":
-        site_dir = _editable(src, work, repo, settings, channel)
+        site_dir = _editable(src, work, run_dir, settings, channel)
         if site_dir is None:
             channel.send("exit", code=3)
             os._exit(3)
