@@ -306,3 +306,23 @@ def test_subdir_that_is_missing_or_a_link_is_a_problem(trees_root):
         assert result.problem and "subdir" in result.problem and result.outcomes[ADD].outcome == "error"
     with pytest.raises(ValueError, match="subdir"):
         run(strongest_backend(), tree, [ADD], subdir="../up")
+
+
+@on_each_backend
+def test_concurrent_runs_keep_their_own_trees_and_reports(backend, trees_root):
+    """Two candidates at once (two workers): each run's outcomes are its own tree's."""
+    import asyncio
+
+    from oracle.sandbox import Sandbox
+    from oracle.sandbox.repo_run import run_repo_tests
+
+    sandbox = Sandbox(backend=backend)
+    trees = [make_tree(trees_root, calc_repo(code)) for code in (BUGGY, FIXED, BUGGY, FIXED)]
+
+    async def both():
+        return await asyncio.gather(*(run_repo_tests(sandbox, t, node_ids=[ADD, ZERO], command=None, junit_xml=None,
+                                                     python=python(), timeout_s=60) for t in trees))
+
+    results = asyncio.run(both())
+    assert [r.outcomes[ADD].outcome for r in results] == ["failed", "passed", "failed", "passed"]
+    assert all(r.problem is None and r.outcomes[ZERO].outcome == "passed" for r in results)
