@@ -15,6 +15,7 @@ import pytest
 
 from oracle.errors import RepositoryError
 from oracle.repo import destroy, make_tree, snapshot
+from oracle.repo.base import LAYOUT
 from tests.repo_support import FIX_MARKER, git, make_repo, write
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -132,7 +133,7 @@ def test_the_source_repository_is_left_as_it_was(repo, tmp_path):
 def test_two_concurrent_builders_make_one_entry(repo, tmp_path):
     cache = tmp_path / "cache"
     cache.mkdir()
-    leftover = cache / f".build-{repo.base}-v1-crashed"
+    leftover = cache / f".build-{repo.base}-v{LAYOUT}-crashed"
     leftover.mkdir()  # a crashed build of the same entry: removed by the next builder
     code = ("import json, sys; from oracle.repo import snapshot; "
             "s = snapshot(sys.argv[1], None, sys.argv[2], cache_root=sys.argv[3]); "

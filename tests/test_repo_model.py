@@ -9,6 +9,8 @@ import copy
 import json
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from oracle._internal.canonical import sha256_json
 from oracle.config.model import OracleConfig
@@ -18,9 +20,10 @@ from oracle.strategies.protocol import EvaluationContext
 from oracle.strategies.verifier.strategy import VerifierStrategy
 from oracle.tasks.environment import Environment
 from oracle.tasks.files import load_tasks, parse_task
-from oracle.tasks.repository import Repository
+from oracle.tasks.repository import Repository, relative_path_problem
 from oracle.tasks.task import Task, TaskInput, Trajectory
 from oracle.tasks.testspec import TEST_KINDS, RepoTestsTest, runs_pytest
+from tests.profiles import examples
 
 SHA = "0123456789abcdef0123456789abcdef01234567"
 
@@ -218,8 +221,11 @@ def test_every_repository_field_moves_the_hash():
     assert len(hashes) == len(changes) + 1
 
 
-# -- the verifier until the repository run lands ------------------------------------------------
+# -- the verifier meets a repo_tests test -------------------------------------------------------
 def test_the_verifier_fails_a_repo_tests_task_clearly_instead_of_crashing():
+    """Here the repository does not exist: the task fails with a message naming a task field (until
+    the repository run lands: ``task.tests[0]: repo_tests: not supported yet``), never a harness crash
+    and never a candidate scored for it."""
     item = TaskInput.model_validate(copy.deepcopy(repo_task()))
     strategy = VerifierStrategy()
     try:
@@ -228,7 +234,7 @@ def test_the_verifier_fails_a_repo_tests_task_clearly_instead_of_crashing():
     finally:
         strategy.close()
     assert result.status == Status.failed
-    assert result.error.message == "task.tests[0]: repo_tests: not supported yet"
+    assert result.error.type != "HarnessCrash" and result.error.message.startswith("task."), result.error
     assert not result.candidates
 
 
@@ -305,3 +311,19 @@ def test_a_relative_bundle_or_path_is_read_against_the_task_files_directory(tmp_
                                    "trajectories: [{id: a, patch: ''}]\n")
     assert load_tasks(folder / "t.yaml")[0].task.repository.bundle == str(folder / "b.bundle")
     assert parse_task(docs[0]).task.repository.bundle == "pager.bundle"  # no file: kept as given
+
+
+# -- paths inside the tree: a property -----------------------------------------------------------
+_parts = st.lists(st.sampled_from(["a", "b.py", ".", "..", "", "~", "x y", ".git", "..."]), min_size=1, max_size=6)
+
+
+@settings(max_examples=examples(500), derandomize=True)
+@given(_parts, st.booleans())
+def test_a_path_accepted_as_relative_never_leaves_the_tree(parts, absolute):
+    import posixpath
+
+    path = ("/" if absolute else "") + "/".join(parts)
+    if relative_path_problem(path) is None:
+        joined = posixpath.normpath(posixpath.join("/tree", path))
+        assert joined.startswith("/tree/") and joined != "/tree", path
+        assert posixpath.normpath(path) == path  # nothing to normalize: what is checked is what is used

@@ -108,9 +108,8 @@ def test_pythonpath_puts_the_named_dirs_on_the_path(trees_root):
     assert result.outcomes[ADD].outcome == "passed", result
 
 
-RUNNER = '''import sys, traceback
-sys.path.insert(0, ".")
-import tests.test_calc as m
+RUNNER = '''import sys
+import tests.test_calc as m  # the script's directory, the tree root, is on the path
 from xml.sax.saxutils import quoteattr
 cases, bad = [], 0
 for name in ("test_add", "test_zero"):
@@ -173,7 +172,8 @@ def test_custom_command_exit_status_must_agree_with_its_report(trees_root):
 
 def test_bad_arguments_name_the_argument(trees_root):
     tree = make_tree(trees_root, calc_repo())
-    for kw, field in [({"node_ids": []}, "node_ids"), ({"node_ids": ["-x"]}, "node_ids"),
+    for kw, field in [({"node_ids": []}, "node_ids"), ({"node_ids": ["a\nb"]}, "node_ids"),
+                      ({"node_ids": [ADD, ADD]}, "node_ids"),
                       ({"node_ids": [ADD], "install": "wheel"}, "install"),
                       ({"node_ids": [ADD], "pythonpath": ["../up"]}, "pythonpath"),
                       ({"node_ids": [ADD], "command": ["make", "test"]}, "junit_xml")]:
@@ -189,3 +189,140 @@ def test_overhead_against_plain_pytest_is_small(backend, trees_root):
     result = run(backend, make_tree(trees_root, calc_repo(FIXED)), [ADD, ZERO])
     assert result.problem is None
     assert time.monotonic() - started < 20
+
+
+@on_each_backend
+def test_candidate_that_breaks_collection_errors_its_tests_and_the_rest_still_run(backend, trees_root):
+    other = "def test_other():\n    assert True\n"
+    tree = make_tree(trees_root, calc_repo("def add(a, b)\n    return a + b\n", **{"tests/test_other.py": other}))
+    result = run(backend, tree, [ADD, ZERO, "tests/test_other.py::test_other"])
+    assert result.problem is None, result.problem
+    assert result.outcomes[ADD].outcome == "error" and "collecting failed" in result.outcomes[ADD].message
+    assert "SyntaxError" in result.outcomes[ADD].message or "invalid syntax" in result.outcomes[ADD].message
+    assert result.outcomes["tests/test_other.py::test_other"].outcome == "passed"
+
+
+def test_unknown_node_id_is_a_problem_naming_it(trees_root):
+    from tests.plugins.sandbox_backends import strongest_backend
+
+    result = run(strongest_backend(), make_tree(trees_root, calc_repo(FIXED)), [ADD, "tests/test_calc.py::test_gone"])
+    assert result.problem and "not run" in result.problem and "test_gone" in result.problem
+    assert result.outcomes["tests/test_calc.py::test_gone"].outcome == "not_run"
+    assert result.outcomes[ADD].outcome != "passed"  # nothing of an incomplete report stays passed
+
+
+def test_parametrized_and_class_node_ids_cover_their_items(trees_root):
+    from tests.plugins.sandbox_backends import strongest_backend
+
+    params = ("import pytest\nfrom calc import add\n\n\n@pytest.mark.parametrize('a', [0, 1])\n"
+              "def test_p(a):\n    assert add(a, a) == 0\n\n\nclass TestC:\n    def test_m(self):\n"
+              "        assert add(0, 0) == 0\n")
+    tree = make_tree(trees_root, calc_repo(BUGGY, **{"tests/test_p.py": params}))
+    ids = ["tests/test_p.py::test_p", "tests/test_p.py::test_p[0]", "tests/test_p.py::TestC"]
+    result = run(strongest_backend(), tree, ids)
+    assert result.problem is None, result.problem
+    assert result.outcomes["tests/test_p.py::test_p"].outcome == "passed"  # a - a == 0 for both
+    assert result.outcomes["tests/test_p.py::test_p[0]"].outcome == "passed"
+    assert result.outcomes["tests/test_p.py::TestC"].outcome == "passed"
+    fixed = run(strongest_backend(), make_tree(trees_root, calc_repo(FIXED, **{"tests/test_p.py": params})), ids)
+    assert fixed.outcomes["tests/test_p.py::test_p"].outcome == "failed"  # 1 + 1 != 0
+    assert "test_p[1]" in fixed.outcomes["tests/test_p.py::test_p"].message
+    assert fixed.outcomes["tests/test_p.py::test_p[0]"].outcome == "passed"
+
+
+@on_each_backend
+def test_links_the_run_plants_are_never_followed_by_the_host(backend, trees_root):
+    victim = make_tree(trees_root, calc_repo(FIXED), name="victim")
+    owner = os.stat(victim / "calc").st_uid
+    plant = (f"import os\n\n\ndef test_plant():\n    os.symlink({str(victim / 'calc')!r}, 'calc_link')\n"
+             f"    os.symlink({str(victim)!r}, 'tests/victim')\n")
+    tree = make_tree(trees_root, calc_repo(FIXED, **{"tests/test_plant.py": plant}))
+    result = run(backend, tree, ["tests/test_plant.py::test_plant"])
+    assert result.outcomes["tests/test_plant.py::test_plant"].outcome == "passed", result.outcomes
+    assert os.path.islink(tree / "calc_link")
+    assert os.stat(victim / "calc").st_uid == owner and os.stat(victim).st_uid == owner
+
+
+def test_the_runs_uid_cannot_change_the_trees_git(trees_root):
+    from tests.plugins.sandbox_backends import strongest_backend
+
+    probe = ("import os\n\n\ndef test_git():\n"
+             "    for act in (lambda: open('.git/HEAD', 'w'), lambda: open('.git/new', 'w'),\n"
+             "                lambda: os.rename('.git/HEAD', '.git/HEAD2')):\n"
+             "        try:\n            act()\n        except PermissionError:\n            continue\n"
+             "        raise AssertionError('the run changed .git')\n")
+    files = calc_repo(FIXED, **{".git/HEAD": "ref: refs/heads/main\n", "tests/test_git.py": probe})
+    tree = make_tree(trees_root, files)
+    result = run(strongest_backend(), tree, ["tests/test_git.py::test_git"])
+    assert result.outcomes["tests/test_git.py::test_git"].outcome == "passed", result.outcomes
+    assert (tree / ".git/HEAD").read_text() == "ref: refs/heads/main\n"
+
+
+@on_each_backend
+def test_environment_mounts_and_sys_path_reach_the_test_process(backend, trees_root):
+    """A task environment's directory (read-only, on sys.path) and, when it holds pytest, its pytest."""
+    from oracle.sandbox import pinned_pytest
+
+    env_dir = Path(tempfile.mkdtemp(dir=trees_root, prefix="env-"))
+    (env_dir / "helperlib.py").write_text("TWO = 2\n")
+    os.chmod(env_dir, 0o755)
+    os.chmod(env_dir / "helperlib.py", 0o644)
+    probe = ("import helperlib\nfrom calc import add\n\n\ndef test_env():\n"
+             "    assert add(helperlib.TWO, helperlib.TWO) == 4\n")
+    tree = make_tree(trees_root, calc_repo(FIXED, **{"tests/test_env.py": probe}))
+    result = run(backend, tree, ["tests/test_env.py::test_env"], env_mounts=[str(env_dir)], sys_path=[str(env_dir)])
+    assert result.outcomes["tests/test_env.py::test_env"].outcome == "passed", result
+    # The environment brings pytest (here: a copy on its sys.path): that one runs, not the pinned copy.
+    copy = pinned_pytest.pinned(python()).path
+    assert pinned_pytest.source(python(), [copy]).origin == "environment"
+    result = run(backend, make_tree(trees_root, calc_repo(FIXED)), [ADD], env_mounts=[copy], sys_path=[copy])
+    assert result.outcomes[ADD].outcome == "passed" and result.problem is None, result
+
+
+@on_each_backend
+def test_subdir_runs_the_tests_there_with_pythonpath_from_the_root(backend, trees_root):
+    files = {f"packages/calc/{k}": v for k, v in calc_repo(BUGGY).items()}
+    files["packages/calc/tests/test_where.py"] = ("import os\n\n\ndef test_where():\n"
+                                                  "    assert os.getcwd().endswith('/packages/calc')\n")
+    tree = make_tree(trees_root, files)
+    result = run(backend, tree, [ADD, ZERO, "tests/test_where.py::test_where"], subdir="packages/calc",
+                 pythonpath=["packages/calc"])
+    assert result.problem is None, result
+    assert result.outcomes[ADD].outcome == "failed" and result.outcomes[ZERO].outcome == "passed"
+    assert result.outcomes["tests/test_where.py::test_where"].outcome == "passed"
+    junit_files = {**files, "packages/calc/run_tests.py": RUNNER}
+    result = run(backend, make_tree(trees_root, junit_files), [ADD, ZERO], subdir="packages/calc",
+                 command=[python(), "run_tests.py"], junit_xml="report.xml")
+    assert result.problem is None and result.outcomes[ADD].outcome == "failed", result
+
+
+def test_subdir_that_is_missing_or_a_link_is_a_problem(trees_root):
+    from tests.plugins.sandbox_backends import strongest_backend
+
+    tree = make_tree(trees_root, calc_repo(FIXED))
+    os.symlink(str(tree / "calc"), tree / "linked")
+    for sub in ("nowhere", "linked"):
+        result = run(strongest_backend(), tree, [ADD], subdir=sub)
+        assert result.problem and "subdir" in result.problem and result.outcomes[ADD].outcome == "error"
+    with pytest.raises(ValueError, match="subdir"):
+        run(strongest_backend(), tree, [ADD], subdir="../up")
+
+
+@on_each_backend
+def test_concurrent_runs_keep_their_own_trees_and_reports(backend, trees_root):
+    """Two candidates at once (two workers): each run's outcomes are its own tree's."""
+    import asyncio
+
+    from oracle.sandbox import Sandbox
+    from oracle.sandbox.repo_run import run_repo_tests
+
+    sandbox = Sandbox(backend=backend)
+    trees = [make_tree(trees_root, calc_repo(code)) for code in (BUGGY, FIXED, BUGGY, FIXED)]
+
+    async def both():
+        return await asyncio.gather(*(run_repo_tests(sandbox, t, node_ids=[ADD, ZERO], command=None, junit_xml=None,
+                                                     python=python(), timeout_s=60) for t in trees))
+
+    results = asyncio.run(both())
+    assert [r.outcomes[ADD].outcome for r in results] == ["failed", "passed", "failed", "passed"]
+    assert all(r.problem is None and r.outcomes[ZERO].outcome == "passed" for r in results)

@@ -20,6 +20,18 @@ __all__ = ["trees_root"]
 FAKE_FRAME = ('0' * 64 + ' {"op":"case","node_id":"tests/test_calc.py::test_add","outcome":"passed",'
               '"message":"","duration_ms":1}\\n')
 
+PROC_CHILD = (
+    "import os, sys\nhit = 0\n"
+    "for fd in range(3, 64):\n"
+    "    try:\n"
+    "        w = os.open('/proc/%s/fd/%d' % (sys.argv[1], fd), os.O_WRONLY)\n"
+    f"        os.write(w, {FAKE_FRAME.replace(chr(92) + 'n', chr(10)).encode()!r})\n"
+    "        hit += 1\n"
+    "    except OSError:\n"
+    "        pass\n"
+    "open('child_hits', 'w').write(str(hit))\n")
+"""A child of the test process opens the parent's fds through /proc and writes a fake frame."""
+
 ATTACKS = {
     "exit0_at_import": {"calc/__init__.py": "import os\nos._exit(0)\n" + BUGGY},
     "exit0_in_test": {"calc/__init__.py": "import os\n\n\ndef add(a, b):\n    os._exit(0)\n"},
@@ -69,6 +81,9 @@ ATTACKS = {
     "guess_report_fd_numbers": {"calc/__init__.py": (
         "import os\nfor fd in range(3, 1024):\n    try:\n"
         f"        os.write(fd, b'{FAKE_FRAME}')\n    except OSError:\n        pass\n" + BUGGY)},
+    "child_writes_parents_fds_through_proc": {"calc/__init__.py": (
+        f"import os, subprocess, sys\nCHILD = {PROC_CHILD!r}\n"
+        "subprocess.run([sys.executable, '-c', CHILD, str(os.getpid())])\n" + BUGGY)},
     "close_every_fd_then_exit0": {"calc/__init__.py": (
         "import os\n\n\ndef add(a, b):\n    os.closerange(3, 1024)\n    os._exit(0)\n")},
     "pth_file_in_tree": {"evil.pth": "import os; os._exit(0)\n",
@@ -110,7 +125,8 @@ EXPECT_HONEST = {"skip_from_candidate_code": "skipped", "skip_markers_from_conft
                  "xfail_markers_from_conftest": "xfailed", "fake_passed_lines_on_stdout": "failed",
                  "fake_report_files": "failed", "pth_file_in_tree": "failed", "sitecustomize_in_tree": "failed",
                  "atexit_rewrites_status": "failed", "shadow_pytest_package": "failed",
-                 "sys_exit0_in_runtest_hook": "failed"}  # pytest takes a SystemExit in a test as its failure
+                 "sys_exit0_in_runtest_hook": "failed",  # pytest takes a SystemExit in a test as its failure
+                 "child_writes_parents_fds_through_proc": "failed"}
 
 
 @pytest.mark.parametrize("attack", sorted(EXPECT_PROBLEM))
@@ -147,3 +163,13 @@ def test_honest_control_in_the_same_task_passes(trees_root):
 
     result = run(strongest_backend(), make_tree(trees_root, calc_repo(FIXED)), [ADD, ZERO])
     assert result.problem is None and {o.outcome for o in result.outcomes.values()} == {"passed"}
+
+
+@on_each_backend
+def test_child_cannot_reach_the_report_pipe_through_proc(backend, trees_root):
+    """The child ran (it left its count) and reached no fd of the report pipe: the pipe is the host's
+    (root's, mode 0600) and the test process is not dumpable."""
+    tree = make_tree(trees_root, calc_repo(BUGGY, **ATTACKS["child_writes_parents_fds_through_proc"]))
+    result = run(backend, tree, [ADD])
+    assert (tree / "child_hits").is_file()  # the attack really ran
+    assert result.problem is None and result.outcomes[ADD].outcome == "failed", result

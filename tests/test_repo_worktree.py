@@ -6,6 +6,7 @@ from __future__ import annotations
 import os
 import stat
 import subprocess
+import tempfile
 from pathlib import Path
 
 import pytest
@@ -142,3 +143,55 @@ def test_many_trees_share_one_base(base, tmp_path):
         for tree in trees:
             destroy(tree)
     assert os.stat(base.path / "src/tiny/calc.py").st_nlink == 1
+
+
+def _tmpfs() -> Path | None:
+    from oracle.repo.worktree import SHM_TREES, default_parent
+    return default_parent() if default_parent() == SHM_TREES else None
+
+
+@pytest.mark.skipif(_tmpfs() is None, reason="no tmpfs at /dev/shm")
+def test_trees_on_another_filesystem_link_one_staged_copy_of_the_base(base, tmp_path):
+    from oracle.repo import restore
+    from oracle.repo.worktree import reference, staged
+
+    parent = Path(tempfile.mkdtemp(dir=_tmpfs()))
+    try:
+        first, second = make_tree(base, parent), make_tree(base, parent)
+        copy = staged(base, parent)
+        assert copy.path != base.path and os.stat(copy.path).st_dev == os.stat(parent).st_dev
+        assert reference(base, first) == copy and reference(base, tmp_path) == base
+        assert _files(copy.path) == _files(base.path) and _files(first) == _files(base.path)
+        calc = os.stat(copy.path / "src/tiny/calc.py")
+        assert os.stat(first / "src/tiny/calc.py").st_ino == calc.st_ino == os.stat(second / "src/tiny/calc.py").st_ino
+        assert calc.st_nlink == 3 and stat.S_IMODE(calc.st_mode) == 0o644
+        assert os.stat(base.path / "src/tiny/calc.py").st_nlink == 1  # the cache's file is not linked across
+        assert git(first, "status", "--porcelain") == ""
+        # restore puts a tampered test back as a link of the staged copy
+        os.unlink(first / "tests/test_calc.py")
+        (first / "tests/test_calc.py").write_text("def test_add():\n    pass\n")
+        assert [c.path for c in restore(first, base, None)] == ["tests/test_calc.py"]
+        assert os.stat(first / "tests/test_calc.py").st_ino == os.stat(copy.path / "tests/test_calc.py").st_ino
+        destroy(first)
+        destroy(second)
+        assert _files(copy.path) == _files(base.path)
+    finally:
+        destroy(parent)
+
+
+@pytest.mark.skipif(_tmpfs() is None, reason="no tmpfs at /dev/shm")
+def test_a_staged_copy_left_by_a_dead_process_is_swept(base):
+    from oracle.repo.worktree import staged
+
+    parent = Path(tempfile.mkdtemp(dir=_tmpfs()))
+    try:
+        gone = subprocess.Popen(["true"])
+        gone.wait()
+        leftover = parent / f".staged-{gone.pid}-abc"  # a killed oracle's
+        (leftover / "tree").mkdir(parents=True)
+        alive = parent / f".staged-{os.getppid()}-keep"  # a live process's
+        alive.mkdir()
+        staged(base, parent)
+        assert not leftover.exists() and alive.exists()
+    finally:
+        destroy(parent)

@@ -48,7 +48,7 @@ from oracle.repo.patching import apply_to_copy
 
 SHARED_CACHE = Path("/var/cache/oracle-sandbox/repositories")
 """Beside the environment cache's shared root (``/var/cache/oracle-sandbox/environments``)."""
-LAYOUT = 1
+LAYOUT = 2
 """Bumped when an entry's layout changes: part of its name, so an old entry is never misread."""
 BRANCH = "main"
 _HEX = re.compile(r"[0-9a-f]{4,40}")
@@ -262,9 +262,10 @@ def _build(src: Path, full: str, entry: Path, source: str) -> None:
         raise RepositoryError(f"task.repository: cannot commit the snapshot of {full[:12]} ({message(made)})")
     new_commit = made.stdout.decode().strip()
     _git_ok(["update-ref", f"refs/heads/{BRANCH}", new_commit], new_git)
-    # Trees hardlink these files: a new link changes a file's ctime, not its content or inode, so
-    # git in a tree compares inode, size and mtime only (``git status`` needs no re-hash).
+    # Trees hardlink or copy these files (mtimes kept): a new link changes a file's ctime, a copy
+    # its inode, neither its content, so git in a tree compares size and mtime only (no re-hash).
     _git_ok(["config", "core.trustctime", "false"], new_git)
+    _git_ok(["config", "core.checkStat", "minimal"], new_git)  # a staged or copied tree has new inodes
     _git_ok(["read-tree", "--reset", "-u", tree_id], new_git, work_tree=tree)
     shutil.rmtree(new_git / "logs", ignore_errors=True)
     _world_readable(entry)
@@ -301,12 +302,16 @@ def _listing_of(tree: Path) -> Listing:
     return Listing(dirs=tuple(dirs), files=dict(sorted(files.items())), links=dict(sorted(links.items())))
 
 
+_CACHE_CAP = 64
+"""Listings and test-patch results a process keeps (a long-running service sees many tasks)."""
 _LISTINGS: dict[str, Listing] = {}
 
 
 def _read_listing(path: Path) -> Listing:
     key = str(path)
     if key not in _LISTINGS:
+        if len(_LISTINGS) >= _CACHE_CAP:
+            _LISTINGS.pop(next(iter(_LISTINGS)))
         raw = json.loads(path.read_text())
         _LISTINGS[key] = Listing(dirs=tuple(raw["dirs"]), files=dict(raw["files"]), links=dict(raw["links"]))
     return _LISTINGS[key]
@@ -385,6 +390,8 @@ def patched_by_test_patch(base: BaseSnapshot, test_patch: str) -> dict[str, tupl
     """Path -> (content, mode) after ``test_patch`` is applied to the base (None: deleted); cached."""
     key = (str(base.path), hashlib.sha256(test_patch.encode("utf-8", "surrogateescape")).hexdigest())
     if key not in _PATCHED:
+        if len(_PATCHED) >= _CACHE_CAP:
+            _PATCHED.pop(next(iter(_PATCHED)))
         _PATCHED[key] = apply_to_copy(base.path, test_patch, field="task.test_patch")
     return _PATCHED[key]
 

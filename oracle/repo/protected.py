@@ -17,7 +17,8 @@ Two checks, both without following a link and without running anything in the tr
 - :func:`restore`, before anything runs: every protected path the candidate changed is reported as
   a :class:`ProtectedChange` and put back to the base, then the test patch's files are written
   (its result on the base, computed once per task; a file the test patch owns loses the
-  candidate's edits to it). Files put back are hardlinks of the base again.
+  candidate's edits to it, and one the candidate already made exactly as the test patch does is
+  not a change). Files put back are hardlinks of the base again.
 - :func:`fingerprint` after that, and :func:`changed_since` after the run: a content hash of every
   protected file in the tree, and what was added (a new ``conftest.py`` or ``.pth`` anywhere),
   changed or removed since. Compiled files and ``.pytest_cache`` are left out there: a test run
@@ -39,7 +40,7 @@ from pydantic import BaseModel, ConfigDict
 
 from oracle.repo import _fs
 from oracle.repo.base import BaseSnapshot, patched_by_test_patch
-from oracle.repo.worktree import can_share_files
+from oracle.repo.worktree import can_share_files, reference
 
 Category = Literal["test_file", "conftest", "test_config", "site_hook", "git", "bytecode"]
 Change = Literal["added", "modified", "deleted"]
@@ -108,10 +109,8 @@ def test_sections(name: str, data: bytes) -> str | None:
             doc = tomllib.loads(text)
         except tomllib.TOMLDecodeError:
             return None
-        tool = doc.get("tool") if isinstance(doc.get("tool"), dict) else {}
-        project = doc.get("project") if isinstance(doc.get("project"), dict) else {}
-        points = project.get("entry-points") if isinstance(project.get("entry-points"), dict) else {}
-        what = {"tool.pytest": tool.get("pytest"), "pytest11": points.get("pytest11")}
+        plugins = _table(_table(doc, "project"), "entry-points").get("pytest11")
+        what = {"tool.pytest": _table(doc, "tool").get("pytest"), "pytest11": plugins}
     else:
         parser = configparser.RawConfigParser(strict=False, interpolation=None)
         try:
@@ -119,9 +118,14 @@ def test_sections(name: str, data: bytes) -> str | None:
         except configparser.Error:
             return None
         pytest = dict(parser.items("tool:pytest")) if parser.has_section("tool:pytest") else None
-        points = parser.get("options.entry_points", "pytest11", fallback=None)
-        what = {"tool:pytest": pytest, "pytest11": points, "pytest": parser.has_section("pytest")}
+        plugins = parser.get("options.entry_points", "pytest11", fallback="")
+        what = {"tool:pytest": pytest, "pytest11": plugins, "pytest": parser.has_section("pytest")}
     return json.dumps(what, sort_keys=True, default=str)
+
+
+def _table(doc: dict, key: str) -> dict:
+    found = doc.get(key)
+    return found if isinstance(found, dict) else {}
 
 
 def _same_test_config(name: str, base: bytes, now: bytes) -> bool:
@@ -133,6 +137,8 @@ def _same_test_config(name: str, base: bytes, now: bytes) -> bool:
 
 # -- restore ---------------------------------------------------------------------------------------
 
+_CACHE_CAP = 64
+"""Bases whose inode map a process keeps (a long-running service sees many)."""
 _BASE_INODES: dict[str, dict[str, tuple[int, int]]] = {}
 
 
@@ -141,6 +147,8 @@ def _base_inodes(base: BaseSnapshot) -> dict[str, tuple[int, int]]:
     is the base's file, unchanged (nobody writes those in place; see worktree.py)."""
     key = str(base.path)
     if key not in _BASE_INODES:
+        if len(_BASE_INODES) >= _CACHE_CAP:
+            _BASE_INODES.pop(next(iter(_BASE_INODES)))
         root = os.fspath(base.path) + "/"
         found = {}
         for rel in base.listing.files:
@@ -164,10 +172,11 @@ def restore(tree: str | Path, base: BaseSnapshot, test_patch: str | None) -> lis
     tree = Path(tree)
     patched = patched_by_test_patch(base, test_patch or "")
     listing = base.listing
-    inodes = _base_inodes(base)
+    source = reference(base, tree)  # the copy of the base the tree's files are hardlinks of
+    inodes = _base_inodes(source)
     entries = _tree_entries(tree)
-    share = can_share_files()
-    base_root = base.path
+    share = can_share_files() and os.stat(source.path).st_dev == os.stat(tree).st_dev
+    base_root = source.path
 
     candidates = {p for p in listing.files if _category(p, patched)}
     candidates |= {p for p in listing.links if _category(p, patched)}
@@ -180,9 +189,9 @@ def restore(tree: str | Path, base: BaseSnapshot, test_patch: str | None) -> lis
         category = _category(rel, patched)
         assert category is not None
         entry = entries.get(rel)
+        if rel in patched and _is_final(tree, rel, entry, patched[rel]):
+            continue  # already what the test patch makes of it (a second restore, the same new test)
         change = _change(tree, rel, entry, listing, inodes, base_root)
-        if change == "deleted" and rel in patched and patched[rel] is None:
-            change = None  # the test patch removes it as well
         if change is not None:
             changes.append(ProtectedChange(path=rel, category=category, change=change))
         if rel in patched:
@@ -222,6 +231,15 @@ def _change(tree: Path, rel: str, entry: os.DirEntry[str] | None, listing, inode
     return None if now[1] == old else "modified"
 
 
+def _is_final(tree: Path, rel: str, entry: os.DirEntry[str] | None, final: tuple[bytes, int] | None) -> bool:
+    if entry is None or final is None:
+        return entry is None and final is None
+    if not entry.is_file(follow_symlinks=False):
+        return False
+    now = _fs.read_entry(tree, rel)
+    return now is not None and now[0] == "file" and now[1] == final[0]
+
+
 def _in_git(rel: str) -> bool:
     return rel == ".git" or rel.startswith(".git/")
 
@@ -241,20 +259,21 @@ def _put_back(tree: Path, rel: str, listing, base_root: Path, share: bool) -> No
 
 # -- after the run ---------------------------------------------------------------------------------
 
-_SEALED_HASHES: dict[tuple[int, int, int, int, int], str] = {}
+_SEALED_HASHES: dict[tuple[int, int, int, int], str] = {}
 
 
 def _hash(entry: os.DirEntry[str]) -> str:
     """sha256 of a file's content. A file no one but root can write (root-owned, not group- or
-    world-writable, while runs drop root) is hashed once per inode state: the same (device, inode,
-    size, mtime, ctime) is the same content, and ctime cannot be set back."""
+    world-writable, while runs drop root) is hashed once per (device, inode, size, mtime): the
+    oracle never writes a file in place (worktree.py), so only a new inode has new content. Not
+    ctime: every new tree's hardlink changes it."""
     st = entry.stat(follow_symlinks=False)
     if stat.S_ISLNK(st.st_mode):
         return "link:" + os.readlink(entry.path)
     if not stat.S_ISREG(st.st_mode):
         return "other:" + oct(stat.S_IFMT(st.st_mode))
     sealed = os.geteuid() == 0 and st.st_uid == 0 and not st.st_mode & 0o022
-    key = (st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns)
+    key = (st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns)
     if sealed and key in _SEALED_HASHES:
         return _SEALED_HASHES[key]
     parent, name = os.path.split(entry.path)
@@ -264,6 +283,8 @@ def _hash(entry: os.DirEntry[str]) -> str:
     finally:
         os.close(fd)
     if sealed:
+        if len(_SEALED_HASHES) > _CACHE_CAP * 1000:
+            _SEALED_HASHES.clear()
         _SEALED_HASHES[key] = digest
     return digest
 

@@ -15,6 +15,7 @@ from __future__ import annotations
 import os
 import stat
 import xml.etree.ElementTree as ET
+from typing import NoReturn
 from xml.parsers import expat
 
 MAX_BYTES = 16 * 1024 * 1024
@@ -84,7 +85,7 @@ def remove_stale(tree: str, rel: str) -> None:
         os.close(fd)
 
 
-def _refuse(*_args) -> None:
+def _refuse(*_args: object) -> NoReturn:
     raise JUnitError("junit_xml: the report declares a DTD or an entity (refused)")
 
 

@@ -32,7 +32,7 @@ import shlex
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Literal
+from typing import Literal, cast
 
 from oracle.sandbox import junit
 from oracle.sandbox.pinned_pytest import PytestSource
@@ -88,7 +88,7 @@ def _check_args(node_ids: list[str], pythonpath: list[str], install: str, comman
     if len(set(node_ids)) != len(node_ids):
         raise ValueError("node_ids: duplicates")
     for n in node_ids:
-        if not n or n.startswith("-") or "\0" in n:
+        if not n.strip() or any(c in n for c in "\0\n\r"):
             raise ValueError(f"node_ids: {n!r} is not a node id")
     if install not in ("pythonpath", "editable"):
         raise ValueError(f"install: {install!r} is not 'pythonpath' or 'editable'")
@@ -115,38 +115,48 @@ async def run_repo_tests(sandbox: Sandbox, tree: Path, *, node_ids: list[str], c
                          junit_xml: str | None, python: str, env_mounts=(), sys_path=(),
                          pythonpath: list[str] | tuple[str, ...] = (".",), install: str = "pythonpath",
                          pytest: PytestSource | None = None, timeout_s: float = 300.0,
-                         build_timeout_s: float = 300.0) -> RepoRun:
+                         build_timeout_s: float = 300.0, subdir: str | None = None) -> RepoRun:
     """Run ``node_ids`` of the tree at ``tree`` (bound at /repo, read-write, for this run only).
+
+    ``subdir``: where the tests run (cwd, rootdir; node ids, ``junit_xml`` and an editable build are
+    relative to it); ``pythonpath`` stays relative to the tree's root.
 
     Raises ValueError for bad arguments (naming the argument) and SandboxError when the sandbox
     cannot start; anything the candidate does is in the returned RepoRun.
     """
     pythonpath = list(pythonpath) or ["."]
     pytest_args = _check_args(list(node_ids), pythonpath, install, command, junit_xml)
+    sub = _check_subdir(subdir)
+    if sub and not _real_dir(Path(tree), sub):
+        return RepoRun(outcomes={n: NodeOutcome("error", f"{sub} is not a directory of the tree") for n in node_ids},
+                       exit_code=None, report_complete=False, stdout_tail="",
+                       problem=f"subdir: {sub} is not a directory of the candidate's tree (or is a link)")
     mode = "command" if pytest_args is None else "pytest"
     ro = list(env_mounts)
     settings: dict = {"mode": mode, "sys_path": list(sys_path), "pythonpath": pythonpath, "install": install,
-                      "build_timeout_s": build_timeout_s}
+                      "build_timeout_s": build_timeout_s, "subdir": sub}
     if mode == "pytest":
         src = pytest or pytest_source(python, list(sys_path), list(env_mounts))
         if src.path:
             ro.append(src.path)
-        settings.update(pytest_path=src.path, plugin_autoload=src.plugin_autoload,
-                        args=["-p", "no:cacheprovider", "--rootdir", "{repo}", "--continue-on-collection-errors",
-                              *pytest_args, *node_ids])
+        files = list(dict.fromkeys(n.split("::")[0] for n in node_ids))  # the plugin selects the node ids
+        settings.update(pytest_path=src.path, plugin_autoload=src.plugin_autoload, select=list(node_ids),
+                        args=["-p", "no:cacheprovider", "--rootdir", "{run_dir}", "--continue-on-collection-errors",
+                              *(pytest_args or []), "--", *files])
     else:
-        junit.remove_stale(str(tree), junit_xml)  # type: ignore[arg-type]  # checked in _check_args
+        junit.remove_stale(str(tree), _join(sub, junit_xml))  # type: ignore[arg-type]  # checked in _check_args
         settings["command"] = list(command or [])
     pipe = ReportPipe()
     settings.update(key=pipe.key.hex(), fd=pipe.write_fd)
-    files = {name: (_RUNTIME / name).read_text() for name in _RUNTIME_FILES}
+    runtime: dict[str, str | bytes] = {name: (_RUNTIME / name).read_text() for name in _RUNTIME_FILES}
     started = time.time()
     try:
         repo_in_sandbox = "/repo" if sandbox.isolation_level == "namespaces" else os.path.realpath(tree)
         if mode == "pytest":
-            settings["args"] = [a.replace("{repo}", repo_in_sandbox) for a in settings["args"]]
+            run_dir = repo_in_sandbox + (f"/{sub}" if sub else "")
+            settings["args"] = [a.replace("{run_dir}", run_dir) for a in settings["args"]]
         request = RunRequest(command=[python, "-I", "{src}/repo_boot.py", "{src}", "{work}", "{repo}"],
-                             files=files, stdin=json.dumps(settings).encode(), tree=str(tree),
+                             files=runtime, stdin=json.dumps(settings).encode(), tree=str(tree),
                              ro_paths=tuple(sorted(set(ro))), pass_fds=(pipe.write_fd,),
                              timeout_s=timeout_s + (build_timeout_s if install == "editable" else 0.0),
                              address_limit=False)
@@ -155,7 +165,31 @@ async def run_repo_tests(sandbox: Sandbox, tree: Path, *, node_ids: list[str], c
         frames = pipe.finish()
     if mode == "pytest":
         return _judge_pytest(frames, outcome, list(node_ids), sandbox.backend)
-    return _judge_junit(frames, outcome, list(node_ids), str(tree), junit_xml or "", started, sandbox.backend)
+    return _judge_junit(frames, outcome, list(node_ids), str(tree), _join(sub, junit_xml or ""), started,
+                        sandbox.backend)
+
+
+def _check_subdir(subdir: str | None) -> str:
+    if subdir is None or subdir.strip("/") in ("", "."):
+        return ""
+    parts = subdir.strip("/").split("/")
+    if subdir.startswith("/") or any(p in ("", ".", "..") for p in parts) or any(c in subdir for c in "\0\n\r"):
+        raise ValueError(f"subdir: {subdir!r} must be a plain relative path inside the repository")
+    return "/".join(parts)
+
+
+def _real_dir(tree: Path, sub: str) -> bool:
+    """``sub`` is a directory of ``tree`` with no link on the way (looked at without following any)."""
+    path = tree
+    for part in sub.split("/"):
+        path = path / part
+        if path.is_symlink() or not path.is_dir():
+            return False
+    return True
+
+
+def _join(sub: str, rel: str) -> str:
+    return f"{sub}/{rel}" if sub else rel
 
 
 def _tail(data: bytes) -> str:
@@ -171,6 +205,10 @@ def _base(outcome: RunOutcome, backend: str) -> dict:
 def _ended(outcome: RunOutcome) -> str:
     if outcome.timed_out:
         return "it timed out"
+    if outcome.output_truncated:
+        return "its output passed the sandbox's cap and it was killed"
+    if outcome.memory_limit_hit:
+        return "it hit the memory limit and was killed"
     if outcome.signal is not None:
         return f"killed by signal {outcome.signal}"
     return f"exit status {outcome.exit_code}"
@@ -192,6 +230,22 @@ def _distrust(outcomes: dict[str, NodeOutcome], why: str) -> dict[str, NodeOutco
     """Nothing an untrusted report calls passed stays passed."""
     return {n: o if o.outcome != "passed" else NodeOutcome("error", f"not trusted: {why}", o.duration_ms)
             for n, o in outcomes.items()}
+
+
+_SEVERITY = ("error", "failed", "xpassed", "skipped", "xfailed")
+
+
+def _covering(cases: dict[str, dict], node_id: str) -> dict | None:
+    """The outcome of a node id that names several items (a function's parametrizations, a class):
+    passed only when all passed, else the most severe of theirs."""
+    items = [c for k, c in cases.items() if k.startswith((node_id + "[", node_id + "::"))]
+    if not items:
+        return None
+    for word in _SEVERITY:
+        worst = next((c for c in items if c.get("outcome") == word), None)
+        if worst is not None:
+            return {**worst, "message": f"{worst.get('node_id')}: {worst.get('message', '')}"}
+    return {"outcome": "passed", "message": "", "duration_ms": sum(float(c.get("duration_ms", 0.0)) for c in items)}
 
 
 def _judge_pytest(frames: Frames, outcome: RunOutcome, node_ids: list[str], backend: str) -> RepoRun:
@@ -225,7 +279,10 @@ def _judge_pytest(frames: Frames, outcome: RunOutcome, node_ids: list[str], back
             problems.append(f"the exit status disagrees with the report: pytest's session ended with {status}, "
                             f"pytest returned {reported}, the process {_ended(outcome)}")
         elif reported not in (0, 1):
-            problems.append(f"pytest ended with exit status {reported} ({_EXIT_WORDS.get(reported, 'unknown')})")
+            text = (outcome.stdout + b"\n" + outcome.stderr).decode("utf-8", "replace")
+            said = [ln.strip() for ln in text.splitlines() if ln.startswith(("ERROR:", "INTERNALERROR>", "E   "))][-3:]
+            problems.append(f"pytest ended with exit status {reported} ({_EXIT_WORDS.get(reported, 'unknown')})"
+                            + (f": {' | '.join(said)}"[:600] if said else ""))
         bad = [n for n, c in cases.items() if c.get("outcome") in ("failed", "error")] + [n for n, _ in collect_errors]
         if reported == 0 and bad:
             problems.append(f"pytest exited 0 but reported failures ({', '.join(bad[:5])})")
@@ -237,7 +294,7 @@ def _judge_pytest(frames: Frames, outcome: RunOutcome, node_ids: list[str], back
         problems.append(f"a hook rewrote or fabricated outcomes: {', '.join(rewritten[:5])}")
     outcomes: dict[str, NodeOutcome] = {}
     for n in node_ids:
-        c = cases.get(n)
+        c = cases.get(n) or _covering(cases, n)
         if c is not None:
             outcomes[n] = NodeOutcome(c.get("outcome", "error"), str(c.get("message", "")),  # type: ignore[arg-type]
                                       float(c.get("duration_ms", 0.0)))
@@ -253,7 +310,7 @@ def _judge_pytest(frames: Frames, outcome: RunOutcome, node_ids: list[str], back
                         + (f" and {len(missing) - 5} more" if len(missing) > 5 else ""))
     if problems:
         outcomes = _distrust(outcomes, problems[0])
-    complete = not problems and all(n in cases for n in node_ids)
+    complete = not problems and all(n in cases or _covering(cases, n) for n in node_ids)
     version = (ops.get("configured") or [{}])[0].get("pytest_version")
     return RepoRun(outcomes=outcomes, report_complete=complete, problem="; ".join(problems) or None,
                    report_source="plugin", pytest_version=version,
@@ -288,8 +345,10 @@ def _judge_junit(frames: Frames, outcome: RunOutcome, node_ids: list[str], tree:
     outcomes: dict[str, NodeOutcome] = {}
     for n in node_ids:
         found = junit.outcome_of(cases, n)
-        outcomes[n] = NodeOutcome(found[0], found[1], found[2]) if found \
-            else NodeOutcome("not_run", "not in the report")  # type: ignore[arg-type]
+        if found is None:
+            outcomes[n] = NodeOutcome("not_run", "not in the report")
+        else:
+            outcomes[n] = NodeOutcome(cast(Outcome, found[0]), found[1], found[2])
     if not problems:
         bad = any(o in ("failed", "error") for entries in cases.values() for o, _, _ in entries)
         if outcome.exit_code == 0 and bad:

@@ -16,16 +16,18 @@ import os
 import stat
 
 
-def _directories(root: str) -> list[str]:
-    """Every directory under ``root`` (itself included), without entering a link."""
+def _directories(root: str, skip_git: bool = False) -> list[str]:
+    """Every directory under ``root`` (itself included), without entering a link; ``skip_git``
+    leaves out the top-level ``.git`` and all it holds."""
     found, todo = [], [root]
+    git = os.path.join(root, ".git")
     while todo:
         path = todo.pop()
         found.append(path)
         try:
             with os.scandir(path) as entries:
                 for entry in entries:
-                    if entry.is_dir(follow_symlinks=False):
+                    if entry.is_dir(follow_symlinks=False) and not (skip_git and entry.path == git):
                         todo.append(entry.path)
         except OSError:
             continue
@@ -48,8 +50,9 @@ def check_tree(tree: str) -> str:
 
 
 def give(tree: str, uid: int) -> None:
-    """The run's uid owns every directory of ``tree`` (files keep their owner)."""
-    for path in _directories(tree):
+    """The run's uid owns every directory of ``tree`` (files keep their owner), except the
+    repository's ``.git``: the run may read its history (one commit) but never change it."""
+    for path in _directories(tree, skip_git=True):
         os.chown(path, uid, uid, follow_symlinks=False)
 
 

@@ -11,6 +11,7 @@ loads; (6) the exit status reported and the process ended with ``os._exit`` so n
 of the candidate can change it.
 
 Usage (the host builds it): ``python -I repo_boot.py SRC WORK REPO`` with a JSON object on stdin.
+The tests (and an editable build) run in REPO, or in its ``subdir``; ``pythonpath`` is relative to REPO.
 Kept to Python 3.8 syntax: it runs on the task's interpreter.
 """
 
@@ -30,6 +31,16 @@ def _nondumpable() -> None:
         ctypes.CDLL(None).prctl(4, 0, 0, 0, 0)  # PR_SET_DUMPABLE 0: /proc/<pid>/fd is root's now
     except Exception:  # noqa: BLE001 - without ctypes the inherited-fd defence still holds
         pass
+
+
+def _load(path: str):
+    """The report module from its file (this script runs alone, not as part of the runtime package)."""
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location("oracle_repo_report", path)
+    module = importlib.util.module_from_spec(spec)  # type: ignore[arg-type]  # a .py file always has a spec
+    spec.loader.exec_module(module)  # type: ignore[union-attr]
+    return module
 
 
 def _tail(data: bytes, limit: int = 4000) -> str:
@@ -59,11 +70,8 @@ def main() -> None:
     fd = os.dup(int(settings["fd"]))  # non-inheritable by default
     os.close(int(settings["fd"]))
     _nondumpable()
-    sys.path.insert(0, src)
-    from repo_report import Channel, ReportPlugin  # our file, read-only at SRC
-
-    sys.path.remove(src)
-    channel = Channel(fd, bytes.fromhex(settings.pop("key")))
+    report = _load(os.path.join(src, "repo_report.py"))  # our file, read-only at SRC; SRC never on sys.path
+    channel = report.Channel(fd, bytes.fromhex(settings.pop("key")))
     del settings["fd"]
     if settings.get("pytest_path"):
         sys.path.insert(0, settings["pytest_path"])
@@ -76,9 +84,11 @@ def main() -> None:
         import _pytest.config
         import _pytest.runner  # noqa: F401
     tree_paths = [os.path.normpath(os.path.join(repo, p)) for p in settings.get("pythonpath", ["."])]
+    run_dir = os.path.normpath(os.path.join(repo, settings.get("subdir") or "."))  # a monorepo's package
+    os.chdir(run_dir)
     site_dir = None
     if settings.get("install") == "editable":
-        site_dir = _editable(src, work, repo, settings, channel)
+        site_dir = _editable(src, work, run_dir, settings, channel)
         if site_dir is None:
             channel.send("exit", code=3)
             os._exit(3)
@@ -100,7 +110,7 @@ def main() -> None:
         sys.path[at:at] = added
     import pytest
 
-    code = pytest.main(list(settings["args"]), plugins=[ReportPlugin(channel)])
+    code = pytest.main(list(settings["args"]), plugins=[report.ReportPlugin(channel, settings.get("select"))])
     code = int(code)
     try:
         sys.stdout.flush()

@@ -17,6 +17,7 @@ from __future__ import annotations
 import importlib
 import json
 import os
+import re
 import sys
 import tempfile
 import zipfile
@@ -27,15 +28,17 @@ LEGACY = "setuptools.build_meta:__legacy__"
 def _build_system() -> tuple[str, list[str]]:
     if not os.path.isfile("pyproject.toml"):
         return LEGACY, []
-    try:
-        import tomllib  # type: ignore[import-not-found]
-    except ImportError:
-        try:
-            import tomli as tomllib  # type: ignore[import-not-found,no-redef]
-        except ImportError:
-            return LEGACY, []
     with open("pyproject.toml", "rb") as fh:
-        system = tomllib.load(fh).get("build-system", {})
+        data = fh.read()
+    try:
+        import tomllib
+    except ImportError:  # before Python 3.11: the two keys this needs, read plainly
+        text = data.decode("utf-8", "replace")
+        backend = re.search(r"^\s*build-backend\s*=\s*[\"']([^\"']+)[\"']", text, re.M)
+        paths = re.search(r"^\s*backend-path\s*=\s*\[([^\]]*)\]", text, re.M)
+        return (backend.group(1) if backend else LEGACY,
+                re.findall(r"[\"']([^\"']+)[\"']", paths.group(1)) if paths else [])
+    system = tomllib.loads(data.decode("utf-8")).get("build-system", {})
     return system.get("build-backend", LEGACY), list(system.get("backend-path", []))
 
 

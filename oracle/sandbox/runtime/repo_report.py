@@ -74,8 +74,11 @@ def _skip_reason(report) -> str:
 class ReportPlugin:
     """Streams what pytest collected and each test's checked outcome to the host."""
 
-    def __init__(self, channel: Channel) -> None:
+    def __init__(self, channel: Channel, select=None) -> None:
         self.channel = channel
+        self.select = list(select or [])
+        """The required node ids: pytest is given their files, and this plugin keeps their items only
+        (a node id pytest cannot collect would end the whole session as a usage error)."""
         self._current = None
         self._raw: dict = {}
         self._reports: list = []
@@ -87,7 +90,7 @@ class ReportPlugin:
         from _pytest import outcomes, runner
 
         self._skip_types = (outcomes.Skipped, getattr(outcomes, "XFailed", outcomes.Skipped))
-        original = runner.CallInfo.from_call.__func__
+        original = runner.CallInfo.from_call.__func__  # type: ignore[attr-defined]  # a classmethod
         plugin = self
 
         def from_call(cls, func, when, reraise=None):
@@ -97,7 +100,7 @@ class ReportPlugin:
                 plugin._raw[when] = exc
             return info
 
-        runner.CallInfo.from_call = classmethod(from_call)
+        runner.CallInfo.from_call = classmethod(from_call)  # type: ignore[method-assign,assignment]
 
     def pytest_configure(self, config) -> None:
         import pytest
@@ -112,6 +115,17 @@ class ReportPlugin:
     def pytest_collectreport(self, report) -> None:
         if report.failed:
             self.channel.send("collect_error", node_id=report.nodeid or "", message=failure_text(report, self.root))
+
+    def pytest_collection_modifyitems(self, session, config, items) -> None:
+        """Last of every ``modifyitems``: keep the required tests' items (exact, or a parametrized or
+        class node id's items); what other hooks removed stays removed, and is reported missing."""
+        if not self.select:
+            return
+        wanted = set(self.select)
+        prefixes = tuple(n + s for n in self.select for s in ("[", "::"))
+        items[:] = [i for i in items if i.nodeid in wanted or i.nodeid.startswith(prefixes)]
+
+    pytest_collection_modifyitems.trylast = True  # type: ignore[attr-defined]
 
     def pytest_deselected(self, items) -> None:
         self.channel.send("deselected", node_ids=[item.nodeid for item in items])
