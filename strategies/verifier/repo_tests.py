@@ -26,8 +26,6 @@ from __future__ import annotations
 
 import asyncio
 import os
-import shutil
-import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -94,9 +92,10 @@ class RepoJudge:
 
     def __init__(self, task: Task, test: RepoTestsTest, cfg: VerifierConfig, sandbox: Sandbox,
                  run_env: environments.RunEnvironment, pytest: pinned_pytest.PytestSource | None, base: Any,
-                 work_root: Path) -> None:
+                 parent: Path) -> None:
+        """``parent``: where the candidates' trees are made (a tmpfs when there is one)."""
         self.task, self.test, self.cfg, self.sandbox = task, test, cfg, sandbox
-        self.run_env, self.pytest, self.base, self.work_root = run_env, pytest, base, work_root
+        self.run_env, self.pytest, self.base, self.parent = run_env, pytest, base, parent
         env = task.environment
         self.install = env.install if env is not None else "pythonpath"
         self.pythonpath = list(env.pythonpath) if env is not None else ["."]
@@ -106,16 +105,11 @@ class RepoJudge:
     async def judge(self, trajectory: Trajectory) -> Judged:
         from oracle.repo import worktree
 
-        parent = Path(tempfile.mkdtemp(prefix="cand-", dir=self.work_root))
-        os.chmod(parent, 0o711)  # the sandbox user passes through to the tree, lists nothing here
-        tree = None
+        tree = await asyncio.to_thread(worktree.make_tree, self.base, self.parent)
         try:
-            tree = await asyncio.to_thread(worktree.make_tree, self.base, parent)
             return await self._judge_tree(trajectory, tree)
         finally:
-            if tree is not None:
-                await asyncio.to_thread(worktree.destroy, tree)
-            await asyncio.to_thread(shutil.rmtree, parent, True)
+            await asyncio.to_thread(worktree.destroy, tree)
 
     async def _judge_tree(self, trajectory: Trajectory, tree: Path) -> Judged:
         from oracle.repo import patching, protected
@@ -219,6 +213,7 @@ async def evaluate(ctx: EvaluationContext, cfg: VerifierConfig, python: str) -> 
     interpreter the sandbox user can run)."""
     from oracle.errors import RepositoryError
     from oracle.repo import base as repo_base
+    from oracle.repo import worktree
 
     task = ctx.task
     found = repo_test(task)
@@ -252,9 +247,8 @@ async def evaluate(ctx: EvaluationContext, cfg: VerifierConfig, python: str) -> 
         repository={"commit": base.commit, "file_count": base.file_count, "test_edits": cfg.repo_test_edits,
                     "hook_edits": cfg.repo_hook_edits,
                     "install": task.environment.install if task.environment else "pythonpath"}))
-    work_root = Path(tempfile.mkdtemp(prefix="oracle-repo-"))
-    os.chmod(work_root, 0o711)
-    judge = RepoJudge(task, test, cfg, sandbox, run_env, pytest, base, work_root)
+    parent = await asyncio.to_thread(worktree.default_parent)
+    judge = RepoJudge(task, test, cfg, sandbox, run_env, pytest, base, parent)
     limit = asyncio.Semaphore(cfg.workers or os.cpu_count() or 1)
 
     async def one(trajectory: Trajectory) -> Judged:
@@ -263,10 +257,7 @@ async def evaluate(ctx: EvaluationContext, cfg: VerifierConfig, python: str) -> 
                 return await judge.judge(trajectory)
             except (OracleError, OSError) as exc:  # ours: the sandbox or the host could not run it
                 return Judged(ours=containment.describe(exc))
-    try:
-        judged = await asyncio.gather(*(one(t) for t in ctx.trajectories))
-    finally:
-        await asyncio.to_thread(shutil.rmtree, work_root, True)
+    judged = await asyncio.gather(*(one(t) for t in ctx.trajectories))
     candidates = [candidate_result(t.id, test, j) for t, j in zip(ctx.trajectories, judged)]
     ours = {c.id: c.details["unscored_because"][0] for c in candidates if c.status == Status.failed}
     if ours and len(ours) == len(candidates):
