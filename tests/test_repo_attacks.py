@@ -208,3 +208,33 @@ def test_a_run_that_hangs_is_that_candidates_error_never_a_pass(repository):
     hangs = next(c for c in result.candidates if c.id == "hangs")
     assert hangs.passed is False and hangs.score == 0.0 and "timed out" in hangs.details["error"]
     assert result.best == ["right_fix"]
+
+
+def test_a_monorepo_package_in_a_subdir_and_a_candidate_given_as_files(tmp_path):
+    """``task.repository.subdir``: the tests run there (node ids relative to it), ``pythonpath`` is
+    relative to the repository root; a trajectory may give whole files instead of a patch."""
+    ex = repo_attacks.example()
+    base_files = {"README.md": "# a monorepo\n", **{f"lib/{k}": v for k, v in ex.BASE_FILES.items()}}
+    fix_files = {f"lib/{k}": v for k, v in ex.FIX_FILES.items()}
+    repo = tmp_path / "mono"
+    base, fix = ex.build_repository(repo, base_files, fix_files)
+    document = ex.task_document(base, ex.git("diff", "--no-color", base, fix, "--", "lib/tests", cwd=repo),
+                                {"patched": ex.make_patch(repo, base, {"lib/textkit/truncate.py": ex.RIGHT_FIX})},
+                                bundle="unused")
+    document["task"]["repository"] = {"path": str(repo), "commit": base, "subdir": "lib"}
+    document["task"]["environment"] = {"pythonpath": ["lib"]}
+    document["trajectories"] += [{"id": "as_files", "files": {"lib/textkit/truncate.py": ex.RIGHT_FIX}},
+                                 {"id": "as_files_wrong", "files": {"lib/textkit/truncate.py": ex.WRONG_FIX}}]
+    loaded = parse_task(document)
+    config = OracleConfig(verifier={"backend": strongest_backend(), "repo_cache": str(tmp_path / "cache")})
+    strategy = VerifierStrategy()
+    try:
+        result = asyncio.run(strategy.evaluate(EvaluationContext(task=loaded.task, trajectories=loaded.trajectories,
+                                                                 config=config)))
+    finally:
+        strategy.close()
+    assert result.error is None, result.error
+    verdicts = {c.id: (c.passed, c.details["fail_to_pass"], c.details["pass_to_pass"]) for c in result.candidates}
+    assert verdicts == {"patched": (True, "2/2", "6/6"), "as_files": (True, "2/2", "6/6"),
+                        "as_files_wrong": (False, "1/2", "5/6")}
+    assert next(c for c in result.candidates if c.id == "as_files").details["change"]["kind"] == "files"

@@ -136,14 +136,12 @@ class RepoJudge:
             out.failed_because = f"it changed protected files: {_named(fatal)}"
             return out
         before = await asyncio.to_thread(protected.fingerprint, tree)
-        kwargs: dict[str, Any] = {}
-        if self.task.repository is not None and self.task.repository.subdir:
-            kwargs["subdir"] = self.task.repository.subdir
         run = await run_repo_tests(self.sandbox, tree, node_ids=self.node_ids, command=self.test.command,
                                    junit_xml=self.test.junit_xml, python=self.run_env.python,
                                    env_mounts=self.run_env.mounts, sys_path=self.run_env.sys_path,
                                    pythonpath=self.pythonpath, install=self.install, pytest=self.pytest,
-                                   timeout_s=self.timeout_s, **kwargs)
+                                   timeout_s=self.timeout_s,
+                                   subdir=self.task.repository.subdir if self.task.repository else None)
         during = _protected(await asyncio.to_thread(protected.changed_since, tree, before), self.cfg, "run")
         out.protected += during
         out.outcomes = {n: {"outcome": o.outcome, "message": o.message, "duration_ms": round(o.duration_ms, 3)}
