@@ -101,3 +101,31 @@ def test_oracle_batch_on_two_repository_tasks_resumed(tmp_path):
         verdicts[row["task_id"]] = {c["id"]: c["passed"] for c in result["candidates"]}
     assert verdicts == {"textkit-a": {"right_fix": True, "conftest_rewrite": False},
                         "textkit-b": {"early_exit": False, "fix_and_own_test": True}}
+
+
+def test_oracle_check_on_repository_tasks(tmp_path):
+    """The tests at the base commit with the test patch: the example's are sound; a task listing a
+    test the base already passes as fail-to-pass, and one the base fails as pass-to-pass, is broken."""
+    done = _cli("check", "--json", "examples/repo_patch/task.json")
+    assert done.returncode == 0, done.stderr
+    report = json.loads(done.stdout)
+    report = report[0] if isinstance(report, list) else report
+    assert report["ok"] and report["subject"].startswith("the base commit")
+    outcomes = {r["test"]: r["outcome"] for r in report["tests"]}
+    ex = repo_attacks.example()
+    assert [outcomes[n] for n in ex.FAIL_TO_PASS] == ["failed", "failed"]
+    assert all(outcomes[n] == "passed" for n in ex.PASS_TO_PASS)
+    task = json.loads((EXAMPLE / "task.json").read_text())
+    task["task"]["repository"]["bundle"] = str(EXAMPLE / "textkit.bundle")
+    test = task["task"]["tests"][0]
+    test["fail_to_pass"], test["pass_to_pass"] = ([ex.PASS_TO_PASS[0]],
+                                                  [ex.FAIL_TO_PASS[0], *ex.PASS_TO_PASS[1:]])
+    (tmp_path / "mislabelled.json").write_text(json.dumps(task))
+    done = _cli("check", "--json", str(tmp_path / "mislabelled.json"))
+    assert done.returncode == 3, done.stderr
+    report = json.loads(done.stdout)
+    report = report[0] if isinstance(report, list) else report
+    reasons = {b["test"]: b["reason"] for b in report["broken_tests"]}
+    assert set(reasons) == {ex.PASS_TO_PASS[0], ex.FAIL_TO_PASS[0]}
+    assert "not a fail-to-pass test" in reasons[ex.PASS_TO_PASS[0]]
+    assert reasons[ex.FAIL_TO_PASS[0]].startswith("failed at the base commit")

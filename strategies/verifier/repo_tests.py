@@ -209,10 +209,6 @@ def candidate_result(cid: str, test: RepoTestsTest, judged: Judged) -> Candidate
 async def evaluate(ctx: EvaluationContext, cfg: VerifierConfig, python: str) -> EvaluationResult:
     """The verifier's result for a repository task (the strategy hands over here with the Python
     interpreter the sandbox user can run)."""
-    from oracle.errors import RepositoryError
-    from oracle.repo import base as repo_base
-    from oracle.repo import worktree
-
     task = ctx.task
     found = repo_test(task)
     assert found is not None and task.repository is not None
@@ -225,7 +221,84 @@ async def evaluate(ctx: EvaluationContext, cfg: VerifierConfig, python: str) -> 
     if not test.fail_to_pass and not test.pass_to_pass:
         return EvaluationResult.failure("verifier", f"task.tests[{index}]: list at least one fail_to_pass or "
                                         "pass_to_pass node id", error_type="TaskValidationError")
+    prepared = await _prepare(task, test, cfg, python)
+    if isinstance(prepared, EvaluationResult):
+        return prepared
+    judge, provenance = prepared
+    limit = asyncio.Semaphore(cfg.workers or os.cpu_count() or 1)
+
+    async def one(trajectory: Trajectory) -> Judged:
+        async with limit:
+            try:
+                return await judge.judge(trajectory)
+            except (OracleError, OSError) as exc:  # ours: the sandbox or the host could not run it
+                return Judged(ours=containment.describe(exc))
+    judged = await asyncio.gather(*(one(t) for t in ctx.trajectories))
+    candidates = [candidate_result(t.id, test, j) for t, j in zip(ctx.trajectories, judged)]
+    ours = {c.id: c.details["unscored_because"][0] for c in candidates if c.status == Status.failed}
+    if ours and len(ours) == len(candidates):
+        first = next(iter(ours.values()))
+        return EvaluationResult.failure("verifier", f"the sandbox could give no candidate a verdict: {first}",
+                                        error_type="SandboxError", provenance=provenance, calls=len(candidates),
+                                        details={"candidates_unscored": [c.model_dump() for c in candidates]})
+    best, ranking, ties = scoring.rank(candidates)
+    best = scoring.passing_best(best, candidates)
+    details: dict[str, Any] = {"mode": "repo_tests", "tests": 1, "ties": ties, "tie_break": "input order",
+                               "none_passed": not any(c.passed for c in candidates),
+                               "resolved": [c.id for c in candidates if c.passed],
+                               "base_commit": judge.base.commit}
+    if ours:
+        details["sandbox_failures"] = {cid: [why] for cid, why in ours.items()}
+    return EvaluationResult(evaluator="verifier", status=Status.ok, best=best, ranking=ranking,
+                            candidates=candidates, calls=len(candidates), cost_usd=0.0, provenance=provenance,
+                            details=details, explanation=_explain(candidates, best))
+
+
+async def check(task: Task, cfg: VerifierConfig, python: str) -> tuple[list[dict[str, Any]], list[dict[str, str]],
+                                                                      str | None]:
+    """``oracle check`` for a repository task: the tests at the base commit with the test patch and
+    no change. A fail-to-pass test that passes there is not one; a pass-to-pass test that does not
+    pass there is broken (the task's fault). Returns (rows, broken, error)."""
+    found = repo_test(task)
+    assert found is not None
+    index, test = found
+    prepared = await _prepare(task, test, cfg, python)
+    if isinstance(prepared, EvaluationResult):
+        return [], [], prepared.error.message if prepared.error else "the repository cannot be read"
+    judge, _ = prepared
+    at_base = await judge.judge(Trajectory(id="base", patch=""))
+    if at_base.failed_because is not None:
+        return [], [], f"task.tests[{index}]: at the base commit with the test patch, {at_base.failed_because}"
+    rows: list[dict[str, Any]] = []
+    broken: list[dict[str, str]] = []
+    for node in [*test.fail_to_pass, *test.pass_to_pass]:
+        o = at_base.outcomes.get(node, {"outcome": "not_run", "message": "not run", "duration_ms": 0.0})
+        passed = o["outcome"] in PASSED
+        f2p = node in test.fail_to_pass
+        reason = None
+        if f2p and passed:
+            reason = "passes at the base commit with the test patch: not a fail-to-pass test"
+        elif not f2p and not passed:
+            reason = (f"{o['outcome']} at the base commit with the test patch, where a pass-to-pass test must pass: "
+                      + " | ".join(str(o["message"]).splitlines())[:300])
+        if reason:
+            broken.append({"test": node, "reason": reason})
+        rows.append({"test": node, "kind": "repo_tests", "group": "fail_to_pass" if f2p else "pass_to_pass",
+                     "outcome": o["outcome"], "broken": reason is not None, "message": reason or o["message"],
+                     "duration_ms": o["duration_ms"]})
+    return rows, broken, None
+
+
+async def _prepare(task: Task, test: RepoTestsTest, cfg: VerifierConfig,
+                   python: str) -> tuple[RepoJudge, EvaluationProvenance] | EvaluationResult:
+    """The base snapshot, the environment, the sandbox: what every candidate's run shares (or the
+    task's failure: a repository that cannot be read is the task's fault, named by its field)."""
+    from oracle.errors import RepositoryError
+    from oracle.repo import base as repo_base
+    from oracle.repo import worktree
+
     repo = task.repository
+    assert repo is not None
     try:
         base = await asyncio.to_thread(repo_base.snapshot, repo.path, repo.bundle, repo.commit,
                                        cache_root=Path(cfg.repo_cache) if cfg.repo_cache else None,
@@ -247,32 +320,7 @@ async def evaluate(ctx: EvaluationContext, cfg: VerifierConfig, python: str) -> 
                     "install": task.environment.install if task.environment else "pythonpath"}))
     parent = await asyncio.to_thread(worktree.default_parent)
     judge = RepoJudge(task, test, cfg, sandbox, run_env, pytest, base, parent)
-    limit = asyncio.Semaphore(cfg.workers or os.cpu_count() or 1)
-
-    async def one(trajectory: Trajectory) -> Judged:
-        async with limit:
-            try:
-                return await judge.judge(trajectory)
-            except (OracleError, OSError) as exc:  # ours: the sandbox or the host could not run it
-                return Judged(ours=containment.describe(exc))
-    judged = await asyncio.gather(*(one(t) for t in ctx.trajectories))
-    candidates = [candidate_result(t.id, test, j) for t, j in zip(ctx.trajectories, judged)]
-    ours = {c.id: c.details["unscored_because"][0] for c in candidates if c.status == Status.failed}
-    if ours and len(ours) == len(candidates):
-        first = next(iter(ours.values()))
-        return EvaluationResult.failure("verifier", f"the sandbox could give no candidate a verdict: {first}",
-                                        error_type="SandboxError", provenance=provenance, calls=len(candidates),
-                                        details={"candidates_unscored": [c.model_dump() for c in candidates]})
-    best, ranking, ties = scoring.rank(candidates)
-    best = scoring.passing_best(best, candidates)
-    details: dict[str, Any] = {"mode": "repo_tests", "tests": 1, "ties": ties, "tie_break": "input order",
-                               "none_passed": not any(c.passed for c in candidates),
-                               "resolved": [c.id for c in candidates if c.passed], "base_commit": base.commit}
-    if ours:
-        details["sandbox_failures"] = {cid: [why] for cid, why in ours.items()}
-    return EvaluationResult(evaluator="verifier", status=Status.ok, best=best, ranking=ranking,
-                            candidates=candidates, calls=len(candidates), cost_usd=0.0, provenance=provenance,
-                            details=details, explanation=_explain(candidates, best))
+    return judge, provenance
 
 
 def _sandbox(cfg: VerifierConfig, run_env: environments.RunEnvironment,
