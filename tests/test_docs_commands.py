@@ -128,7 +128,8 @@ EXPECT: dict[tuple[str, str], Expect] = {
     ("docs/cli.md", "oracle route examples/n_plus_one/task.json | head -5"): Expect(),
     ("docs/cli.md", "python docs/examples/swebench/build.py swe"): Expect(),
     ("docs/cli.md", "oracle import swebench swe/dataset.jsonl swe/predictions.jsonl --repos swe/repos "
-                    "-o swe/tasks.jsonl"): Expect(stderr=r"wrote 1 task\(s\) with 2 candidate\(s\) to swe/tasks\.jsonl"),
+                    "-o swe/tasks.jsonl"):
+        Expect(stderr=r"wrote 1 task\(s\) with 2 candidate\(s\) to swe/tasks\.jsonl"),
     ("docs/cli.md", "oracle route swe/tasks.jsonl"): Expect(stdout=r"task acme__pager-1: -> verifier"),
     ("docs/comparisons.md", "oracle compare docs/examples/labelled.jsonl -o cmp --arms verifier,routed,baseline"):
         Expect(stdout=r"routing accuracy: 1\.000"),
