@@ -195,3 +195,46 @@ def test_a_staged_copy_left_by_a_dead_process_is_swept(base):
         assert not leftover.exists() and alive.exists()
     finally:
         destroy(parent)
+
+
+@root_only
+def test_a_tree_in_the_default_parent_is_readable_by_a_run_uid(base):
+    from oracle.repo.worktree import default_parent
+
+    parent = default_parent()
+    assert not os.stat(parent).st_mode & 0o022
+    tree = make_tree(base, parent)
+    try:
+        own_dirs(tree, OTHER_UID)
+        done = subprocess.run(["python3", "-c", "print(open('src/tiny/calc.py').read().split()[1])"], cwd=tree,
+                              user=OTHER_UID, group=OTHER_UID, capture_output=True, text=True)
+        assert done.returncode == 0, done.stderr
+        assert done.stdout.strip() == "add(a,"
+        listing = subprocess.run(["ls", str(parent)], user=OTHER_UID, capture_output=True, text=True)
+        assert listing.returncode != 0 if parent.name == "oracle-trees" else True  # 0711: passable, not listable
+    finally:
+        destroy(tree)
+
+
+@pytest.mark.skipif(_tmpfs() is None, reason="no tmpfs at /dev/shm")
+def test_an_evicted_staged_copy_leaves_its_trees_whole(base, tmp_path, monkeypatch):
+    from oracle.repo import restore
+    from oracle.repo import worktree
+
+    monkeypatch.setattr(worktree, "STAGED_KEEP", 1)
+    other_repo = make_repo(tmp_path / "other")
+    git(other_repo.path, "commit", "-q", "--allow-empty", "-m", "another base")
+    other = snapshot(str(other_repo.path), None, git(other_repo.path, "rev-parse", "HEAD"),
+                     cache_root=tmp_path / "cache")
+    parent = Path(tempfile.mkdtemp(dir=_tmpfs()))
+    try:
+        tree = make_tree(base, parent)
+        first_copy = worktree.staged(base, parent).path
+        make_tree(other, parent)  # stages the other base: the first copy is removed
+        assert not first_copy.exists()
+        assert _files(tree) == _files(base.path)  # hardlinks outlive the staged names
+        os.unlink(tree / "tests/conftest.py")
+        assert [(c.path, c.change) for c in restore(tree, base, None)] == [("tests/conftest.py", "deleted")]
+        assert (tree / "tests/conftest.py").read_text() == (base.path / "tests/conftest.py").read_text()
+    finally:
+        destroy(parent)

@@ -249,7 +249,8 @@ def _build(src: Path, full: str, entry: Path, source: str) -> None:
     objects = run_git(["rev-list", "--objects", tree_id], git_dir=src)
     if objects.returncode != 0:
         raise RepositoryError(f"task.repository: cannot list the objects of {full[:12]} ({message(objects)})")
-    packed = run_git(["pack-objects", "-q", str(new_git / "objects" / "pack" / "pack")], git_dir=src,
+    # no delta search: the pack is read by few and made once per commit, where time counts more than size
+    packed = run_git(["pack-objects", "-q", "--window=0", str(new_git / "objects" / "pack" / "pack")], git_dir=src,
                      input=objects.stdout)
     if packed.returncode != 0:
         raise RepositoryError(f"task.repository: cannot copy the objects of {full[:12]} ({message(packed)})")

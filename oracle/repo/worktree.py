@@ -44,7 +44,7 @@ from oracle.repo.base import BaseSnapshot
 _FICLONE = 0x40049409
 _NO_REFLINK: set[tuple[int, int]] = set()
 SHM_TREES = Path("/dev/shm/oracle-trees")
-STAGED_KEEP = 2
+STAGED_KEEP = 4
 """Staged bases a process keeps (the oldest is removed when another is staged)."""
 _STAGED: OrderedDict[tuple[str, int], BaseSnapshot] = OrderedDict()
 _STAGE_LOCK = threading.Lock()
@@ -139,15 +139,22 @@ def make_tree(base: BaseSnapshot, parent: str | Path, *, share: bool | None = No
     another filesystem), else copy them."""
     if share is None:
         share = can_share_files()
-    source = staged(base, parent) if share else base
-    tree = Path(tempfile.mkdtemp(prefix="tree-", dir=parent))
-    try:
-        os.chmod(tree, 0o755)
-        _populate(source, tree, share=share, made=True)
-    except BaseException:
-        destroy(tree)
-        raise
-    return tree
+    for attempt in (1, 2):
+        source = staged(base, parent) if share else base
+        tree = Path(tempfile.mkdtemp(prefix="tree-", dir=parent))
+        try:
+            os.chmod(tree, 0o755)
+            _populate(source, tree, share=share, made=True)
+            return tree
+        except FileNotFoundError:
+            destroy(tree)
+            if source is base or attempt == 2:
+                raise
+            # another thread staged more bases meanwhile and removed this copy: stage it again
+        except BaseException:
+            destroy(tree)
+            raise
+    raise AssertionError("unreachable")
 
 
 def _populate(base: BaseSnapshot, tree: Path, *, share: bool, made: bool = False) -> None:
