@@ -326,3 +326,28 @@ def test_concurrent_runs_keep_their_own_trees_and_reports(backend, trees_root):
     results = asyncio.run(both())
     assert [r.outcomes[ADD].outcome for r in results] == ["failed", "passed", "failed", "passed"]
     assert all(r.problem is None and r.outcomes[ZERO].outcome == "passed" for r in results)
+
+
+def test_editable_install_reaches_a_tests_subprocess(trees_root):
+    from tests.plugins.sandbox_backends import strongest_backend
+
+    probe = ("import subprocess, sys\n\n\ndef test_child():\n"
+             "    out = subprocess.run([sys.executable, '-c', 'import calc; print(calc.add(2, 2))'],\n"
+             "                         capture_output=True, text=True)\n"
+             "    assert out.stdout.strip() == '4', out.stderr\n")
+    tree = make_tree(trees_root, {**SRC_LAYOUT, "tests/test_child.py": probe})
+    result = run(strongest_backend(), tree, ["tests/test_child.py::test_child"], install="editable")
+    assert result.outcomes["tests/test_child.py::test_child"].outcome == "passed", result
+
+
+@on_each_backend
+def test_run_request_env_adds_variables_but_never_replaces_the_sandboxs_own(backend):
+    import asyncio
+
+    from oracle.sandbox import RunRequest, Sandbox
+
+    code = "import os; print(os.environ.get('EXTRA'), os.environ['PATH'], os.environ['HOME'])"
+    out = asyncio.run(Sandbox(backend=backend).run(RunRequest(
+        command=[python(), "-c", code], env={"EXTRA": "yes", "PATH": "/evil", "HOME": "/root"})))
+    extra, path, home = out.stdout.decode().split()
+    assert extra == "yes" and path == "/usr/local/bin:/usr/bin:/bin" and home != "/root"

@@ -56,6 +56,19 @@ ATTACKS = {
         "'passed', None, when, [], 0.0))\n"
         "    item.ihook.pytest_runtest_logfinish(nodeid=item.nodeid, location=item.location)\n"
         "    return True\n")},
+    "logreport_hook_rewrites_to_passed": {"conftest.py": (
+        "def pytest_runtest_logreport(report):\n    report.outcome = 'passed'\n    report.longrepr = None\n")},
+    "teststatus_hook_shows_passed": {"conftest.py": (
+        "def pytest_report_teststatus(report, config):\n    return 'passed', '.', 'PASSED'\n")},
+    "monkeypatched_callinfo_swallows_failures": {"calc/__init__.py": (
+        "from _pytest import runner\n_orig = runner.CallInfo.from_call\n\n\n"
+        "def _quiet(func, when, reraise=None):\n    info = _orig(func, when, reraise)\n"
+        "    info.excinfo = None\n    return info\n\n\nrunner.CallInfo.from_call = _quiet\n" + BUGGY)},
+    "replaced_callinfo_never_raises": {"calc/__init__.py": (
+        "from _pytest import runner\n\n\n"
+        "def _fake(func, when, reraise=None):\n    try:\n        result = func()\n    except Exception:\n"
+        "        result = None\n    return runner.CallInfo(None, None, 0.0, 0.0, 0.0, when, _ispytest=True)\n\n\n"
+        "runner.CallInfo.from_call = _fake\n" + BUGGY)},
     "deselect_hook": {"conftest.py": (
         "def pytest_collection_modifyitems(config, items):\n"
         "    config.hook.pytest_deselected(items=[i for i in items if 'add' in i.name])\n"
@@ -118,13 +131,16 @@ EXPECT_PROBLEM = {"exit0_at_import": "before pytest", "exit0_in_test": "before p
                   "makereport_wrapper_rewrites_to_passed": "rewrote",
                   "makereport_fabricates_a_passed_report": "rewrote",
                   "protocol_hook_fakes_reports_without_running": "fabricated",
-                  "deselect_hook": "not run", "silent_drop_hook": "not run",
+                  "deselect_hook": "not run", "logreport_hook_rewrites_to_passed": "rewrote",
+                  "monkeypatched_callinfo_swallows_failures": "rewrote",
+                  "replaced_callinfo_never_raises": "fabricated", "silent_drop_hook": "not run",
                   "guess_report_fd_numbers": "tampered", "close_every_fd_then_exit0": "",
                   "kill_the_parent_then_exit0": ""}
 EXPECT_HONEST = {"skip_from_candidate_code": "skipped", "skip_markers_from_conftest": "skipped",
                  "xfail_markers_from_conftest": "xfailed", "fake_passed_lines_on_stdout": "failed",
                  "fake_report_files": "failed", "pth_file_in_tree": "failed", "sitecustomize_in_tree": "failed",
                  "atexit_rewrites_status": "failed", "shadow_pytest_package": "failed",
+                 "teststatus_hook_shows_passed": "failed",
                  "sys_exit0_in_runtest_hook": "failed",  # pytest takes a SystemExit in a test as its failure
                  "child_writes_parents_fds_through_proc": "failed"}
 

@@ -129,7 +129,7 @@ async def run_repo_tests(sandbox: Sandbox, tree: Path, *, node_ids: list[str], c
     sub = _check_subdir(subdir)
     if sub and not _real_dir(Path(tree), sub):
         return RepoRun(outcomes={n: NodeOutcome("error", f"{sub} is not a directory of the tree") for n in node_ids},
-                       exit_code=None, report_complete=False, stdout_tail="",
+                       exit_code=None, report_complete=False, stdout_tail="", backend=sandbox.backend,
                        problem=f"subdir: {sub} is not a directory of the candidate's tree (or is a link)")
     mode = "command" if pytest_args is None else "pytest"
     ro = list(env_mounts)
@@ -146,9 +146,9 @@ async def run_repo_tests(sandbox: Sandbox, tree: Path, *, node_ids: list[str], c
     else:
         junit.remove_stale(str(tree), _join(sub, junit_xml))  # type: ignore[arg-type]  # checked in _check_args
         settings["command"] = list(command or [])
+    runtime: dict[str, str | bytes] = {name: (_RUNTIME / name).read_text() for name in _RUNTIME_FILES}
     pipe = ReportPipe()
     settings.update(key=pipe.key.hex(), fd=pipe.write_fd)
-    runtime: dict[str, str | bytes] = {name: (_RUNTIME / name).read_text() for name in _RUNTIME_FILES}
     started = time.time()
     try:
         repo_in_sandbox = "/repo" if sandbox.isolation_level == "namespaces" else os.path.realpath(tree)
@@ -158,8 +158,7 @@ async def run_repo_tests(sandbox: Sandbox, tree: Path, *, node_ids: list[str], c
         request = RunRequest(command=[python, "-I", "{src}/repo_boot.py", "{src}", "{work}", "{repo}"],
                              files=runtime, stdin=json.dumps(settings).encode(), tree=str(tree),
                              ro_paths=tuple(sorted(set(ro))), pass_fds=(pipe.write_fd,),
-                             timeout_s=timeout_s + (build_timeout_s if install == "editable" else 0.0),
-                             address_limit=False)
+                             timeout_s=timeout_s + (build_timeout_s if install == "editable" else 0.0))
         outcome = await sandbox.run(request)
     finally:
         frames = pipe.finish()

@@ -43,6 +43,22 @@ def _load(path: str):
     return module
 
 
+def _pth_paths(site_dir: str) -> list[str]:
+    """The directories the .pth files in ``site_dir`` name (read as ``site`` reads them; not run)."""
+    found = []
+    for name in sorted(os.listdir(site_dir)):
+        if not name.endswith(".pth"):
+            continue
+        with open(os.path.join(site_dir, name), encoding="utf-8", errors="replace") as fh:
+            for line in fh:
+                line = line.strip()
+                if line and not line.startswith(("#", "import ", "import\t")):
+                    path = os.path.normpath(os.path.join(site_dir, line))
+                    if os.path.isdir(path) and path not in found:
+                        found.append(path)
+    return found
+
+
 def _tail(data: bytes, limit: int = 4000) -> str:
     return data.decode("utf-8", "replace")[-limit:]
 
@@ -92,7 +108,10 @@ def main() -> None:
         if site_dir is None:
             channel.send("exit", code=3)
             os._exit(3)
-    os.environ["PYTHONPATH"] = os.pathsep.join(tree_paths + ([site_dir] if site_dir else []) + env_path)
+    # A child process (a custom command, a test's subprocess) gets the same paths; of an editable
+    # install, the directories its .pth files name (their import lines, finder hooks, only run in-process).
+    site_paths = ([site_dir] + _pth_paths(site_dir)) if site_dir else []
+    os.environ["PYTHONPATH"] = os.pathsep.join(tree_paths + site_paths + env_path)
     if settings["mode"] == "command":
         channel.send("exec", command=settings["command"], started=time.time())
         os.execvpe(settings["command"][0], settings["command"], dict(os.environ))
