@@ -238,3 +238,13 @@ def test_a_monorepo_package_in_a_subdir_and_a_candidate_given_as_files(tmp_path)
     assert verdicts == {"patched": (True, "2/2", "6/6"), "as_files": (True, "2/2", "6/6"),
                         "as_files_wrong": (False, "1/2", "5/6")}
     assert next(c for c in result.candidates if c.id == "as_files").details["change"]["kind"] == "files"
+
+
+def test_a_test_patch_that_does_not_apply_is_the_tasks_fault(repository):
+    stale = dict(repository, test_patch=repository["test_patch"].replace(" def test_a_negative_limit_is_refused():",
+                                                                         " def test_a_negative_limit_is_rejected():"))
+    assert stale["test_patch"] != repository["test_patch"]
+    result = evaluate(stale, ["right_fix"], strongest_backend())
+    assert result.error is not None and result.error.type == "TaskValidationError"
+    assert result.error.message.startswith("task.test_patch"), result.error.message
+    assert not result.candidates

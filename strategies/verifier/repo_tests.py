@@ -175,10 +175,11 @@ def shares(test: RepoTestsTest, outcomes: dict[str, dict[str, Any]]) -> tuple[tu
 
 def candidate_result(cid: str, test: RepoTestsTest, judged: Judged) -> CandidateResult:
     f2p, p2p = shares(test, judged.outcomes)
+    fail_to_pass = set(test.fail_to_pass)  # SWE-bench lists run to thousands of node ids
     details: dict[str, Any] = {
         "resolved": judged.resolved, "fail_to_pass": f"{f2p[0]}/{f2p[1]}", "pass_to_pass": f"{p2p[0]}/{p2p[1]}",
         "change": judged.change,
-        "tests": [{"name": n, "node_id": n, "group": "fail_to_pass" if n in test.fail_to_pass else "pass_to_pass",
+        "tests": [{"name": n, "node_id": n, "group": "fail_to_pass" if n in fail_to_pass else "pass_to_pass",
                    **judged.outcomes.get(n, {"outcome": "not_run", "message": "not run", "duration_ms": 0.0})}
                   for n in [*test.fail_to_pass, *test.pass_to_pass]]}
     if judged.protected:
@@ -271,10 +272,11 @@ async def check(task: Task, cfg: VerifierConfig, python: str) -> tuple[list[dict
         return [], [], f"task.tests[{index}]: at the base commit with the test patch, {at_base.failed_because}"
     rows: list[dict[str, Any]] = []
     broken: list[dict[str, str]] = []
+    fail_to_pass = set(test.fail_to_pass)
     for node in [*test.fail_to_pass, *test.pass_to_pass]:
         o = at_base.outcomes.get(node, {"outcome": "not_run", "message": "not run", "duration_ms": 0.0})
         passed = o["outcome"] in PASSED
-        f2p = node in test.fail_to_pass
+        f2p = node in fail_to_pass
         reason = None
         if f2p and passed:
             reason = "passes at the base commit with the test patch: not a fail-to-pass test"
@@ -303,6 +305,8 @@ async def _prepare(task: Task, test: RepoTestsTest, cfg: VerifierConfig,
         base = await asyncio.to_thread(repo_base.snapshot, repo.path, repo.bundle, repo.commit,
                                        cache_root=Path(cfg.repo_cache) if cfg.repo_cache else None,
                                        subdir=repo.subdir)
+        # The test patch must apply to the base (the task's fault, said once, when it does not).
+        await asyncio.to_thread(base.with_test_patch, task.test_patch)
     except RepositoryError as exc:
         return EvaluationResult.failure("verifier", str(exc), error_type="TaskValidationError")
     env, source = environments.named(task.environment, cfg)
