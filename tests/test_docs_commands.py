@@ -157,6 +157,7 @@ EXPECT: dict[tuple[str, str], Expect] = {
         Expect(stdout=r"-> verifier(.|\n)*a repository and its own tests"),
     ("docs/repository.md", "oracle evaluate examples/repo_patch/task.json --no-route"):
         Expect(stdout=r"wrong_fix +0\.667 +FAIL(.|\n)*edits_the_test +0\.500 +FAIL"),
+    ("docs/repository.md", "oracle check examples/repo_patch/task.json"): Expect(stdout=r"no broken test of 8"),
     ("docs/routing.md", "oracle route examples/n_plus_one/task.json"): Expect(),
     ("docs/routing.md", "oracle route examples/n_plus_one/task.json --json"):
         Expect(stdout=r'"evaluator": ?"verifier"'),
