@@ -210,9 +210,10 @@ def test_a_run_that_hangs_is_that_candidates_error_never_a_pass(repository):
     assert result.best == ["right_fix"]
 
 
-def test_a_monorepo_package_in_a_subdir_and_a_candidate_given_as_files(tmp_path):
+def test_a_monorepo_package_in_a_subdir_and_candidates_given_as_files_or_in_the_answer(tmp_path):
     """``task.repository.subdir``: the tests run there (node ids relative to it), ``pythonpath`` is
-    relative to the repository root; a trajectory may give whole files instead of a patch."""
+    relative to the repository root; a trajectory may give whole files, or its patch as a fenced
+    diff in its answer."""
     ex = repo_attacks.example()
     base_files = {"README.md": "# a monorepo\n", **{f"lib/{k}": v for k, v in ex.BASE_FILES.items()}}
     fix_files = {f"lib/{k}": v for k, v in ex.FIX_FILES.items()}
@@ -223,8 +224,10 @@ def test_a_monorepo_package_in_a_subdir_and_a_candidate_given_as_files(tmp_path)
                                 bundle="unused")
     document["task"]["repository"] = {"path": str(repo), "commit": base, "subdir": "lib"}
     document["task"]["environment"] = {"pythonpath": ["lib"]}
+    in_answer = "The ellipsis must fit in the limit:\n\n```diff\n" + document["trajectories"][0]["patch"] + "```\n"
     document["trajectories"] += [{"id": "as_files", "files": {"lib/textkit/truncate.py": ex.RIGHT_FIX}},
-                                 {"id": "as_files_wrong", "files": {"lib/textkit/truncate.py": ex.WRONG_FIX}}]
+                                 {"id": "as_files_wrong", "files": {"lib/textkit/truncate.py": ex.WRONG_FIX}},
+                                 {"id": "in_answer", "answer": in_answer}]
     loaded = parse_task(document)
     config = OracleConfig(verifier={"backend": strongest_backend(), "repo_cache": str(tmp_path / "cache")})
     strategy = VerifierStrategy()
@@ -236,8 +239,9 @@ def test_a_monorepo_package_in_a_subdir_and_a_candidate_given_as_files(tmp_path)
     assert result.error is None, result.error
     verdicts = {c.id: (c.passed, c.details["fail_to_pass"], c.details["pass_to_pass"]) for c in result.candidates}
     assert verdicts == {"patched": (True, "2/2", "6/6"), "as_files": (True, "2/2", "6/6"),
-                        "as_files_wrong": (False, "1/2", "5/6")}
-    assert next(c for c in result.candidates if c.id == "as_files").details["change"]["kind"] == "files"
+                        "as_files_wrong": (False, "1/2", "5/6"), "in_answer": (True, "2/2", "6/6")}
+    changes = {c.id: c.details["change"] for c in result.candidates}
+    assert changes["as_files"]["kind"] == "files" and changes["in_answer"]["source"] == "answer"
 
 
 def test_a_test_patch_that_does_not_apply_is_the_tasks_fault(repository):
