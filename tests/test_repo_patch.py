@@ -50,6 +50,7 @@ def test_oracle_evaluate_on_the_example():
     result = res["result"]
     assert result["status"] == "ok", result.get("error")
     assert result["provenance"]["execution"]["integrity"] == "shared_process"
+    assert "\"isolated\"" not in done.stdout  # never claimed, anywhere in the result
     by_id = {c["id"]: c for c in result["candidates"]}
     assert result["best"] == ["right_fix"] and result["ranking"][0] == "right_fix"
     shares = {cid: (c["details"]["fail_to_pass"], c["details"]["pass_to_pass"], c["passed"])
@@ -129,3 +130,25 @@ def test_oracle_check_on_repository_tasks(tmp_path):
     assert set(reasons) == {ex.PASS_TO_PASS[0], ex.FAIL_TO_PASS[0]}
     assert "not a fail-to-pass test" in reasons[ex.PASS_TO_PASS[0]]
     assert reasons[ex.FAIL_TO_PASS[0]].startswith("failed at the base commit")
+
+
+def test_oracle_serve_judges_a_repository_task(tmp_path):
+    """Through the HTTP service (a real ``oracle serve`` process): the task names its bundle by an
+    absolute path (a request has no file to be relative to)."""
+    import httpx
+
+    from tests.serve_support import dumps, need_serve_extra, serve
+
+    need_serve_extra()
+    task = json.loads((EXAMPLE / "task.json").read_text())
+    task["task"]["repository"]["bundle"] = str(EXAMPLE / "textkit.bundle")
+    with serve(tmp_path) as served:
+        reply = httpx.post(served.base_url + "/v1/evaluate", content=dumps(task), timeout=300)
+    assert reply.status_code == 200, reply.text
+    job = reply.json()
+    assert job["state"] == "done" and job["result"]["status"] == "ok", job
+    result = job["result"]["result"]
+    assert result["best"] == ["right_fix"]
+    assert result["provenance"]["execution"]["integrity"] == "shared_process"
+    assert {c["id"]: c["passed"] for c in result["candidates"]} == {
+        "right_fix": True, "wrong_fix": False, "edits_the_test": False, "conftest_hook": False}
