@@ -13,6 +13,7 @@ cannot be trusted: that candidate's error, never a pass).
 from __future__ import annotations
 
 import importlib.util
+import json
 import sys
 from dataclasses import dataclass, field
 from functools import lru_cache
@@ -387,3 +388,16 @@ def editable_candidates() -> list[Candidate]:
                   {"textkit/truncate.py": ex.RIGHT_FIX, "setup.py": "raise SystemExit('this package cannot build')\n"},
                   "not_resolved"),
     ]
+
+
+def task_line(tmp: Path, task_id: str, names: list[str]) -> str:
+    """One JSONL line: a repository task (its own repository and bundle under ``tmp``) holding the
+    named candidates of this module."""
+    ex = example()
+    repo = tmp / f"repo-{task_id}"
+    base, fix = ex.build_repository(repo)
+    bundle = tmp / f"{task_id}.bundle"
+    ex.git("bundle", "create", "-q", str(bundle), "main", cwd=repo)
+    candidates = {c.name: ex.make_patch(repo, base, c.files) for c in every_candidate() if c.name in names}
+    return json.dumps(ex.task_document(base, ex.test_patch(repo, base, fix), candidates, bundle=str(bundle),
+                                       task_id=task_id))

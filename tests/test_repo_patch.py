@@ -69,36 +69,24 @@ def test_oracle_evaluate_on_the_example():
         "conftest_hook": [("tests/conftest.py", "failed")]}
 
 
-def _task_line(tmp: Path, task_id: str, names: list[str]) -> str:
-    ex = repo_attacks.example()
-    repo = tmp / f"repo-{task_id}"
-    base, fix = ex.build_repository(repo)
-    bundle = tmp / f"{task_id}.bundle"
-    ex.git("bundle", "create", "-q", str(bundle), "main", cwd=repo)
-    candidates = {c.name: ex.make_patch(repo, base, c.files) for c in repo_attacks.every_candidate() if c.name in names}
-    return json.dumps(ex.task_document(base, ex.test_patch(repo, base, fix), candidates, bundle=str(bundle),
-                                       task_id=task_id))
-
-
 def test_oracle_batch_on_two_repository_tasks_resumed(tmp_path):
     tasks = tmp_path / "tasks.jsonl"
-    tasks.write_text(_task_line(tmp_path, "textkit-a", ["right_fix", "conftest_rewrite"]) + "\n"
-                     + _task_line(tmp_path, "textkit-b", ["early_exit", "fix_and_own_test"]) + "\n")
+    tasks.write_text(repo_attacks.task_line(tmp_path, "textkit-a", ["right_fix", "conftest_rewrite"]) + "\n"
+                     + repo_attacks.task_line(tmp_path, "textkit-b", ["early_exit", "fix_and_own_test"]) + "\n")
     out = tmp_path / "results.jsonl"
     first = _cli("batch", str(tasks), "-o", str(out), "--no-store")
     assert first.returncode == 0, first.stderr
-    rows = [json.loads(line) for line in out.read_text().splitlines()]
-    assert [r["task_id"] for r in rows] == ["textkit-a", "textkit-b"]
-    # As after a crash that lost the second row: the same command finishes the rest, the first row kept.
-    kept = out.read_text().splitlines()[0]
-    out.write_text(kept + "\n")
+    rows = {json.loads(line)["line"]: line for line in out.read_text().splitlines()}  # in the order they finished
+    assert sorted(rows) == [1, 2] and [json.loads(rows[n])["task_id"] for n in (1, 2)] == ["textkit-a", "textkit-b"]
+    # As after a crash that lost the second line's row: the same command finishes the rest, the first row kept.
+    out.write_text(rows[1] + "\n")
     again = _cli("batch", str(tasks), "-o", str(out), "--no-store")
     assert again.returncode == 0, again.stderr
     lines = out.read_text().splitlines()
-    assert lines[0] == kept and len(lines) == 2
+    assert lines[0] == rows[1] and len(lines) == 2 and json.loads(lines[1])["line"] == 2
     verdicts = {}
     for row in map(json.loads, lines):
-        result = row["result"]["result"] if "result" in row.get("result", {}) else row["result"]
+        result = row["result"]["result"]
         verdicts[row["task_id"]] = {c["id"]: c["passed"] for c in result["candidates"]}
     assert verdicts == {"textkit-a": {"right_fix": True, "conftest_rewrite": False},
                         "textkit-b": {"early_exit": False, "fix_and_own_test": True}}
