@@ -192,6 +192,7 @@ def candidate_result(cid: str, test: RepoTestsTest, judged: Judged) -> Candidate
     if judged.error is not None:
         details["error"] = judged.error
     failing = [t for t in details["tests"] if t["outcome"] not in PASSED]
+    restored = [c.path for c in judged.protected if c.action == "restored"]
     if judged.failed_because is not None:
         details["failed_because"] = judged.failed_because
         details["first_failure"] = details["summary"] = judged.failed_because
@@ -199,6 +200,10 @@ def candidate_result(cid: str, test: RepoTestsTest, judged: Judged) -> Candidate
         line = lambda t: f"{t['node_id']}: {t['outcome']}: {' | '.join(str(t['message']).splitlines())}"  # noqa: E731
         details["summary"] = "; ".join(line(t)[:300] for t in failing[:3])
         details["first_failure"] = line(failing[0])[:500]
+    if restored:  # said first: what it was judged on is not all it handed in
+        details["restored"] = restored
+        said = f"its changes to {', '.join(restored[:3])}{' ...' if len(restored) > 3 else ''} were restored"
+        details["summary"] = f"{said}; {details['summary']}" if details.get("summary") else said
     counted = [s for s in (f2p, p2p) if s[1]]
     score = 1.0 if judged.resolved else (
         sum(k / n for k, n in counted) / len(counted) if counted and judged.failed_because is None else 0.0)
