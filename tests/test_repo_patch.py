@@ -61,6 +61,8 @@ def test_oracle_evaluate_on_the_example():
     exact = wrong["tests/test_truncate.py::test_text_that_fits_exactly_is_unchanged"]
     assert exact["outcome"] == "failed" and "'he...'" in exact["message"]  # pytest's own report of it
     assert "tests/conftest.py" in by_id["conftest_hook"]["details"]["failed_because"]
+    assert by_id["edits_the_test"]["details"]["restored"] == ["tests/test_truncate.py"]
+    assert by_id["edits_the_test"]["details"]["summary"].startswith("its changes to tests/test_truncate.py were")
     tampering = [c for c in result["concerns"] if c["kind"] == "tampering"]
     assert len(tampering) == 1
     files = tampering[0]["evidence"]["files"]
