@@ -12,6 +12,7 @@ The names in ``__all__`` are public, and these modules (pinned by tests/test_pub
     oracle.tasks.testspec  oracle.tasks.questions    test kinds, typed questions
     oracle.tasks.files                               reading task files
     oracle.tasks.environment                         what candidates run with (interpreter, requirements)
+    oracle.tasks.repository  oracle.tasks.patch_text  a repository task's base, a candidate's change
     oracle.results  oracle.results.result            what an evaluation returns,
     oracle.results.concerns  oracle.results.provenance  oracle.results.ledger  oracle.results.verdict
                                                      with its concerns, provenance, call ledger and
@@ -38,7 +39,7 @@ The names in ``__all__`` are public, and these modules (pinned by tests/test_pub
 
 Every other module is private and may change without notice: its name or a parent package's starts
 with an underscore (``oracle._oracle``, ``oracle.routing._chain``), or it is inside a package whose
-docstring starts with "Private" (``oracle.batch``, ``oracle.calibrate``, ``oracle.cli``,
+docstring starts with "Private" (``oracle.batch``, ``oracle.calibrate``, ``oracle.cli``, ``oracle.repo``,
 ``oracle.rubrics``, ``oracle.sandbox``, ``oracle.serve`` and the three built-in evaluators
 ``oracle.strategies.decision_judge``, ``oracle.strategies.llm_judge``, ``oracle.strategies.verifier``).
 The module paths from before the package was regrouped (``oracle.task``, ``oracle.result``, ...) and

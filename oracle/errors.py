@@ -13,6 +13,7 @@
     ├── SandboxError                the sandbox itself failed (never the candidate's fault)
     │   └── IsolationUnavailable    the required isolation layer is missing on this machine
     ├── EnvironmentBuildError       a task's environment could not be built (the installer's message)
+    ├── RepositoryError             a task's repository, commit or test patch cannot be used (names the field)
     ├── InterpreterUnusable         the interpreter named cannot run in the sandbox (the reason, the fix)
     ├── EscalationStoreError        the escalation store cannot be read or written
     │   ├── EscalationNotFound      no request with that id (or an ambiguous prefix)
@@ -113,6 +114,17 @@ class IsolationUnavailable(SandboxError):
 class EnvironmentBuildError(OracleError):
     """The environment a task names could not be built (pip failed: its message is kept), or the
     environment cache cannot be used. The task's problem, never a candidate's: no one is scored."""
+
+
+class RepositoryError(OracleError):
+    """A task's repository cannot be used: the path is not a git repository, the bundle cannot be
+    read, the commit or the subdirectory is not in it, the test patch does not apply to it. The
+    message starts with the field (``task.repository.commit: ...``). The task's problem, never a
+    candidate's: no one is scored."""
+
+    def __init__(self, message: str, *, field: str | None = None) -> None:
+        self.field = field if field is not None else (message.split(":", 1)[0] if ":" in message else None)
+        super().__init__(message)
 
 
 class InterpreterUnusable(OracleError):

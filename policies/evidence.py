@@ -1,4 +1,5 @@
-"""Evidence policies: runnable tests, execution output, candidate code, reference answers, tool use.
+"""Evidence policies: a repository's tests, runnable tests, execution output, candidate code,
+reference answers, tool use.
 
 Tests or execution evidence favour the verifier: running the code settles what a judge can only
 guess. Code with nothing to run it against goes to a judge instead.
@@ -13,14 +14,26 @@ from oracle.policies._base import BasePolicy
 
 
 class ExecutionEvidence(BasePolicy):
-    """Runnable tests -> verifier; tests in an unsupported language or bare code -> lean to a judge."""
+    """Runnable tests -> verifier; tests in an unsupported language or bare code -> lean to a judge.
+
+    The rule for repository tasks (version 2): a task with a repository and a ``repo_tests`` test
+    (``has_repository``) votes ``repository_tests`` for the verifier before anything else, whatever
+    the language: only the verifier applies a candidate's patch to the repository and runs its
+    suite, while a judge would see a diff and neither the code around it nor the runs. Explicit
+    criteria or questions may still outvote it (a rubric asks for a judgment); ``evaluator:
+    verifier`` on the task forces it. Version 1 voted ``runnable_tests`` on such a task when its
+    language was python or unset, and ``unrunnable_tests`` otherwise.
+    """
 
     name = "execution_evidence"
-    version = "1"
-    reads = ("tests_runnable", "has_tests", "language", "has_execution_output", "has_code")
+    version = "2"
+    reads = ("has_repository", "tests_runnable", "has_tests", "language", "has_execution_output", "has_code")
     settings_type = ExecutionEvidenceSettings
 
     def vote(self, s: Signals) -> Vote | None:
+        if s.has_repository:
+            return self._vote(f"a repository and its own tests ({s.n_tests} test(s)): apply each candidate's "
+                              "patch and run them", "repository_tests")
         if s.tests_runnable:
             return self._vote(f"{s.n_tests} runnable {s.language} test(s): run them", "runnable_tests")
         if s.has_tests:

@@ -126,6 +126,11 @@ EXPECT: dict[tuple[str, str], Expect] = {
         Expect(stdout=r'"task_id": ?"sum-digits"'),
     ("docs/cli.md", "oracle evaluate docs/examples/tasks.jsonl --strict"): Expect(),
     ("docs/cli.md", "oracle route examples/n_plus_one/task.json | head -5"): Expect(),
+    ("docs/cli.md", "python docs/examples/swebench/build.py swe"): Expect(),
+    ("docs/cli.md", "oracle import swebench swe/dataset.jsonl swe/predictions.jsonl --repos swe/repos "
+                    "-o swe/tasks.jsonl"):
+        Expect(stderr=r"wrote 1 task\(s\) with 2 candidate\(s\) to swe/tasks\.jsonl"),
+    ("docs/cli.md", "oracle route swe/tasks.jsonl"): Expect(stdout=r"task acme__pager-1: -> verifier"),
     ("docs/comparisons.md", "oracle compare docs/examples/labelled.jsonl -o cmp --arms verifier,routed,baseline"):
         Expect(stdout=r"routing accuracy: 1\.000"),
     ("docs/comparisons.md", "oracle compare --import halueval --limit 40 --arms decision_judge,llm_judge,baseline "
@@ -148,6 +153,11 @@ EXPECT: dict[tuple[str, str], Expect] = {
     ("docs/models.md", "oracle config show --json"): Expect(stdout=r'"routing"'),
     # Nothing serves the judge endpoint here (the local model runs only in the local_model test).
     ("docs/models.md", "oracle model status"): Expect(exit=1, stdout=r'"reachable": ?false'),
+    ("docs/repository.md", "oracle route examples/repo_patch/task.json"):
+        Expect(stdout=r"-> verifier(.|\n)*a repository and its own tests"),
+    ("docs/repository.md", "oracle evaluate examples/repo_patch/task.json --no-route"):
+        Expect(stdout=r"wrong_fix +0\.667 +FAIL(.|\n)*edits_the_test +0\.500 +FAIL"),
+    ("docs/repository.md", "oracle check examples/repo_patch/task.json"): Expect(stdout=r"no broken test of 8"),
     ("docs/routing.md", "oracle route examples/n_plus_one/task.json"): Expect(),
     ("docs/routing.md", "oracle route examples/n_plus_one/task.json --json"):
         Expect(stdout=r'"evaluator": ?"verifier"'),

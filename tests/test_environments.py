@@ -122,7 +122,8 @@ def test_a_task_without_an_environment_keeps_its_content_hash():
     from oracle._internal.canonical import sha256_json
 
     dumped = plain.model_dump(mode="json")
-    for later_field in ("environment", "solution", "module"):  # each left out while unset (module: at its default)
+    # each left out while unset (module: at its default)
+    for later_field in ("environment", "solution", "module", "repository", "test_patch"):
         dumped.pop(later_field)
     assert plain.content_hash() == sha256_json(dumped)
     assert Task(id="t", prompt="p", environment={"requirements": ["x"]}).content_hash() != plain.content_hash()

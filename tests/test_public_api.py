@@ -70,7 +70,7 @@ PUBLIC_MODULES = {
     "oracle", "oracle.errors",
     "oracle.config", "oracle.config.model", "oracle.config.calibration",
     "oracle.tasks", "oracle.tasks.task", "oracle.tasks.testspec", "oracle.tasks.questions", "oracle.tasks.files",
-    "oracle.tasks.environment",
+    "oracle.tasks.environment", "oracle.tasks.repository", "oracle.tasks.patch_text",
     "oracle.results", "oracle.results.result", "oracle.results.concerns", "oracle.results.provenance",
     "oracle.results.ledger", "oracle.results.verdict",
     "oracle.routing", "oracle.routing.signals", "oracle.routing.policy", "oracle.routing.route",
@@ -90,7 +90,7 @@ PUBLIC_MODULES = {
 }
 """The public modules, as oracle/__init__.py lists them. Adding one is a promise: add it to both."""
 
-PRIVATE_PACKAGES = {"oracle.batch", "oracle.calibrate", "oracle.cli", "oracle.rubrics", "oracle.sandbox",
+PRIVATE_PACKAGES = {"oracle.batch", "oracle.calibrate", "oracle.cli", "oracle.repo", "oracle.rubrics", "oracle.sandbox",
                     "oracle.serve", "oracle.strategies.decision_judge", "oracle.strategies.llm_judge",
                     "oracle.strategies.verifier"}
 """Packages private as a whole (their docstring starts with "Private"), rather than file by file."""

@@ -58,10 +58,12 @@ def test_trace_contents():
     assert r.policies == {p.name: p.version for p in CHAIN.policies} and set(r.policies) == set(r.abstained) | {
         v.policy for v in r.votes}
     ev = next(v for v in r.votes if v.policy == "execution_evidence")
-    assert ev.version == "1" and ev.settings == {}  # default settings: none changed
-    assert ev.reads == ("tests_runnable", "has_tests", "language", "has_execution_output", "has_code")
-    assert ev.weight == 3.0 and read(r, ev) == {"tests_runnable": True, "has_tests": True, "language": "python",
-                                                       "has_execution_output": False, "has_code": True}
+    assert ev.version == "2" and ev.settings == {}  # default settings: none changed
+    assert ev.reads == ("has_repository", "tests_runnable", "has_tests", "language", "has_execution_output",
+                        "has_code")
+    assert ev.weight == 3.0 and read(r, ev) == {"has_repository": False, "tests_runnable": True, "has_tests": True,
+                                                "language": "python", "has_execution_output": False,
+                                                "has_code": True}
     totals = {k: 0.0 for k in r.totals}
     for v in r.votes:
         for k, s in v.scores.items():

@@ -30,9 +30,11 @@ from tests.plugins.sandbox_backends import on_each_backend
 TESTS = Path(__file__).resolve().parent
 
 
-PYTEST_IMPORTS = {"pytest_side.py": {"pytest"}, "zygote.py": {"_pytest"}}
+PYTEST_IMPORTS = {"pytest_side.py": {"pytest"}, "zygote.py": {"_pytest"},
+                  "repo_boot.py": {"pytest", "_pytest"}, "repo_report.py": {"pytest", "_pytest"}}
 """The one exception: a pytest run's process imports pytest, and a test worker's zygote preloads it,
-from the read-only directory the host names (oracle/sandbox/pinned_pytest.py), never from the runtime."""
+from the read-only directory the host names (oracle/sandbox/pinned_pytest.py), never from the runtime
+(a repository run's bootstrap and report plugin likewise: oracle/sandbox/repo_run.py)."""
 
 
 def test_the_runtime_imports_only_the_standard_library_and_its_siblings_relatively():

@@ -62,7 +62,9 @@ def parse_entry(entry: InputEntry, limits: InputLimits | None = None) -> ParsedE
     data = None
     try:
         data = decode_json(entry.raw, source=entry.source, line=entry.line)
-        item = parse_task(data, source=entry.source, line=entry.line, limits=limits)
+        # A relative repository path or bundle is the input file's neighbour (files.with_base_dir).
+        item = parse_task(data, source=entry.source, line=entry.line, limits=limits,
+                          base_dir=Path(entry.source).parent)
     except TaskValidationError as err:
         return ParsedEntry(None, err, _loose_id(data))
     return ParsedEntry(item, None, item.task.id)

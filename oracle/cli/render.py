@@ -240,7 +240,7 @@ def result_blocks(res: OracleResult, *, show_route: bool = True) -> list[Block]:
 
 def _outcome(row: Mapping[str, Any]) -> Text:
     word = str(row["outcome"])
-    style = "bold red" if row.get("broken") else "green" if word in ("pass", "xpassed") else \
+    style = "bold red" if row.get("broken") else "green" if word in ("pass", "passed", "xpassed") else \
         "dim" if word in ("unverified", "not_run") else "yellow"
     return Text(word + (" (broken)" if row.get("broken") and word != "broken" else ""), style=style)
 
@@ -248,9 +248,9 @@ def _outcome(row: Mapping[str, Any]) -> Text:
 def check_blocks(report: TestsCheck) -> list[Block]:
     """``oracle check``: each test's outcome on the reference solution, then the broken ones."""
     on = (
-        "task.solution" + (" (cached)" if report.cached else "")
-        if report.solution
-        else "an empty program (no task.solution: only what is broken whatever the candidate shows)"
+        report.subject
+        or ("task.solution" + (" (cached)" if report.cached else "") if report.solution else None)
+        or "an empty program (no task.solution: only what is broken whatever the candidate shows)"
     )
     blocks: list[Block] = [_line(f"task {report.task_id}: the tests on ", (on, "bold"))]
     if report.error:

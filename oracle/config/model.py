@@ -221,6 +221,21 @@ class VerifierConfig(BaseModel):
     """Longest one environment build (pip) may take before it fails the task."""
     node_executable: str | None = None
     """Node for JavaScript candidates; None: ``node`` on PATH (JavaScript unsupported without it)."""
+    repo_timeout_s: float = Field(default=120.0, gt=0, le=600)
+    """A ``repo_tests`` test's whole run (install, collection, the tests) when the test gives no
+    ``timeout_s`` of its own (a repository's suite needs more than one function's test)."""
+    repo_test_edits: Literal["restore", "fail"] = "restore"
+    """A candidate that changes the repository's test files only (an honest agent often adds a
+    test): ``restore`` puts them back to the base plus the test patch, reports each as a
+    ``tampering`` concern and judges the candidate on the rest; ``fail`` fails it."""
+    repo_hook_edits: Literal["fail", "restore"] = "fail"
+    """A candidate that changes a ``conftest.py``, the test configuration (pytest.ini, tox.ini,
+    setup.cfg, pyproject.toml's pytest section), a site hook (sitecustomize, usercustomize, a .pth)
+    or ``.git``: ``fail`` fails it (reported as ``tampering``); ``restore`` restores and judges it."""
+    repo_cache: str | None = None
+    """Where the base snapshots of repository tasks are kept (one per source and commit); None:
+    /var/cache/oracle-sandbox/repositories when the sandbox drops to another user (root), else
+    ~/.cache/oracle/repositories."""
 
 
 class ClaimCheckConfig(BaseModel):

@@ -18,7 +18,8 @@ Which evaluator emits what:
 - verifier: ``sandbox_failure`` (also when it hit only some candidates' runs: those are left
   unscored), ``task_unrunnable``, ``weak_isolation`` (below the strongest level, or ``in_process``
   integrity), ``no_candidate_passed`` (each candidate's first failure), ``tampering`` (a
-  candidate's run changed the sandbox worker it ran in), ``broken_tests`` (tests that are the
+  candidate's run changed the sandbox worker it ran in, or a repository candidate changed a
+  protected file: a test, a conftest.py, test configuration, a site hook, .git), ``broken_tests`` (tests that are the
   task's fault, scored for no candidate).
 
 ``unparsed``, ``tied_best`` and ``candidate_unjudged`` are recorded for readers; escalation asks
@@ -102,10 +103,27 @@ class IsolationEvidence(_Model):
     isolation_level: str | None = None
 
 
+class ProtectedFileChange(_Model):
+    """One protected file of a repository task that a candidate changed (docs/repository.md)."""
+
+    path: str
+    """Relative to the repository root."""
+    category: Literal["test_file", "conftest", "test_config", "site_hook", "git"]
+    change: Literal["added", "modified", "deleted"]
+    when: Literal["patch", "run"] = "patch"
+    """``patch``: its patch changed the file (found before anything ran); ``run``: the file changed
+    while its tests ran (found by the check after the run)."""
+    action: Literal["restored", "failed"]
+    """``restored``: put back to the base plus the test patch and the candidate judged on the rest;
+    ``failed``: the change failed the candidate."""
+
+
 class TamperingEvidence(_Model):
     changes: dict[str, list[str]] = Field(default_factory=dict)
     """Per candidate: what its run changed in the sandbox worker it ran in (limits, priority, CPU
     affinity, kernel objects left behind...)."""
+    files: dict[str, list[ProtectedFileChange]] = Field(default_factory=dict)
+    """Per candidate of a repository task: each protected file it changed."""
 
 
 class NonePassedEvidence(_Model):
@@ -251,6 +269,7 @@ __all__ = [
     "NoCandidatePassed",
     "OrderInconsistent",
     "PreferenceCycle",
+    "ProtectedFileChange",
     "SandboxFailure",
     "Tampering",
     "TaskUnrunnable",

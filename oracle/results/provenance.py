@@ -23,10 +23,12 @@ ProbabilitySource = Literal["native_decision", "logprob_readout", "sampled", "ve
 """Where a call's probability (or score) came from: a decision endpoint's own distribution, the
 token logprobs of a chat reply, the frequency over k samples, or a number the model wrote."""
 
-Integrity = Literal["isolated", "in_process", "reference", "trajectory"]
+Integrity = Literal["isolated", "in_process", "shared_process", "reference", "trajectory"]
 """How far a verifier verdict can be trusted: tests ran in their own sandboxed process (isolated),
-inside the candidate's process where it could forge them (in_process), or no code ran (reference;
-trajectory: an agent's recorded tool calls and results compared as data)."""
+inside the candidate's process where it could forge them (in_process), a repository's own tests
+importing the candidate's code in one sandboxed process, with the defences of docs/repository.md
+(shared_process: never called isolated), or no code ran (reference; trajectory: an agent's
+recorded tool calls and results compared as data)."""
 
 ISOLATION_ORDER = ("none", "rlimits", "landlock", "namespaces")
 """Sandbox isolation levels, weakest to strongest."""
@@ -104,6 +106,9 @@ class Execution(BaseModel):
     """The test side's pytest, for tasks with ``pytest`` tests."""
     pytest_origin: Literal["pinned", "environment"] | None = None
     """Where that pytest came from: the verifier's pinned copy, or the task's environment."""
+    repository: dict[str, Any] = Field(default_factory=dict)
+    """Repository tasks: the base ``commit`` the candidates' trees were made from, its
+    ``file_count``, and the settings that judged changes to the protected surface."""
     reruns: dict[str, int] = Field(default_factory=dict)
     """Runs repeated on our account, by reason: ``worker_tampered`` (the run met a sandbox worker an
     earlier run had changed; rerun on a fresh one), ``starved`` (no CPU; rerun alone). Each test's

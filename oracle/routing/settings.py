@@ -60,9 +60,12 @@ class PolicySettings(BaseModel):
 
 
 class ExecutionEvidenceSettings(PolicySettings):
-    """``execution_evidence``: runnable tests or execution output favour the verifier."""
+    """``execution_evidence``: a repository's tests, runnable tests or execution output favour the verifier."""
 
     weight: float = Field(default=3.0, ge=0)
+    repository_tests: Spread = _spread(0.9, 0.05, 0.05)
+    """A repository and its own tests (``has_repository``): the verifier applies each candidate's
+    patch and runs them. The same spread as ``runnable_tests``, chosen by that analogy, not fitted."""
     runnable_tests: Spread = _spread(0.9, 0.05, 0.05)
     """Tests in a language the verifier runs."""
     unrunnable_tests: Spread = _spread(0.5, 0.1, 0.4)

@@ -14,6 +14,7 @@ from typing import Any, Literal, Mapping, Sequence
 
 from oracle.routing.settings import CUE_PREFIX_CHARS, SCAN_CHARS, ReferenceAnswerSettings
 from oracle.tasks.task import Task, Trajectory
+from oracle.tasks.testspec import REPO_KINDS
 from oracle.routing._text_cues import cue_counts, has_code_line, is_yes_no_check, prompt_phrases
 
 RUNNABLE_LANGUAGES = frozenset({"python", "javascript"})
@@ -92,6 +93,9 @@ class Signals:
     has_trajectory_tests: bool
     """The task carries expected tool calls, tool results or a final-state check
     (tests of kind ``tool_calls``, ``tool_result`` or ``final_state``)."""
+    has_repository: bool
+    """The task names a repository (``task.repository``) and carries a ``repo_tests`` test: the
+    candidates are changes to that repository, judged by its own test suite."""
     claim_check_requested: bool
     """The task sets ``claim_check: true``."""
     asks_claim_check: bool
@@ -188,6 +192,7 @@ def extract(task: Task, trajectories: Sequence[Trajectory], *, history: Mapping[
     tests = task.tests
     n_tests = len(tests)
     trajectory_tests = any(test.kind in TRAJECTORY_TEST_KINDS for test in tests)
+    repository = task.repository is not None and any(test.kind in REPO_KINDS for test in tests)
     if language is None and (n_tests or n_code):
         language = "python"
     reference = task.reference
@@ -225,6 +230,7 @@ def extract(task: Task, trajectories: Sequence[Trajectory], *, history: Mapping[
         has_context=has_context,
         has_tool_steps=tool_steps,
         has_trajectory_tests=trajectory_tests,
+        has_repository=repository,
         claim_check_requested=requested,
         asks_claim_check=asked,
         claim_checkable=n == 1 and (has_reference or has_context) and (requested or asked),

@@ -15,7 +15,7 @@ from __future__ import annotations
 import ctypes
 import os
 import platform
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from oracle.sandbox.seccomp import PreparedFilter
 
@@ -85,6 +85,9 @@ class PreparedConfinement:
     abi: int
     read_paths: list[str]
     write_paths: list[str]
+    tree_paths: list[str] = field(default_factory=list)
+    """Read/write like ``write_paths``, plus moving entries between directories (REFER, ABI 2+):
+    a repository tree, where builds and candidates rename across its subdirectories."""
 
     def __post_init__(self) -> None:
         arch = platform.machine()
@@ -97,7 +100,8 @@ class PreparedConfinement:
         self._attr_size = 24 if self.abi >= 6 else 16 if self.abi >= 4 else 8
         self._rules = []
         for path, access in [(p, _READ_EXEC) for p in self.read_paths] + \
-                            [(p, fs & ~_FS_REFER) for p in self.write_paths]:
+                            [(p, fs & ~_FS_REFER) for p in self.write_paths] + \
+                            [(p, fs) for p in self.tree_paths]:
             if os.path.isdir(path):
                 self._rules.append((path, access))
             elif os.path.exists(path):  # files take file rights only, else the kernel says EINVAL

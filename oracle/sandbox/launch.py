@@ -8,7 +8,8 @@ prepared before fork. It uses only ``os`` and
 Filesystem view of the namespace backends: an empty read-only root with ``/usr`` (and the merged
 /bin, /lib, /lib64, /sbin symlinks) bound read-only, the program files read-only at ``/src``, a
 size-capped tmpfs at ``/work`` (the only writable place, also the cwd and HOME), private /proc and
-/dev. /etc, /root, /home, /tmp and the host's temp dirs are simply not there.
+/dev. /etc, /root, /home, /tmp and the host's temp dirs are simply not there. A run over a repository
+tree also gets that one host directory bound read-write at ``/repo`` (its cwd), for that run only.
 """
 
 from __future__ import annotations
@@ -37,7 +38,7 @@ def _kafel_policy() -> str:
 
 
 SYSTEM_DIRS = ("/bin", "/lib", "/lib64", "/sbin", "/lib32", "/libx32")
-SANDBOX_SRC, SANDBOX_WORK = "/src", "/work"
+SANDBOX_SRC, SANDBOX_WORK, SANDBOX_REPO = "/src", "/work", "/repo"
 
 
 def _system_mounts(backend: str) -> list[str]:
@@ -56,7 +57,8 @@ def _system_mounts(backend: str) -> list[str]:
 def build_command(backend: str, exe: str, command: Sequence[str], *, src_dir: str,
                   limits: SandboxLimits, layers, extra_ro: Sequence[str],
                   env: dict[str, str] | None = None, pass_fds: Sequence[int] = (),
-                  seccomp_fd: int | None = None, cwd: str = SANDBOX_WORK) -> list[str]:
+                  seccomp_fd: int | None = None, cwd: str = SANDBOX_WORK,
+                  tree: str | None = None) -> list[str]:
     """The argv that starts ``command`` inside ``backend`` (landlock/rlimits: the command itself).
 
     ``limits`` are this run's: pass ``limits.for_timeout(run_timeout_s)`` so nsjail's time limit
@@ -69,6 +71,10 @@ def build_command(backend: str, exe: str, command: Sequence[str], *, src_dir: st
 
     ``cwd``: where the program starts inside a namespace backend (``/work``, or ``/src`` for a
     program that must find its own files there, as the warm worker's ``python -m`` does).
+
+    ``tree``: a host directory bound read-write at ``/repo`` (a candidate's working tree); the
+    caller makes ``/repo`` the cwd. The direct backends see it at its host path instead (the
+    caller puts it in Landlock's write list).
 
     The seccomp policy (``seccomp.py``): nsjail gets it as a kafel policy on its command line;
     bubblewrap reads the compiled program from ``seccomp_fd`` (``seccomp.filter_fd()``, one per
@@ -87,6 +93,8 @@ def build_command(backend: str, exe: str, command: Sequence[str], *, src_dir: st
         for path in extra_ro:
             argv += ["--ro-bind", path, path]
         argv += ["--ro-bind-try", src_dir, SANDBOX_SRC, "--proc", "/proc", "--dev", "/dev"]
+        if tree is not None:
+            argv += ["--bind", tree, SANDBOX_REPO]
         if layers.bwrap_tmpfs_size:
             argv += ["--size", str(limits.disk_mb * 1024 * 1024)]
         argv += ["--tmpfs", SANDBOX_WORK, "--chdir", cwd, "--remount-ro", "/", "--"]
@@ -107,6 +115,8 @@ def build_command(backend: str, exe: str, command: Sequence[str], *, src_dir: st
             argv += ["-R", path]
         if os.path.isdir(src_dir):
             argv += ["-R", f"{src_dir}:{SANDBOX_SRC}"]
+        if tree is not None:
+            argv += ["-B", f"{tree}:{SANDBOX_REPO}"]
         argv += ["-B", "/dev/null", "-R", "/dev/urandom", "-R", "/dev/zero",
                  "-m", f"none:{SANDBOX_WORK}:tmpfs:size={limits.disk_mb * 1024 * 1024}",
                  "-D", cwd, "--"]

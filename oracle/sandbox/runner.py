@@ -5,6 +5,10 @@ Every run, whatever the backend: a new session; the process group killed on time
 and stderr capped; a temp dir removed afterwards (and, after a kill -9 of the oracle, by the sweep
 the next Sandbox of any process runs once); an allow-listed environment; stdin is a pipe
 holding only what the caller gives (closed right after), never the evaluator's own stdin.
+
+A run over a repository (``RunRequest.tree``) binds that host directory read-write at ``/repo``
+(Landlock: at its own path, in the write list) as the cwd, for that run only, with its directories
+owned by the run's slot uid while it runs (``tree_owner.py``); every other guarantee is unchanged.
 """
 
 from __future__ import annotations
@@ -23,10 +27,10 @@ from typing import Literal
 
 from oracle.errors import IsolationUnavailable, SandboxError
 from oracle.sandbox import layers as probe_mod
-from oracle.sandbox import seccomp, slots
+from oracle.sandbox import seccomp, slots, tree_owner
 from oracle.sandbox.cgroups import RunCgroup
 from oracle.sandbox.confine import PreparedConfinement, mount_tmpfs, unmount
-from oracle.sandbox.launch import SANDBOX_SRC, SANDBOX_WORK, SYSTEM_DIRS, build_command, make_preexec
+from oracle.sandbox.launch import SANDBOX_REPO, SANDBOX_SRC, SANDBOX_WORK, SYSTEM_DIRS, build_command, make_preexec
 from oracle.sandbox.limits import SandboxLimits
 
 Backend = Literal["auto", "nsjail", "bubblewrap", "landlock", "rlimits"]
@@ -37,7 +41,7 @@ _CHUNK = 65536
 
 @dataclass(frozen=True)
 class RunRequest:
-    """What to run. ``{src}`` and ``{work}`` in ``command`` become the paths the program sees."""
+    """What to run. ``{src}``, ``{work}`` and ``{repo}`` in ``command`` become the paths the program sees."""
 
     command: list[str]
     files: dict[str, str | bytes] = field(default_factory=dict)
@@ -47,6 +51,18 @@ class RunRequest:
     """Wall-clock limit for this run; None takes the limits' default."""
     address_limit: bool = True
     """Apply RLIMIT_AS when no cgroup bounds memory (off for runtimes like node that reserve a lot)."""
+    tree: str | None = None
+    """A host directory bound read-write at ``/repo`` for this run only, and the run's cwd (a
+    candidate's working tree). Its directories belong to the run's uid during the run, its files
+    keep their owner; its parents must be traversable by others."""
+    ro_paths: tuple[str, ...] = ()
+    """Host directories mounted read-only for this run only, beside the sandbox's ``extra_ro_paths``
+    (a task environment's mounts)."""
+    pass_fds: tuple[int, ...] = ()
+    """Host fds the program inherits under the same numbers (a report pipe's write end); the caller
+    keeps and closes its own copies."""
+    env: dict[str, str] = field(default_factory=dict)
+    """Variables added to the allow-listed environment (they cannot replace PATH, HOME or TMPDIR)."""
 
 
 @dataclass(frozen=True)
@@ -123,6 +139,8 @@ class Sandbox:
         confinement = None
         filter_fd = None
         mounted = False
+        tree = tree_owner.check_tree(request.tree) if request.tree is not None else None
+        tree_owner_ids = None
         try:
             src, work = base / "src", base / "work"
             src.mkdir(mode=0o755)
@@ -135,23 +153,38 @@ class Sandbox:
             if uid is not None:
                 os.chown(base, uid, uid)
                 os.chown(work, uid, uid)
+            if tree is not None and uid is not None:
+                st = os.stat(tree)
+                tree_owner_ids = (st.st_uid, st.st_gid)
+                tree_owner.give(tree, uid)
             if self.isolation_level != "namespaces" and slots.can_drop_privileges():
                 mounted = mount_tmpfs(str(work), limits.disk_mb * 1024 * 1024, uid)
             os.chmod(base, 0o711)
             src_path, work_path = self._paths(base)
-            command = [a.replace("{src}", src_path).replace("{work}", work_path) for a in request.command]
-            env = {"PATH": "/usr/local/bin:/usr/bin:/bin", "HOME": work_path, "TMPDIR": work_path,
+            repo_path = "" if tree is None else SANDBOX_REPO if self.isolation_level == "namespaces" else tree
+            command = [a.replace("{src}", src_path).replace("{work}", work_path).replace("{repo}", repo_path)
+                       for a in request.command]
+            env = {**request.env,
+                   "PATH": "/usr/local/bin:/usr/bin:/bin", "HOME": work_path, "TMPDIR": work_path,
                    "LANG": "C.UTF-8", "PYTHONDONTWRITEBYTECODE": "1", "PYTHONIOENCODING": "utf-8"}
+            ro_paths = (*self.extra_ro_paths, *(p for p in request.ro_paths if p not in self.extra_ro_paths))
             exe = self.layers.available.get(self.backend, "")
             if self.backend == "bubblewrap":
                 filter_fd = seccomp.filter_fd()
             argv = build_command(self.backend, exe, command, src_dir=str(src), limits=limits,
-                                 layers=self.layers, extra_ro=self.extra_ro_paths, env=env,
-                                 seccomp_fd=filter_fd)
+                                 layers=self.layers, extra_ro=ro_paths, env=env, pass_fds=request.pass_fds,
+                                 seccomp_fd=filter_fd, tree=tree,
+                                 cwd=SANDBOX_REPO if tree is not None else SANDBOX_WORK)
             if self.backend == "landlock":
-                read = ["/usr", *[d for d in SYSTEM_DIRS if os.path.exists(d)], *self.extra_ro_paths,
+                read = ["/usr", *[d for d in SYSTEM_DIRS if os.path.exists(d)], *ro_paths,
                         str(src), "/dev/urandom", "/dev/null"]
-                confinement = PreparedConfinement(self.layers.landlock_abi, read, [str(work)])
+                # A repository run: its tests open /dev/null for writing (subprocess.DEVNULL, logging), and
+                # builds rename across directories of the tree and of the work dir (REFER, within each).
+                if tree is None:
+                    confinement = PreparedConfinement(self.layers.landlock_abi, read, [str(work)])
+                else:
+                    confinement = PreparedConfinement(self.layers.landlock_abi, read, ["/dev/null"],
+                                                      [str(work), tree])
                 confinement.open_paths()
             cgroup.create()
             hook = make_preexec(uid=uid, procs_files=cgroup.procs_files, limits=limits,
@@ -163,9 +196,10 @@ class Sandbox:
             try:
                 proc = await asyncio.create_subprocess_exec(
                     *argv, stdin=asyncio.subprocess.PIPE, stdout=asyncio.subprocess.PIPE,
-                    stderr=asyncio.subprocess.PIPE, cwd=str(work) if direct else "/",
+                    stderr=asyncio.subprocess.PIPE, cwd=(tree or str(work)) if direct else "/",
                     env=env if direct else {"PATH": "/usr/bin:/bin"}, start_new_session=True,
-                    preexec_fn=hook, close_fds=True, pass_fds=() if filter_fd is None else (filter_fd,))
+                    preexec_fn=hook, close_fds=True,
+                    pass_fds=tuple(request.pass_fds) + (() if filter_fd is None else (filter_fd,)))
             except (OSError, Exception) as exc:  # preexec failures arrive as SubprocessError
                 raise SandboxError(f"{self.backend}: cannot start the sandboxed process: {exc}") from exc
             finally:
@@ -198,6 +232,8 @@ class Sandbox:
             cgroup.kill_and_remove()
             if mounted:
                 unmount(str(base / "work"))
+            if tree is not None and tree_owner_ids is not None:
+                tree_owner.take_back(tree, *tree_owner_ids)
             shutil.rmtree(base, ignore_errors=True)
             if slot is not None:
                 slot.release()

@@ -12,6 +12,11 @@ interpreters.py says whether the sandbox user can run an interpreter).
 - ``requirements``: pip requirement strings (``"numpy>=2"``), installed once for that interpreter
   with the user's own pip configuration and reused by every later run.
 - ``node_modules``: a directory mounted read-only for JavaScript candidates (``require`` finds it).
+- ``install`` and ``pythonpath`` (repository tasks, ``task.repository``): how the candidate's tree is
+  made importable. ``pythonpath`` (the default) puts the listed directories, relative to the
+  repository root (default: the root), on ``PYTHONPATH``; ``editable`` runs the tree's build backend
+  (``pip install -e``) inside the sandbox, per candidate tree. At their defaults they are left out of
+  a task's content hash (``without_defaults``), so a task hashed before they existed keeps its hash.
 
 Why the requirements are parsed here: a requirement is a cache key, so ``NumPy >= 2`` and
 ``numpy>=2`` must be one environment, and a string that is a pip option (``--index-url ...``,
@@ -21,11 +26,24 @@ Why the requirements are parsed here: a requirement is a cache key, so ``NumPy >
 from __future__ import annotations
 
 import re
+from typing import Any, Literal
+
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+
+from oracle.tasks.repository import relative_path_problem
 
 MAX_REQUIREMENTS = 200
 MAX_REQUIREMENT_CHARS = 500
 _VERSION = re.compile(r"^3\.\d{1,3}(\.\d{1,3})?$")
+DEFAULT_PYTHONPATH: tuple[str, ...] = (".",)
+_DEFAULTS: dict[str, Any] = {"install": "pythonpath", "pythonpath": list(DEFAULT_PYTHONPATH)}
+"""Fields added after environments were first hashed, with their defaults as they dump to JSON."""
+
+
+def without_defaults(dumped: dict[str, Any]) -> dict[str, Any]:
+    """An environment's JSON dump without the later fields that hold their defaults: what a content
+    hash reads, so adding ``install``/``pythonpath`` moved no existing task's hash."""
+    return {k: v for k, v in dumped.items() if not (k in _DEFAULTS and v == _DEFAULTS[k])}
 
 
 def normalize_requirement(text: str) -> str:
@@ -73,6 +91,12 @@ class Environment(BaseModel):
     """pip requirements (PEP 508), built once into the environment cache for that interpreter."""
     node_modules: str | None = None
     """An absolute path to a ``node_modules`` directory for JavaScript candidates (read-only)."""
+    install: Literal["pythonpath", "editable"] = "pythonpath"
+    """How a repository task's tree is made importable: its ``pythonpath`` directories on
+    ``PYTHONPATH``, or an editable install run inside the sandbox per candidate tree."""
+    pythonpath: tuple[str, ...] = Field(default=DEFAULT_PYTHONPATH, min_length=1, max_length=100)
+    """Directories relative to the repository root put on ``PYTHONPATH`` (``install: pythonpath``),
+    e.g. ``["src"]``; default the root."""
 
     @field_validator("python")
     @classmethod
@@ -109,10 +133,30 @@ class Environment(BaseModel):
             raise ValueError(f"{value!r}: give the node_modules directory as an absolute path")
         return value.rstrip("/") or "/"
 
+    @field_validator("pythonpath")
+    @classmethod
+    def _pythonpath(cls, value: tuple[str, ...]) -> tuple[str, ...]:
+        out = []
+        for i, path in enumerate(value):
+            path = path.rstrip("/") if isinstance(path, str) and path not in ("/", ".") else path
+            if path == ".":
+                out.append(path)
+                continue
+            problem = relative_path_problem(path)
+            if problem:
+                raise ValueError(f"[{i}]: {path!r} {problem}")
+            out.append(path)
+        return tuple(out)
+
     @model_validator(mode="after")
     def _not_empty(self) -> "Environment":
-        if not (self.python or self.requirements or self.node_modules):
-            raise ValueError("an environment names at least one of python, requirements, node_modules")
+        later = "install" in self.model_fields_set or "pythonpath" in self.model_fields_set
+        if not (self.python or self.requirements or self.node_modules or later):
+            raise ValueError("an environment names at least one of python, requirements, node_modules, "
+                             "install, pythonpath")
+        if self.install == "editable" and "pythonpath" in self.model_fields_set:
+            raise ValueError("pythonpath: applies to install: pythonpath; an editable install makes the "
+                             "package importable by itself")
         return self
 
     @property
@@ -130,4 +174,4 @@ class Environment(BaseModel):
         return sorted({normalize_requirement(r) for r in self.requirements})
 
 
-__all__ = ["MAX_REQUIREMENTS", "Environment", "normalize_requirement"]
+__all__ = ["DEFAULT_PYTHONPATH", "MAX_REQUIREMENTS", "Environment", "normalize_requirement", "without_defaults"]

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import os
 from pathlib import Path
 from typing import Any, BinaryIO, Iterator
 
@@ -29,15 +30,20 @@ _CHUNK = 1 << 20
 
 
 def parse_task(data: Any, *, source: str | None = None, line: int | None = None,
-               text: str | None = None, limits: InputLimits | None = None, yaml_node: Any = None) -> TaskInput:
+               text: str | None = None, limits: InputLimits | None = None, yaml_node: Any = None,
+               base_dir: str | Path | None = None) -> TaskInput:
     """Validate one decoded task object.
 
     ``yaml_node``: the YAML node ``data`` was built from (``safe_yaml.load_yaml_tree``). With it, a
     text field that got a number, a bool or a date from an unquoted scalar takes the scalar's
-    source text instead (``reference: 4`` is "4"; ``oracle.tasks._yaml_text``)."""
+    source text instead (``reference: 4`` is "4"; ``oracle.tasks._yaml_text``).
+    ``base_dir``: the directory of the file the task came from; a relative ``task.repository.path``
+    or ``bundle`` is taken relative to it (``with_base_dir``)."""
     if not isinstance(data, dict):
         raise TaskValidationError("expected an object with 'task' and 'trajectories'", field="(root)",
                                   line=line, source=source)
+    if base_dir is not None:
+        data = with_base_dir(data, base_dir)
     context = {"limits": limits or DEFAULT_LIMITS}
     rounds = 0
     while True:
@@ -51,6 +57,28 @@ def parse_task(data: Any, *, source: str | None = None, line: int | None = None,
             if retyped is None:
                 raise _located(exc, source=source, line=line, text=text) from None
             data, rounds = retyped, rounds + 1
+
+
+def with_base_dir(data: dict[str, Any], base_dir: str | Path) -> dict[str, Any]:
+    """``data`` with a relative ``task.repository.path`` or ``bundle`` made absolute against
+    ``base_dir`` (a copy; ``data`` itself is not changed).
+
+    Why at load: a task file says ``"bundle": "pager.bundle"`` beside it and works from any working
+    directory, in a copy of the repository, and in a batch whose rows later run elsewhere on this
+    machine; what the task holds once loaded is the absolute path (so it is in the content hash as
+    that path)."""
+    task = data.get("task")
+    if not isinstance(task, dict) or not isinstance(task.get("repository"), dict):
+        return data
+    repository: dict[str, Any] = task["repository"]
+    changed = {}
+    for key in ("path", "bundle"):
+        value = repository.get(key)
+        if isinstance(value, str) and value.strip() and not value.startswith("/") and "\x00" not in value:
+            changed[key] = os.path.normpath(os.path.join(os.path.abspath(base_dir), value))
+    if not changed:
+        return data
+    return {**data, "task": {**task, "repository": {**repository, **changed}}}
 
 
 def _located(exc: TaskValidationError, *, source: str | None, line: int | None,
@@ -243,20 +271,21 @@ def iter_task_lines(path: str | Path, *, limits: InputLimits | None = None
     try:
         with path.open("rb") as fh:
             for number, raw, size, _ in read_lines(fh, limits.max_file_bytes, digest=False):
-                yield number, parse_raw_line(raw, size=size, number=number, source=str(path), limits=limits)
+                yield number, parse_raw_line(raw, size=size, number=number, source=str(path), limits=limits,
+                                             base_dir=path.parent)
     except OSError as exc:
         raise TaskValidationError(f"cannot read {path}: {exc.strerror}", field="(file)") from None
 
 
 def parse_raw_line(raw: bytes, *, size: int, number: int, source: str,
-                   limits: InputLimits) -> TaskInput | TaskValidationError:
+                   limits: InputLimits, base_dir: str | Path | None = None) -> TaskInput | TaskValidationError:
     """One JSONL line -> its task, or the error naming the line (returned, never raised)."""
     try:
         if size > limits.max_file_bytes:
             raise TaskValidationError(f"line is {size} bytes; at most {limits.max_file_bytes} "
                                       f"(limits.max_file_bytes)", field="(line)", line=number, source=source)
         return parse_task(decode_json(raw, source=source, line=number), source=source, line=number,
-                          limits=limits)
+                          limits=limits, base_dir=base_dir)
     except TaskValidationError as exc:
         return exc
 
@@ -301,5 +330,5 @@ def load_tasks(path: str | Path, *, limits: InputLimits | None = None) -> list[T
         raise TaskValidationError(f"{len(items)} tasks in one file; at most {limits.max_trajectories} "
                                   f"(use .jsonl for more)", field="(file)", source=str(path))
     return [parse_task(item, source=str(path), text=text if len(items) == 1 else None, limits=limits,
-                       yaml_node=nodes[i] if i < len(nodes) else None)
+                       yaml_node=nodes[i] if i < len(nodes) else None, base_dir=path.parent)
             for i, item in enumerate(items)]

@@ -24,10 +24,11 @@ from oracle.tasks._validation_errors import NAMED_FIELD_ERROR, format_validation
 from oracle.tasks._judge_template import check_judge_template
 from oracle._internal.decoded import input_problem
 from oracle.tasks._limits import DEFAULT_LIMITS, InputLimits
-from oracle.tasks.environment import Environment
+from oracle.tasks.environment import Environment, without_defaults
+from oracle.tasks.repository import Repository, relative_path_problem
 from oracle.tasks.questions import Question, scoring_problem
 from oracle.tasks._testcode import static_problem
-from oracle.tasks.testspec import PYTEST_RESERVED_MODULES, PytestTest, ReferenceCheck, TestCase
+from oracle.tasks.testspec import PYTEST_RESERVED_MODULES, PytestTest, ReferenceCheck, RepoTestsTest, TestCase
 
 EvaluatorKind = Literal["decision_judge", "llm_judge", "verifier"]
 EVALUATORS: tuple[EvaluatorKind, ...] = ("decision_judge", "llm_judge", "verifier")
@@ -123,7 +124,7 @@ def check_criteria_and_questions(criteria: list[Criterion], questions: list[Ques
         raise ValueError(f"questions: duplicate question ids {dupes}")
 
 
-_HASHED_WHEN_SET = ("environment", "solution")
+_HASHED_WHEN_SET = ("environment", "solution", "repository", "test_patch")
 """Fields added after tasks were first hashed: left out of ``content_hash`` while unset, so a task
 that does not use them keeps its hash (its stored batch rows and escalation ids still match)."""
 
@@ -181,6 +182,13 @@ class Task(FrozenWithCache, _InputModel):  # type: ignore[metaclass]  # mypy can
     """Judge the single candidate's answer as a claim against the evidence (``context`` and/or
     ``reference``): the decision judge asks whether the evidence supports it and whether there is
     strong evidence against it, and gives a verdict only when the two agree."""
+    repository: Repository | None = None
+    """The git repository candidates patch (oracle/tasks/repository.py): a local clone or a bundle at
+    a base commit. Goes with a ``repo_tests`` test, which runs the repository's own suite on each
+    candidate's tree."""
+    test_patch: str | None = None
+    """The task's test changes (a unified diff), applied after each candidate's patch and before the
+    repository's tests run; the files it touches are part of the protected surface."""
 
     @field_validator("judge_prompt")
     @classmethod
@@ -219,6 +227,16 @@ class Task(FrozenWithCache, _InputModel):  # type: ignore[metaclass]  # mypy can
                         "field": f"task.tests[{i}].{'code' if test.code is not None else 'files'}",
                         "reason": f"the file {clash[0]!r} would shadow the candidate's module {self.module!r} "
                                   "(task.module)"})
+        repo_tests = [i for i, t in enumerate(self.tests) if isinstance(t, RepoTestsTest)]
+        if repo_tests and self.repository is None:
+            raise PydanticCustomError(NAMED_FIELD_ERROR, "{field}: {reason}", {
+                "field": f"task.tests[{repo_tests[0]}]",
+                "reason": "a repo_tests test runs a repository's own tests: it needs task.repository"})
+        if self.repository is not None and not repo_tests:
+            raise ValueError("repository: a task with a repository needs a repo_tests test (the tests that judge "
+                             "a candidate's patch)")
+        if self.test_patch is not None and self.repository is None:
+            raise ValueError("test_patch: the test changes are applied to task.repository, which this task lacks")
         if self.claim_check and not (self.context or self.reference):
             raise ValueError("claim_check: a claim check needs the evidence as text: task.context or task.reference")
         for i, test in enumerate(self.tests):  # a test that is broken on sight (oracle/tasks/_testcode.py)
@@ -258,6 +276,8 @@ class Task(FrozenWithCache, _InputModel):  # type: ignore[metaclass]  # mypy can
         for name in _HASHED_WHEN_SET:
             if data.get(name) is None:
                 data.pop(name, None)
+        if isinstance(data.get("environment"), dict):  # its later fields, at their defaults, likewise
+            data["environment"] = without_defaults(data["environment"])
         if data.get("module") == DEFAULT_MODULE:  # likewise a task with the default module
             del data["module"]
         return sha256_json(data)
@@ -275,6 +295,27 @@ class Trajectory(_InputModel):  # type: ignore[metaclass]  # mypy cannot see typ
     output: str | None = None
     """Execution output the candidate produced (logs, test runs), if any."""
     metadata: dict[str, Any] = Field(default_factory=dict)
+    patch: str | None = None
+    """For a repository task: the candidate's change as a unified diff (``git apply`` semantics). An
+    empty patch is a candidate that changes nothing (judged, not refused)."""
+    files: dict[str, str] | None = None
+    """For a repository task: the candidate's change as whole files (a path relative to the
+    repository root -> its new content). Not together with ``patch``."""
+
+    @field_validator("files")
+    @classmethod
+    def _file_paths(cls, value: dict[str, str] | None) -> dict[str, str] | None:
+        for name in value or {}:
+            problem = relative_path_problem(name)
+            if problem:
+                raise ValueError(f"{name!r} {problem}")
+        return value
+
+    @model_validator(mode="after")
+    def _one_change(self) -> "Trajectory":
+        if self.patch is not None and self.files is not None:
+            raise ValueError("patch: give the change as a patch or as files, not both")
+        return self
 
 
 def trajectory_from_messages(messages: list[dict[str, Any]], *, id: str) -> Trajectory:

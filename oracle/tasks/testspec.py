@@ -5,7 +5,8 @@ expression whose value must equal ``expected``), ``io`` (stdin in, stdout compar
 (code defining ``check(candidate)``, HumanEval style). Kinds that check an agent trajectory:
 ``tool_calls`` (the calls made), ``tool_result`` (what a tool returned) and ``final_state`` (code
 defining ``check(trajectory)``, run in the sandbox). An unknown kind is rejected at load time, and
-so is a trajectory check that cannot work (a bad pattern, a selector that names nothing).
+so is a trajectory check that cannot work (a bad pattern, a selector that names nothing). A
+``repo_tests`` test runs a repository's own suite on a candidate's patch (``task.repository``).
 
 ``UNDEFINED`` is how JavaScript's ``undefined`` reads in Python: a ``call`` test's value compares
 with ``expected`` as this object (never as None), and a library caller may expect it
@@ -17,9 +18,12 @@ from __future__ import annotations
 
 import ast
 import re
+from collections import Counter
 from typing import Annotated, Any, Literal, Union
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+
+from oracle.tasks.repository import relative_path_problem
 
 
 def __getattr__(name: str) -> Any:
@@ -422,13 +426,113 @@ class FinalStateTest(_TestBase):
         return code
 
 
+# -- a repository's own test suite ----------------------------------------------------------------
+
+MAX_NODE_IDS = 10_000
+"""SWE-bench's largest instances list a few thousand pass-to-pass tests; far more is a mistake."""
+_PYTEST_PROGRAMS = frozenset({"pytest", "py.test"})
+
+
+def runs_pytest(command: list[str] | None) -> bool:
+    """Whether ``command`` is pytest (``pytest ...``, ``py.test ...``, ``python -m pytest ...``): its
+    own report is read then; another runner must write JUnit XML (``junit_xml``)."""
+    if command is None:
+        return True
+    program = command[0].rsplit("/", 1)[-1]
+    if program in _PYTEST_PROGRAMS:
+        return True
+    return program.startswith("python") and len(command) >= 3 and command[1] == "-m" and command[2] == "pytest"
+
+
+def _node_id_problem(node_id: Any) -> str | None:
+    if not isinstance(node_id, str) or not node_id.strip():
+        return "an empty node id"
+    if "\x00" in node_id or "\n" in node_id or "\r" in node_id:
+        return f"{node_id!r} holds a NUL or newline character"
+    return None
+
+
+class RepoTestsTest(_TestBase):
+    """The repository's own tests, run in the candidate's tree after its patch and ``task.test_patch``.
+
+    ``fail_to_pass``: node ids that must pass with the fix (they fail at the base commit);
+    ``pass_to_pass``: node ids that must keep passing. ``resolved`` is SWE-bench's rule: every
+    fail-to-pass test passes and no pass-to-pass test fails. ``command`` (default: pytest with the
+    node ids) is an argument list run at the repository root (``task.repository.subdir`` when set);
+    a runner that is not pytest reports through JUnit XML at ``junit_xml`` (relative to that root).
+    ``timeout_s`` bounds the whole run.
+    """
+
+    kind: Literal["repo_tests"]
+    command: list[str] | None = Field(default=None, min_length=1, max_length=1000)
+    fail_to_pass: list[str] = Field(default_factory=list, max_length=MAX_NODE_IDS)
+    pass_to_pass: list[str] = Field(default_factory=list, max_length=MAX_NODE_IDS)
+    junit_xml: str | None = None
+
+    @field_validator("command")
+    @classmethod
+    def _command(cls, value: list[str] | None) -> list[str] | None:
+        if value is None:
+            return None
+        for i, arg in enumerate(value):
+            if "\x00" in arg:
+                raise ValueError(f"[{i}]: an argument cannot hold a NUL character")
+        if not value[0].strip():
+            raise ValueError("[0]: the program is empty")
+        return value
+
+    @field_validator("fail_to_pass", "pass_to_pass")
+    @classmethod
+    def _node_ids(cls, value: list[str]) -> list[str]:
+        for i, node_id in enumerate(value):
+            problem = _node_id_problem(node_id)
+            if problem:
+                raise ValueError(f"[{i}]: {problem}")
+        dupes = sorted(n for n, count in Counter(value).items() if count > 1)
+        if dupes:
+            raise ValueError(f"{dupes[0]!r} is listed twice")
+        return value
+
+    @field_validator("junit_xml")
+    @classmethod
+    def _junit_xml(cls, value: str | None) -> str | None:
+        if value is None:
+            return None
+        problem = relative_path_problem(value)
+        if problem:
+            raise ValueError(f"{value!r} {problem}")
+        return value
+
+    @model_validator(mode="after")
+    def _consistent(self) -> "RepoTestsTest":
+        if not self.fail_to_pass and not self.pass_to_pass:
+            raise ValueError("fail_to_pass: a repo_tests test needs at least one node id in fail_to_pass or "
+                             "pass_to_pass")
+        both = sorted(set(self.fail_to_pass) & set(self.pass_to_pass))
+        if both:
+            raise ValueError(f"pass_to_pass: {both[0]!r} is in fail_to_pass too; a test is one or the other")
+        if self.command is None and self.junit_xml is not None:
+            raise ValueError("junit_xml: names the report a custom command writes; the default (pytest) "
+                             "reports on its own")
+        if self.command is not None and not runs_pytest(self.command) and self.junit_xml is None:
+            raise ValueError(f"junit_xml: the command {self.command[0]!r} is not pytest; give the JUnit XML "
+                             "report path it writes (relative to the repository root)")
+        return self
+
+    def node_ids(self) -> list[str]:
+        """Every required node id: fail-to-pass first, then pass-to-pass."""
+        return [*self.fail_to_pass, *self.pass_to_pass]
+
+
 TRAJECTORY_KINDS = frozenset({"tool_calls", "tool_result", "final_state"})
 """Kinds that check an agent's steps rather than run the candidate's code."""
 
 
 TestCase = Annotated[Union[AssertTest, CallTest, IoTest, CheckTest, PytestTest, ToolCallsTest, ToolResultTest,
-                           FinalStateTest], Field(discriminator="kind")]
-TEST_KINDS = frozenset({"assert", "call", "io", "check", "pytest"}) | TRAJECTORY_KINDS
+                           FinalStateTest, RepoTestsTest], Field(discriminator="kind")]
+REPO_KINDS = frozenset({"repo_tests"})
+"""Kinds that run a repository's own tests on a candidate's patch (task.repository)."""
+TEST_KINDS = frozenset({"assert", "call", "io", "check", "pytest"}) | TRAJECTORY_KINDS | REPO_KINDS
 
 ReferenceMode = Literal["contains", "exact", "normalized", "numeric", "regex", "set"]
 

@@ -5,7 +5,9 @@ sandbox path and cache, solution.py): each test's outcome there, and the broken 
 the reference, or broken by themselves). Without one, each code test runs against an empty program:
 that finds what is broken whatever the candidate (it does not compile, imports what the test side
 lacks, raises before asking the candidate anything); the other outcomes say nothing and are shown
-as ``unverified``. Checks of a trajectory are not run here (there is no trajectory).
+as ``unverified``. Checks of a trajectory are not run here (there is no trajectory). A repository
+task's tests run at the base commit with the test patch and no change (repo_tests.check): a
+fail-to-pass test passing there, or a pass-to-pass test not passing, is broken.
 """
 
 from __future__ import annotations
@@ -19,11 +21,11 @@ from oracle.errors import EnvironmentBuildError, InterpreterUnusable
 from oracle.sandbox import pinned_pytest
 from oracle.sandbox.limits import check_timeouts
 from oracle.sandbox.runs import run_in_pool
-from oracle.strategies.verifier import broken, environments, harness, solution
+from oracle.strategies.verifier import broken, environments, harness, repo_tests, solution
 from oracle.strategies.verifier.extract import ExtractedCode, normalize_language
 from oracle.strategies.verifier.runner import CodeRunner
 from oracle.tasks.task import Task
-from oracle.tasks.testspec import CheckTest, PytestTest
+from oracle.tasks.testspec import CheckTest, PytestTest, RepoTestsTest
 
 
 @dataclass
@@ -40,14 +42,20 @@ class TestsCheck:
     error: str | None = None
     """Why the tests could not be checked (``task.solution: ...``, a setting the task needs)."""
     cached: bool = False
+    subject: str | None = None
+    """What the tests ran on, when it is neither ``task.solution`` nor an empty program (a repository
+    task: its base commit with the test patch)."""
 
     @property
     def ok(self) -> bool:
         return self.error is None and not self.broken_tests
 
     def as_dict(self) -> dict[str, Any]:
-        return {"task_id": self.task_id, "ok": self.ok, "solution": self.solution, "cached": self.cached,
-                "error": self.error, "tests": self.tests, "broken_tests": self.broken_tests}
+        out = {"task_id": self.task_id, "ok": self.ok, "solution": self.solution, "cached": self.cached,
+               "error": self.error, "tests": self.tests, "broken_tests": self.broken_tests}
+        if self.subject is not None:
+            out["subject"] = self.subject
+        return out
 
 
 def _row(outcome: harness.TestOutcome, shown: str, message: str, is_broken: bool) -> dict[str, Any]:
@@ -64,6 +72,14 @@ async def check_tests(strategy: Any, task: Task, config: OracleConfig) -> TestsC
     problem = check_timeouts(task.tests, cfg)
     if problem is None and any(isinstance(t, CheckTest) for t in task.tests) and not task.entry_point:
         problem = "task.entry_point: required by check(candidate) tests"
+    if problem is None and task.repository is not None and any(isinstance(t, RepoTestsTest) for t in task.tests):
+        python, why = interpreter_status("python", cfg, task.environment)
+        if python is None:
+            report.error = f"python: {why}"
+            return report
+        report.subject = "the base commit with the test patch, no candidate change"
+        report.tests, report.broken_tests, report.error = await repo_tests.check(task, cfg, python)
+        return report
     in_process = task.execution == "in_process"
     if problem is None and in_process and not cfg.allow_in_process:
         problem = "task.execution: 'in_process' also needs verifier.allow_in_process: true"

@@ -1,15 +1,16 @@
 """What a verifier result may need a person for, as typed concerns (oracle/results/concerns.py):
 a failed run (the sandbox's or the task's fault), tests that are the task's fault (broken), code that
 ran below the strongest isolation or inside the candidate's process, a run that changed its worker,
-candidates a fault of ours left unscored, no candidate passing."""
+a repository candidate that changed protected files, candidates a fault of ours left unscored, no
+candidate passing."""
 
 from __future__ import annotations
 
 from typing import Literal
 
 from oracle.results.concerns import (BrokenTests, BrokenTestsEvidence, Concern, ErrorEvidence, IsolationEvidence,
-                                     NoCandidatePassed, NonePassedEvidence, SandboxFailure, Tampering,
-                                     TamperingEvidence, WeakIsolation, verifier_failure)
+                                     NoCandidatePassed, NonePassedEvidence, ProtectedFileChange, SandboxFailure,
+                                     Tampering, TamperingEvidence, WeakIsolation, verifier_failure)
 from oracle.results.provenance import ISOLATION_ORDER
 from oracle.results.result import EvaluationResult, Status
 
@@ -38,6 +39,7 @@ def concerns(result: EvaluationResult, ids: list[str]) -> list[Concern]:
         out.append(Tampering(candidates=list(tampered), evidence=TamperingEvidence(changes=tampered),
                              message="a candidate's run changed the sandbox worker it ran in: "
                                      + "; ".join(f"{cid}: {changes[0]}" for cid, changes in tampered.items())))
+    out.extend(_protected_concern(result))
     out.extend(_unscored_concerns(result))
     scored = [c for c in result.candidates if c.status != Status.failed]
     if scored and not any(c.passed for c in scored):
@@ -60,6 +62,20 @@ def _broken_concern(result: EvaluationResult, ids: list[str]) -> list[Concern]:
     return [BrokenTests(candidates=ids, evidence=BrokenTestsEvidence(tests=tests, scored=scored),
                         message=f"{len(tests)} broken test(s), the task's fault, scored for no candidate: "
                                 + "; ".join(f"{name}: {why}" for name, why in list(tests.items())[:3]))]
+
+
+def _protected_concern(result: EvaluationResult) -> list[Concern]:
+    """Repository candidates that changed protected files (repo_tests.py): one concern naming
+    every file, and whether it was restored or failed the candidate."""
+    files = {c.id: [ProtectedFileChange.model_validate(x) for x in c.details.get("protected_changes", [])]
+             for c in result.candidates}
+    files = {cid: changes for cid, changes in files.items() if changes}
+    if not files:
+        return []
+    said = "; ".join(f"{cid}: " + ", ".join(f"{x.path} ({x.category}, {x.change}, {x.action})" for x in changes[:3])
+                     for cid, changes in files.items())
+    return [Tampering(candidates=list(files), evidence=TamperingEvidence(files=files),
+                      message=f"candidates changed protected files of the repository: {said}")]
 
 
 def _unscored_concerns(result: EvaluationResult) -> list[Concern]:

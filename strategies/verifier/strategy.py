@@ -34,8 +34,9 @@ from oracle.results.result import BrokenTest, CandidateResult, EvaluationResult,
 from oracle.strategies.protocol import EvaluationContext
 from oracle.tasks.environment import Environment
 from oracle.tasks.task import Task, Trajectory
-from oracle.tasks.testspec import TRAJECTORY_KINDS, CheckTest, PytestTest, ReferenceCheck
-from oracle.strategies.verifier import broken, containment, harness, pytest_suite, reference, scoring, solution
+from oracle.tasks.testspec import TRAJECTORY_KINDS, CheckTest, PytestTest, ReferenceCheck, RepoTestsTest
+from oracle.strategies.verifier import broken, containment, harness, pytest_suite, reference, repo_tests, scoring
+from oracle.strategies.verifier import solution
 from oracle.strategies.verifier import environments
 from oracle.strategies.verifier.runner import CodeRunner
 from oracle.strategies.verifier import concerns as verifier_concerns
@@ -49,9 +50,10 @@ from oracle.sandbox.workers import WorkerPool
 from oracle.sandbox.pinned_pytest import PytestSource
 from oracle.sandbox import pinned_pytest
 
-VERSION = "1.2"
+VERSION = "1.3"
 """1.1: trajectory checks (tool_calls, tool_result, final_state); 1.2: broken tests (the task's
-fault, scored for nobody) and the reference solution (``task.solution``) run first."""
+fault, scored for nobody) and the reference solution (``task.solution``) run first; 1.3: candidate
+patches to a repository, judged by its own tests (repo_tests.py)."""
 PYTHON_CANDIDATES = interpreter_checks.SYSTEM_PYTHONS
 
 
@@ -241,6 +243,11 @@ class VerifierStrategy:
         if any(isinstance(t, CheckTest) for t in task.tests) and not task.entry_point:
             return EvaluationResult.failure("verifier", "task.entry_point: required by check(candidate) tests",
                                             error_type="TaskValidationError")
+        if task.repository is not None and any(isinstance(t, RepoTestsTest) for t in task.tests):
+            python, why = interpreter_status("python", cfg, task.environment)  # candidate patches to a repository
+            if python is None:
+                return EvaluationResult.failure("verifier", f"python: {why}", error_type="InterpreterUnusable")
+            return await repo_tests.evaluate(ctx, cfg, python)
         # Trajectory checks read the steps, not the code: a candidate needs code only for code tests.
         code_tests = {i for i, t in enumerate(task.tests) if t.kind not in TRAJECTORY_KINDS}
         # Per candidate, why its code tests cannot run (extraction failed, a language this machine
