@@ -250,7 +250,8 @@ def test_compare_records_the_rubric_hash_and_its_directory_releases_the_draft(st
     assert result.summary.results[0].agreement == 1.0
     assert summary["results"][0]["answered_items"] == 3
     store.gates = []
-    with pytest.raises(RubricEvidenceTooSmall, match="has 3 answered item\\(s\\), fewer than rubrics.min_evidence_items \\(20\\)"):
+    with pytest.raises(RubricEvidenceTooSmall,
+                       match=r"has 3 answered item\(s\), fewer than rubrics.min_evidence_items \(20\)"):
         store.release("helpful", read_evidence(tmp_path / "cmp", arm="baseline", rubric="helpful"), force=True)
     store.min_evidence_items = 3
     rel = store.release("helpful", read_evidence(tmp_path / "cmp", arm="baseline", rubric="helpful"))
