@@ -14,7 +14,7 @@ from oracle.config.model import OracleConfig
 
 def register(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser("batch", help="evaluate a JSONL file of tasks into a JSONL file of rows (resumable)")
-    p.add_argument("file", help="input .jsonl, one task per line")
+    p.add_argument("file", help="input .jsonl, one task per line; - (or /dev/stdin) reads the lines from stdin")
     p.add_argument("-o", "--output", required=True, help="output .jsonl (appended to; a rerun resumes)")
     p.add_argument("--concurrency", type=int, default=16, help="tasks in flight (default 16)")
     p.add_argument("--engine", choices=("local", "ray"), default="local")
@@ -48,10 +48,14 @@ def preflight(args: argparse.Namespace) -> str | None:
     """Everything that can be checked before the first line runs: a problem found after an hour
     of evaluation (a missing export dependency, an export that would overwrite the rows) is a
     problem that should have stopped the batch at once."""
+    from oracle.cli.task_source import is_stdin
+
     source, output = Path(args.file), Path(args.output)
-    if source.is_dir():
+    if is_stdin(args.file):
+        pass
+    elif source.is_dir():
         return f"{args.file}: is a directory, not a JSONL file"
-    if source.suffix != ".jsonl":
+    elif source.suffix != ".jsonl":
         return (f"{args.file}: batch reads JSONL (one task per line, a .jsonl file); for one JSON or YAML "
                 "task file use `oracle evaluate`")
     if output.suffix != ".jsonl":
@@ -93,6 +97,7 @@ def cmd_batch(args: argparse.Namespace) -> int:
     from oracle.batch import export_parquet, run_batch
     from oracle.cli.progress_bar import rich_bar
     from oracle.cli.render import batch_summary_blocks, show
+    from oracle.cli.task_source import spooled_jsonl
 
     problem = preflight(args)
     if problem:
@@ -101,10 +106,11 @@ def cmd_batch(args: argparse.Namespace) -> int:
 
     config = OracleConfig.load(args.config)
     store = None if (args.no_store or not config.escalation.enabled) else resolve_store_path(args.store, config)
-    report = run_batch(args.file, args.output, config=config, concurrency=args.concurrency, engine=args.engine,
-                       ray_address=args.ray_address, store_path=store, timeout_s=args.task_timeout or None,
-                       progress_interval_s=args.progress_interval, progress_bar=rich_bar(),
-                       learn_history=not args.no_learn, recompute=args.recompute)
+    with spooled_jsonl(args.file) as source:
+        report = run_batch(source, args.output, config=config, concurrency=args.concurrency, engine=args.engine,
+                           ray_address=args.ray_address, store_path=store, timeout_s=args.task_timeout or None,
+                           progress_interval_s=args.progress_interval, progress_bar=rich_bar(),
+                           learn_history=not args.no_learn, recompute=args.recompute)
     exported_ok = True
     if args.export == "parquet":
         dest = Path(args.output).with_suffix(".parquet")

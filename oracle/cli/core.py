@@ -17,7 +17,7 @@ if TYPE_CHECKING:
 
 def register(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser("route", help="show which evaluator each task goes to, with the trace")
-    p.add_argument("file", help="task file: .json, .yaml or .jsonl")
+    p.add_argument("file", help="task file: .json, .yaml or .jsonl; - (or /dev/stdin) reads it from stdin")
     p.add_argument("--json", action="store_true", help="one line of JSON per task")
     p.add_argument("--history", help="earlier results JSONL: feeds the prior_hardness signal")
     p.set_defaults(func=cmd_route)
@@ -26,7 +26,7 @@ def register(sub: argparse._SubParsersAction) -> None:
                        description="Route and evaluate each task. Exit codes: 0 done; 3 when a task failed "
                                    "(status failed), unless --allow-failures; with --strict, 3 when any task is "
                                    "not ok (failed, unparsed, pending, abstained...); 2 bad input.")
-    p.add_argument("file", help="task file: .json, .yaml or .jsonl")
+    p.add_argument("file", help="task file: .json, .yaml or .jsonl; - (or /dev/stdin) reads it from stdin")
     p.add_argument("--json", action="store_true", help="one line of JSON per task")
     p.add_argument("--history", help="earlier results JSONL: feeds the prior_hardness signal")
     exits = p.add_mutually_exclusive_group()
@@ -66,11 +66,11 @@ def cmd_route(args: argparse.Namespace) -> int:
     # evaluators bring the provider stack (httpx, asyncio) with them.
     from oracle.cli.render import BLANK, route_blocks, show
     from oracle.routing._chain import PolicyChain
+    from oracle.cli.task_source import load_task_file
     from oracle.routing.route import route_adapter
-    from oracle.tasks.files import load_tasks
 
     config = OracleConfig.load(args.config)
-    tasks = load_tasks(args.file, limits=config.limits)
+    tasks = load_task_file(args.file, config.limits)
     chain, history = PolicyChain(config), _history(args)
     for item in tasks:
         route = chain.route(item.task, item.trajectories, history=history)
@@ -87,11 +87,11 @@ def cmd_evaluate(args: argparse.Namespace) -> int:
 
     from oracle._oracle import Oracle
     from oracle.cli.render import BLANK, escalation_hint, result_blocks, show
+    from oracle.cli.task_source import load_task_file
     from oracle.escalation._location import resolve_store_path
-    from oracle.tasks.files import load_tasks
 
     config = OracleConfig.load(args.config)
-    tasks = load_tasks(args.file, limits=config.limits)
+    tasks = load_task_file(args.file, config.limits)
     human = store = None
     if args.human == "console":
         from oracle.escalation.human import ConsoleHuman
