@@ -120,3 +120,28 @@ def test_batch_reads_jsonl_from_stdin_and_a_rerun_resumes(tmp_path: Path):
     assert len(rows((tmp_path / "out.jsonl").read_text())) == 4
     again = oracle("batch", "/dev/stdin", "-o", str(tmp_path / "out.jsonl"), "--no-store", stdin=data)
     assert again.returncode == 0 and b"4 input lines, 4 resumed, 0 computed" in again.stdout
+
+
+# -- global options before or after the command -----------------------------------------------------
+
+def test_global_options_work_before_or_after_the_command(tmp_path: Path):
+    cfg = tmp_path / "oracle.yaml"
+    cfg.write_text("routing:\n  threshold: 0.3\n")
+    default = oracle("config", "show", "--json")
+    before = oracle("--config", str(cfg), "config", "show", "--json")
+    after = oracle("config", "show", "--json", "--config", str(cfg))
+    json_first = oracle("--json", "--config", str(cfg), "config", "show")
+    hashes = [json.loads(p.stdout)["config_hash"] for p in (default, before, after, json_first)]
+    assert hashes[1] == hashes[2] == hashes[3] != hashes[0]
+    # nested actions take them too, and a value after the command wins over one before it
+    rubric = ["rubric", "list", "--json"]
+    cfg.write_text("rubrics:\n  dir: mine\n")
+    (tmp_path / "mine" / "r").mkdir(parents=True)
+    listed = oracle("--config", "/nonexistent.yaml", *rubric, "--config", str(cfg), cwd=tmp_path)
+    assert listed.returncode == 0 and json.loads(listed.stdout)["name"] == "r", listed.stderr
+    logged = oracle("route", str(EXAMPLES / "add.yaml"), "--json", "--log-level", "DEBUG", "--log-format", "json")
+    assert logged.returncode == 0 and json.loads(logged.stdout)["task_id"] == "add"
+    bad = oracle("route", str(EXAMPLES / "add.yaml"), "--log-level", "loud")
+    assert bad.returncode == 2 and b"--log-level" in bad.stderr
+    refused = oracle("--json", "rubric", "hash", "x")
+    assert refused.returncode == 2 and b"--json: `oracle rubric` has no --json option" in refused.stderr
