@@ -4,6 +4,8 @@ the real ``oracle`` command in a subprocess (real stdin, real files, real exit c
 from __future__ import annotations
 
 import json
+import os
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -145,3 +147,155 @@ def test_global_options_work_before_or_after_the_command(tmp_path: Path):
     assert bad.returncode == 2 and b"--log-level" in bad.stderr
     refused = oracle("--json", "rubric", "hash", "x")
     assert refused.returncode == 2 and b"--json: `oracle rubric` has no --json option" in refused.stderr
+
+
+# -- one row schema; --format candidates --------------------------------------------------------------
+
+CANDIDATE_COLUMNS = ["task_id", "candidate_id", "evaluator", "passed", "score", "status", "reason", "cost_usd",
+                     "latency_ms"]
+
+
+_TIMINGS = ("latency_ms", "elapsed_us", "duration_ms", "wall_ms", "line", "key", "call_latency_ms", "seconds")
+
+
+def _without_timings(value):
+    if isinstance(value, dict):
+        return {k: _without_timings(v) for k, v in value.items() if k not in _TIMINGS}
+    if isinstance(value, list):
+        return [_without_timings(v) for v in value]
+    return value
+
+
+def test_evaluate_json_rows_and_batch_rows_have_one_schema(tmp_path: Path):
+    source = EXAMPLES / "tasks.jsonl"
+    evaluated = rows(oracle("evaluate", str(source), "--json", "--no-store").stdout)
+    done = oracle("batch", str(source), "-o", str(tmp_path / "b.jsonl"), "--no-store")
+    assert done.returncode == 0, done.stderr
+    batched = sorted(rows((tmp_path / "b.jsonl").read_text()), key=lambda r: r["line"])  # in the order they end
+    assert [sorted(r) for r in evaluated] == [sorted(r) for r in batched]
+    for e, b in zip(evaluated, batched):
+        assert e["line"] == b["line"] and e["key"] is None and b["key"]
+        assert set(e["result"]) == set(b["result"]) and e["result"]["route"]["evaluator"] == e["evaluator"]
+        assert _without_timings(e) == _without_timings(b)
+    # a reference check and a sandbox run call no model: their cost is known, 0, in rows as in tables
+    assert {r["task_id"]: r["cost_usd"] for r in evaluated} == {"add": 0.0, "capital": 0.0, "sum-digits": 0.0,
+                                                                 "echo": 0.0}
+
+
+def test_routes_summary_counts_evaluate_quiet_rows_by_their_evaluator(tmp_path: Path):
+    """`evaluate --json -q` rows carry no trace; routes summary counted every one as unrouted."""
+    quiet = tmp_path / "q.jsonl"
+    quiet.write_bytes(oracle("evaluate", str(EXAMPLES / "tasks.jsonl"), "--json", "-q").stdout)
+    summary = json.loads(oracle("routes", "summary", str(quiet), "--json").stdout)
+    assert summary["rows"] == 4 and summary["unrouted"] == 0 and summary["untraced"] == 4
+    assert summary["evaluators"] == {"verifier": 4}
+    text = oracle("routes", "summary", str(quiet))
+    assert text.returncode == 0 and b"without trace (evaluate -q: evaluator only): 4" in text.stdout
+
+
+@pytest.mark.parametrize("suffix", [".jsonl", ".csv", ".parquet"])
+def test_format_candidates_writes_one_row_per_candidate(tmp_path: Path, suffix: str):
+    import csv
+
+    if suffix == ".parquet":
+        pytest.importorskip("pyarrow")
+    source = EXAMPLES / "tasks.jsonl"
+    out_eval, out_batch = tmp_path / f"e{suffix}", tmp_path / f"b{suffix}"
+    done = oracle("evaluate", str(source), "-q", "--format", "candidates", "-o", str(out_eval))
+    assert done.returncode == 0, done.stderr
+    assert f"wrote 5 candidate rows to {out_eval}".encode() in done.stderr
+    done = oracle("batch", str(source), "-o", str(out_batch), "--format", "candidates", "--no-store")
+    assert done.returncode == 0, done.stderr
+    assert (tmp_path / "b.rows.jsonl").is_file()  # the resumable rows, beside the table
+    tables = []
+    for path in (out_eval, out_batch):
+        if suffix == ".jsonl":
+            table = rows(path.read_text())
+            assert all(list(r) == CANDIDATE_COLUMNS for r in table)
+        elif suffix == ".csv":
+            with path.open(newline="") as fh:
+                reader = csv.DictReader(fh)
+                assert reader.fieldnames == CANDIDATE_COLUMNS
+                table = list(reader)
+        else:
+            import pyarrow.parquet as pq
+
+            read = pq.read_table(path)
+            assert read.column_names == CANDIDATE_COLUMNS
+            table = read.to_pylist()
+        tables.append([(r["task_id"], r["candidate_id"], str(r["passed"]), r["status"], r["reason"]) for r in table])
+    assert tables[0] == tables[1]
+    assert [t[:3] for t in tables[0]] == [("add", "good", "True"), ("add", "bad", "False"),
+                                          ("capital", "a", "False"), ("sum-digits", "a", "True"), ("echo", "a", "True")]
+    assert "expected 'paris' (contains)" in tables[0][2][4]  # the reason is the table's `why`, uncut
+    rerun = oracle("batch", str(source), "-o", str(out_batch), "--format", "candidates", "--no-store")
+    assert b"4 resumed, 0 computed" in rerun.stdout
+
+
+def test_format_candidates_refusals_come_before_anything_runs(tmp_path: Path):
+    task = str(EXAMPLES / "capital.json")
+    no_file = oracle("evaluate", task, "--format", "candidates")
+    assert no_file.returncode == 2 and b"name the file with -o FILE" in no_file.stderr
+    xlsx = oracle("evaluate", task, "--format", "candidates", "-o", str(tmp_path / "c.xlsx"))
+    assert xlsx.returncode == 2 and b".jsonl, .csv or .parquet" in xlsx.stderr
+    code = ("import sys\nsys.modules['pyarrow'] = None\nsys.modules['pyarrow.parquet'] = None\n"
+            "from oracle.cli.main import main\nsys.exit(main(sys.argv[1:]))")
+    for command in (["evaluate", task], ["batch", str(EXAMPLES / "tasks.jsonl"), "--no-store"]):
+        out = tmp_path / "c.parquet"
+        missing = subprocess.run([sys.executable, "-c", code, *command, "--format", "candidates", "-o", str(out)],
+                                 cwd=ROOT, capture_output=True, text=True, timeout=120)
+        assert missing.returncode == 2, missing.stderr
+        assert "pip install 'oracle-router[parquet]'" in missing.stderr and not out.exists()
+        assert not (tmp_path / "c.rows.jsonl").exists()
+
+
+# -- the route table, the why column, costs -----------------------------------------------------------
+
+def test_the_route_table_lists_abstained_policies_only_with_v():
+    for command in (["route", "docs/examples/add.yaml"], ["evaluate", "docs/examples/add.yaml"]):
+        plain = oracle(*command).stdout.decode()
+        assert "abstained\n" not in plain.replace("(-v lists them)", "")
+        assert not any(line.rstrip().endswith(" abstained") for line in plain.splitlines())
+        assert "6 policies abstained (-v lists them)" in plain
+        verbose = oracle(*command, "-v").stdout.decode()
+        listed = [line.split()[0] for line in verbose.splitlines() if line.rstrip().endswith(" abstained")]
+        assert listed == ["claim_check", "difficulty", "open_ended_judgment", "pairwise_preference",
+                          "reference_answer", "tool_use"]
+        assert "(-v lists them)" not in verbose
+
+
+def test_why_wraps_on_a_terminal_and_is_whole_in_plain_output():
+    """The `why` of lru_cache runs past 300 characters; it was cut at 140."""
+    from tests.test_cli_render import _oracle_on_a_terminal
+
+    task = "examples/n_plus_one/task.json"
+    plain = oracle("evaluate", task, "-q").stdout.decode()
+    (line,) = [x for x in plain.splitlines() if x.startswith("lru_cache")]
+    assert line.endswith("sees_new_items_between_calls: fail: a second call returned stale items after an insert "
+                         "(test line 90)")
+    terminal = re.sub(r"\x1b\[[0-9;?]*[A-Za-z]", "", _oracle_on_a_terminal("evaluate", task, "-q"))
+    lines = terminal.splitlines()
+    assert max(len(x) for x in lines) <= 160  # laid out at the terminal's width
+    start = next(i for i, x in enumerate(lines) if x.startswith("lru_cache"))
+    wrapped = " ".join(x.split("ok", 1)[-1].strip() if i == 0 else x.strip()
+                       for i, x in enumerate(lines[start:start + 6]) if not x.startswith("best:"))
+    assert "(test line 90)" in wrapped and "constant_queries_5000_orders" in wrapped
+
+
+def test_costs_print_one_way_everywhere(tmp_path: Path, scripted_server):
+    no_model = "$0 (no model call)"
+    sandbox = oracle("evaluate", "docs/examples/add.yaml", "-q").stdout.decode()
+    assert f"cost {no_model}" in sandbox and "$0.000000" not in sandbox
+    reference = oracle("evaluate", "docs/examples/capital.json", "-q", "--allow-failures").stdout.decode()
+    assert f"cost {no_model}" in reference and "cost unknown" not in reference
+    batch = oracle("batch", "docs/examples/tasks.jsonl", "-o", str(tmp_path / "b.jsonl"), "--no-store")
+    assert no_model in batch.stdout.decode() and "0.0000" not in batch.stdout.decode()
+    compared = oracle("compare", "docs/examples/labelled.jsonl", "-o", str(tmp_path / "cmp"), "--arms",
+                      "verifier,baseline", "--no-report").stdout.decode()
+    verifier_row = next(x for x in compared.splitlines() if x.startswith("verifier "))
+    assert verifier_row.endswith(no_model)
+    # model calls at a price nobody configured: unknown, never 0
+    env = {**os.environ, "ORACLE_BASE_URL": scripted_server.base_url, "ORACLE_MODEL": "scripted-model"}
+    judged = oracle("evaluate", str(EXAMPLES / "helpful.yaml"), "-q", "--allow-failures", "--no-store", env=env)
+    text = judged.stdout.decode()
+    assert re.search(r"calls [1-9]\d*  cost unknown  ", text), text + judged.stderr.decode()

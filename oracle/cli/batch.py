@@ -33,6 +33,10 @@ def register(sub: argparse._SubParsersAction) -> None:
                         f"(default {DEFAULT_TASK_TIMEOUT_S:g}; 0 turns the bound off)")
     p.add_argument("--progress-interval", type=float, default=5.0,
                    help="seconds between progress log lines when not on a terminal")
+    p.add_argument("--format", choices=("rows", "candidates"), default="rows",
+                   help="what -o holds: rows (the resumable JSONL rows) or candidates (one row per candidate as "
+                        ".jsonl, .csv or .parquet from the extension; the rows are then kept beside it in "
+                        "NAME.rows.jsonl, which a rerun resumes)")
     p.add_argument("--summary-json", action="store_true", help="print the summary as JSON instead of a table")
     p.add_argument("--strict", action="store_true",
                    help="exit 3 when any row is not ok (failed, unparsed, pending, abstained, invalid input)")
@@ -58,7 +62,15 @@ def preflight(args: argparse.Namespace) -> str | None:
     elif source.suffix != ".jsonl":
         return (f"{args.file}: batch reads JSONL (one task per line, a .jsonl file); for one JSON or YAML "
                 "task file use `oracle evaluate`")
-    if output.suffix != ".jsonl":
+    if args.format == "candidates":
+        from oracle.cli.candidate_rows import output_problem
+
+        problem = output_problem(args.output)
+        if problem:
+            return problem
+        if args.export:
+            return "--export parquet: with --format candidates, name the output .parquet instead"
+    elif output.suffix != ".jsonl":
         return f"--output: {args.output}: rows are written as JSONL; name the output .jsonl"
     if args.concurrency < 1:
         return "--concurrency: must be at least 1"
@@ -75,6 +87,15 @@ def preflight(args: argparse.Namespace) -> str | None:
         if not dest.parent.is_dir():
             return f"--export parquet: the directory {dest.parent} does not exist"
     return None
+
+
+def rows_file(args: argparse.Namespace) -> str:
+    """Where the resumable rows go: ``-o`` itself, or beside the candidates file
+    (``out.csv`` -> ``out.rows.jsonl``)."""
+    if args.format != "candidates":
+        return args.output
+    out = Path(args.output)
+    return str(out.with_name(out.stem + ".rows.jsonl"))
 
 
 def _escalation_hint(summary: dict, store: str | None, no_store: bool) -> None:
@@ -106,12 +127,20 @@ def cmd_batch(args: argparse.Namespace) -> int:
 
     config = OracleConfig.load(args.config)
     store = None if (args.no_store or not config.escalation.enabled) else resolve_store_path(args.store, config)
+    rows_path = rows_file(args)
     with spooled_jsonl(args.file) as source:
-        report = run_batch(source, args.output, config=config, concurrency=args.concurrency, engine=args.engine,
+        report = run_batch(source, rows_path, config=config, concurrency=args.concurrency, engine=args.engine,
                            ray_address=args.ray_address, store_path=store, timeout_s=args.task_timeout or None,
                            progress_interval_s=args.progress_interval, progress_bar=rich_bar(),
                            learn_history=not args.no_learn, recompute=args.recompute)
     exported_ok = True
+    if args.format == "candidates":
+        from oracle.batch.output import iter_rows
+        from oracle.cli.candidate_rows import write_candidates
+
+        # rows land in the order they finish; the table follows the input's
+        n = write_candidates(sorted(iter_rows(rows_path), key=lambda row: row.get("line") or 0), args.output)
+        print(f"wrote {n} candidate rows to {args.output} (rows: {rows_path})", file=sys.stderr)
     if args.export == "parquet":
         dest = Path(args.output).with_suffix(".parquet")
         try:
@@ -137,7 +166,7 @@ def cmd_batch(args: argparse.Namespace) -> int:
               file=sys.stderr)
         return 2
     if report.summary["rows"] != report.total:
-        print(f"error: {args.output} holds {report.summary['rows']} rows for {report.total} input lines; "
+        print(f"error: {rows_path} holds {report.summary['rows']} rows for {report.total} input lines; "
               "rows from a different input file?", file=sys.stderr)
         return 1
     if not exported_ok:
