@@ -299,3 +299,110 @@ def test_costs_print_one_way_everywhere(tmp_path: Path, scripted_server):
     judged = oracle("evaluate", str(EXAMPLES / "helpful.yaml"), "-q", "--allow-failures", "--no-store", env=env)
     text = judged.stdout.decode()
     assert re.search(r"calls [1-9]\d*  cost unknown  ", text), text + judged.stderr.decode()
+
+
+# -- oracle schema task, oracle init ----------------------------------------------------------------
+
+def _yaml(path: Path):
+    import yaml
+
+    return yaml.safe_load(path.read_text(encoding="utf-8"))
+
+
+def test_schema_task_is_the_models_schema_and_validates_real_task_files(tmp_path: Path):
+    import jsonschema
+
+    out = oracle("schema", "task")
+    assert out.returncode == 0, out.stderr
+    schema = json.loads(out.stdout)
+    assert schema["$schema"] == "https://json-schema.org/draft/2020-12/schema"
+    jsonschema.Draft202012Validator.check_schema(schema)
+    validator = jsonschema.Draft202012Validator(schema)
+    files = [p for pattern in ("docs/examples/**/*.yaml", "docs/examples/*.json", "examples/*/*.json",
+                               "examples/*/*.yaml", "oracle/cli/templates/*.yaml") for p in ROOT.glob(pattern)]
+    documents = [d for d in map(_yaml, files) if isinstance(d, dict) and "task" in d]
+    for path in ROOT.glob("docs/examples/*.jsonl"):
+        documents += [{k: v for k, v in json.loads(line).items() if k != "label"}
+                      for line in path.read_text().splitlines() if line.strip() and path.name != "bad.jsonl"]
+    assert len(documents) > 40  # every example task file the repository ships, shorthands (messages, criteria) too
+    for doc in documents:
+        errors = list(validator.iter_errors(doc))
+        assert not errors, (doc["task"]["id"], errors[0].message[:300])
+    bad = [json.loads(line) for line in (EXAMPLES / "bad.jsonl").read_text().splitlines()]
+    assert [validator.is_valid(d) for d in bad] == [True, True, False]  # its unknown test kind
+    many = [_yaml(EXAMPLES / "add.yaml"), _yaml(EXAMPLES / "author.yaml")]
+    assert validator.is_valid(many)  # a file may hold a list of tasks
+    typo = _yaml(EXAMPLES / "add.yaml")
+    typo["task"]["entrypoint"] = typo["task"].pop("entry_point")
+    assert any("entrypoint" in e.message for e in validator.iter_errors(typo))
+    bad_kind = _yaml(EXAMPLES / "add.yaml")
+    bad_kind["task"]["tests"][0]["kind"] = "unit"
+    assert not validator.is_valid(bad_kind)
+
+
+def test_the_docs_show_the_yaml_language_server_line():
+    page = (ROOT / "docs/tasks.md").read_text(encoding="utf-8")
+    assert "oracle schema task > oracle-task.schema.json" in page
+    assert "# yaml-language-server: $schema=./oracle-task.schema.json" in page
+
+
+def test_init_writes_an_example_of_each_kind_that_evaluates_as_is(tmp_path: Path):
+    import jsonschema
+
+    done = oracle("init", str(tmp_path / "start"))
+    assert done.returncode == 0, done.stderr
+    start = tmp_path / "start"
+    names = ["agent_run.yaml", "code.yaml", "open_ended.yaml", "oracle-task.schema.json", "short_answer.yaml"]
+    assert sorted(p.name for p in start.iterdir()) == names
+    schema = json.loads((start / "oracle-task.schema.json").read_text())
+    for name in ("code.yaml", "short_answer.yaml", "agent_run.yaml", "open_ended.yaml"):
+        text = (start / name).read_text()
+        assert text.startswith("# yaml-language-server: $schema=./oracle-task.schema.json\n")
+        assert sum(line.lstrip().startswith("#") for line in text.splitlines()) >= 3  # commented
+        jsonschema.validate(_yaml(start / name), schema)
+    expected = {"code.yaml": ("verifier", "good"), "short_answer.yaml": ("verifier", "sentence"),
+                "agent_run.yaml": ("verifier", "careful")}
+    for name, (evaluator, best) in expected.items():
+        run = oracle("evaluate", str(start / name), "--json", "--no-store", cwd=tmp_path)
+        assert run.returncode == 0, (name, run.stderr)
+        (row,) = rows(run.stdout)
+        assert (row["status"], row["evaluator"], row["best"]) == ("ok", evaluator, [best]), name
+        assert row["result"]["result"]["ranking"][-1] != best  # the examples tell their candidates apart
+    again = oracle("init", str(start))
+    assert again.returncode == 2 and b"already there (--force overwrites them)" in again.stderr
+    assert oracle("init", str(start), "--force").returncode == 0
+
+
+def _criteria_judge(request):
+    from tests.plugins.scripted_server import chat_reply
+    from tests.test_llm_judge import pointwise_json
+
+    return chat_reply(pointwise_json({"c1": 9, "c2": 8, "c3": 7}))
+
+
+def test_inits_open_ended_example_with_a_model_and_without_one(tmp_path: Path, scripted_server):
+    assert oracle("init", str(tmp_path)).returncode == 0
+    task = str(tmp_path / "open_ended.yaml")
+    scripted_server.set_handler(_criteria_judge)
+    env = {**os.environ, "ORACLE_BASE_URL": scripted_server.base_url, "ORACLE_MODEL": "scripted-model"}
+    judged = oracle("evaluate", task, "--json", "--no-store", env=env, cwd=tmp_path)
+    assert judged.returncode == 0, judged.stderr
+    (row,) = rows(judged.stdout)
+    assert row["status"] == "ok" and row["evaluator"] == "llm_judge"
+    # 9, 8 and 7 of 1..10 on the three criteria, weighted 1, 1 and 0.5: (8/9 + 7/9 + 0.5 * 6/9) / 2.5
+    assert row["score"] == pytest.approx((8 / 9 + 7 / 9 + 0.5 * 6 / 9) / 2.5, abs=1e-3)
+    assert scripted_server.requests  # the judge was asked
+    text = oracle("evaluate", task, "-q", "--no-store", env=env, cwd=tmp_path).stdout.decode()
+    assert re.search(r"calls 1  cost unknown", text), text
+    # no server: the existing hint, exit 3, never a traceback
+    import socket
+
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    env = {**os.environ, "ORACLE_BASE_URL": f"http://127.0.0.1:{port}/v1", "ORACLE_MODEL": "scripted-model"}
+    down = oracle("evaluate", task, "--no-store", env=env, cwd=tmp_path)
+    out = down.stdout.decode() + down.stderr.decode()
+    assert down.returncode == 3 and "Traceback" not in out and "internal error" not in out
+    assert f"nothing is listening at http://127.0.0.1:{port}/v1" in out and "oracle model serve" in out
+    assert "cost $0 (no model answered)" in out

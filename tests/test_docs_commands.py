@@ -177,6 +177,14 @@ EXPECT: dict[tuple[str, str], Expect] = {
     ("docs/serve.md", "kill %1"): Expect(),
     ("docs/serve.md", "oracle serve --openapi"): Expect(stdout=r'"openapi"'),
     ("docs/tasks.md", "oracle route docs/examples/bad.jsonl"): Expect(exit=2),
+    ("docs/tasks.md", "oracle init start"): Expect(stdout=r"wrote code\.yaml, short_answer\.yaml, open_ended\.yaml, "
+                                                          r"agent_run\.yaml and oracle-task\.schema\.json to start"),
+    ("docs/tasks.md", "oracle evaluate start/code.yaml"): Expect(stdout=r"best: good "),
+    # Open-ended work needs a model: judged with one, the hint to start one without (issue 29).
+    ("docs/tasks.md", "oracle evaluate start/open_ended.yaml"):
+        Expect(needs=LOCAL, stdout=r"task support-reply: -> llm_judge",
+               offline=Expect(exit=3, stdout=r"error: EndpointUnreachable: .*" + _NO_MODEL)),
+    ("docs/tasks.md", "oracle schema task > oracle-task.schema.json"): Expect(),
     ("docs/verifier.md", "oracle evaluate docs/examples/author.yaml --no-route"):
         Expect(stdout=r"sentence +1\.000 +PASS +ok +expected 'jane austen' \(contains\), found at 35"),
     ("docs/verifier.md", "oracle evaluate examples/n_plus_one/task.json"): Expect(stdout=r"lru_cache +0\.250 +FAIL"),
@@ -223,7 +231,7 @@ def every_command() -> list[Command]:
 
 def oracle_argv(text: str) -> list[str] | None:
     """The arguments after ``oracle`` (environment assignments before it skipped), or None."""
-    words = shlex.split(text.rstrip("&").split(" | ")[0].strip())
+    words = shlex.split(text.rstrip("&").split(" | ")[0].split(" > ")[0].strip())
     while words and _ENV_ASSIGNMENT.match(words[0]):
         words.pop(0)
     return words[1:] if words and words[0] == "oracle" else None

@@ -16,7 +16,7 @@ from typing import Any
 from oracle.batch.source import InputEntry, parse_entry
 from oracle.errors import TaskValidationError
 from oracle.tasks._limits import InputLimits
-from oracle.results.cost import model_cost
+from oracle.results._cost import model_cost
 from oracle.results.result import ErrorInfo, OracleResult, Status
 
 

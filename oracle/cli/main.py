@@ -34,6 +34,8 @@ COMMAND_MODULES = (
     "oracle.cli.calibrate",
     "oracle.cli.routes",
     "oracle.cli.check",
+    "oracle.cli.schema",
+    "oracle.cli.init",
 )
 COMMANDS = {
     "route": "oracle.cli.core", "evaluate": "oracle.cli.core", "config": "oracle.cli.core",
@@ -46,6 +48,8 @@ COMMANDS = {
     "calibrate": "oracle.cli.calibrate",
     "routes": "oracle.cli.routes",
     "check": "oracle.cli.check",
+    "schema": "oracle.cli.schema",
+    "init": "oracle.cli.init",
 }
 """Top-level command -> the module that registers it. A run imports only the module of the command
 it names (``oracle route`` never imports the batch engine, the providers or the sandbox); help and

@@ -189,10 +189,10 @@ def why(details: Mapping[str, Any]) -> str:
 
 
 def cost_text(result: Any) -> str:
-    """A result's cost, the one way costs print (oracle/results/cost.py)."""
-    from oracle.results.cost import cost_text as text, made_no_model_call
+    """A result's cost, the one way costs print (oracle/results/_cost.py)."""
+    from oracle.results._cost import result_cost_text
 
-    return text(result.cost_usd, model_calls=0 if made_no_model_call(result) else None)
+    return result_cost_text(result)
 
 
 def _verdict(passed: bool | None) -> str | Text:
@@ -352,7 +352,7 @@ def _fmt(value: float | None, spec: str) -> str:
 def batch_summary_blocks(summary: Mapping[str, Any]) -> list[Block]:
     """Per evaluator: rows, pass rate (of the rows with a verdict), failures, escalations, cost
     (rows whose cost is unknown counted apart, never as 0), latency p50/p95 (oracle.batch.summary)."""
-    from oracle.results.cost import cost_text as cost_text_of
+    from oracle.results._cost import cost_text as cost_text_of
 
     rows = []
     for name, s in summary["evaluators"].items():

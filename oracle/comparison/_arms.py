@@ -31,7 +31,7 @@ from oracle.comparison.records import RunRecord
 from oracle.config.model import OracleConfig
 from oracle.errors import OracleError
 from oracle.results.result import EvaluationResult
-from oracle.results.cost import model_cost
+from oracle.results._cost import model_cost
 from oracle.tasks.task import Task, TaskInput, Trajectory
 
 LLM_DEFAULT_THRESHOLD = 0.5

@@ -6,7 +6,7 @@ so both show the same figures formatted the same way."""
 from __future__ import annotations
 
 from oracle.comparison.summary import ArmSummary
-from oracle.results.cost import cost_text
+from oracle.results._cost import cost_text
 
 COLUMNS = ("arm", "n", "n/a", "agreement [95% CI]", "kappa", "repeat chg", "order flips", "abst/unp/fail",
            "p50 ms", "p95 ms", "calls/run", "tokens", "$/100 items")

@@ -3,8 +3,8 @@ comparisons.
 
 Three cases, never mixed up: an evaluation that made no model request (a sandbox run, a reference
 check) cost nothing, and says so (``$0 (no model call)``, not ``$0.000000`` as if a model had been
-priced at zero); one that made requests at a price nobody configured is ``unknown``, never 0; the
-rest print in dollars.
+priced at zero; ``$0 (no model answered)`` when every request failed); one that made requests at a
+price nobody configured is ``unknown``, never 0; the rest print in dollars.
 """
 
 from __future__ import annotations
@@ -15,6 +15,7 @@ if TYPE_CHECKING:
     from oracle.results.result import EvaluationResult
 
 NO_MODEL_CALL = "$0 (no model call)"
+NO_MODEL_ANSWER = "$0 (no model answered)"
 UNKNOWN = "unknown"
 
 
@@ -22,6 +23,21 @@ def made_no_model_call(result: EvaluationResult) -> bool:
     """No request reached (or was tried against) a model endpoint."""
     prov = result.provenance
     return prov.requests == 0 and not prov.calls and not prov.failed_calls
+
+
+def nothing_answered(result: EvaluationResult) -> bool:
+    """Requests were tried but none was answered (a refused connection, every call failed)."""
+    prov = result.provenance
+    return not prov.calls and bool(prov.requests or prov.failed_calls)
+
+
+def result_cost_text(result: EvaluationResult) -> str:
+    """A result's cost as tables print it."""
+    if made_no_model_call(result):
+        return NO_MODEL_CALL
+    if nothing_answered(result) and not result.cost_usd:
+        return NO_MODEL_ANSWER
+    return cost_text(result.cost_usd, model_calls=None)
 
 
 def model_cost(result: EvaluationResult | None) -> float | None:
