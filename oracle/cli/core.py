@@ -101,7 +101,11 @@ def cmd_evaluate(args: argparse.Namespace) -> int:
     from oracle.cli.task_source import load_task_file
     from oracle.escalation._location import resolve_store_path
 
+    from oracle.cli.task_source import is_stdin
+
     problem = _output_problem(args)
+    if args.human == "console" and is_stdin(args.file):
+        problem = "--human console reads the answers from stdin, which holds the task here: give the task as a file"
     if problem:
         print(f"error: {problem}", file=sys.stderr)
         return 2

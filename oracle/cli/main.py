@@ -98,6 +98,7 @@ class CommandParser(argparse.ArgumentParser):
 
     def __init__(self, *args: object, **kwargs: object) -> None:
         kwargs["parents"] = [*kwargs.get("parents", ()), _AFTER_THE_COMMAND]  # type: ignore[misc]
+        kwargs.setdefault("conflict_handler", "resolve")  # a (third-party) command's own option of the name wins
         super().__init__(*args, **kwargs)  # type: ignore[arg-type]
 
 
