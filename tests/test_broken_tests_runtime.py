@@ -253,5 +253,5 @@ def test_oracle_evaluate_shows_the_broken_tests_and_scores_the_rest(tmp_path):
         ["good", "1.000", "PASS"], ["wrong", "0.000", "FAIL"]]
     row = json.loads(subprocess.run([sys.executable, "-m", "oracle", "evaluate", "--json", str(path)],
                                     capture_output=True, text=True, cwd=ROOT, timeout=300).stdout)
-    assert [b["test"] for b in row["result"]["broken_tests"]] == ["needs_numpy"]
+    assert [b["test"] for b in row["result"]["result"]["broken_tests"]] == ["needs_numpy"]
     assert row["escalation"]["reason"] == "broken_tests"

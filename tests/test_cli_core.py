@@ -77,9 +77,9 @@ def test_evaluate_infeasible_override_gives_failed_row_with_escalation(tmp_path)
     assert out.returncode == 3, out.stderr                    # a failed task exits 3 (issue 29)
     assert "1 of 1 task(s) failed" in out.stderr and "--allow-failures" in out.stderr
     row = json.loads(out.stdout)
-    assert row["status"] == "failed" and row["route"]["evaluator"] is None
+    assert row["status"] == "failed" and row["evaluator"] is None and row["result"]["route"]["evaluator"] is None
     assert row["escalation"]["reason"] == "no_feasible_evaluator"
-    assert "tests" in row["escalation"]["question"]
+    assert "tests" in row["result"]["escalation"]["question"]
 
 
 def test_history_feeds_prior_hardness(tmp_path):
@@ -157,9 +157,10 @@ def test_no_route_shows_verdicts_without_the_routing_table(tmp_path):
         assert quiet.stdout.count("task r") == 3 and quiet.stdout.count("best: good ") == 3
         assert "good       1.000  PASS" in quiet.stdout and "bad        0.000  FAIL" in quiet.stdout
     rows = [json.loads(line) for line in oracle("evaluate", str(path), "--json", "-q").stdout.splitlines()]
-    assert len(rows) == 3 and all("route" not in r and r["result"]["best"] == ["good"] for r in rows)
+    assert len(rows) == 3 and all("route" not in r["result"] and r["result"]["result"]["best"] == ["good"]
+                                  and r["best"] == ["good"] and r["evaluator"] == "verifier" for r in rows)
     full_rows = [json.loads(line) for line in oracle("evaluate", str(path), "--json").stdout.splitlines()]
-    assert all("route" in r for r in full_rows)
+    assert all("route" in r["result"] for r in full_rows)
 
 
 def test_progress_off_a_terminal_only_when_asked(tmp_path):

@@ -109,15 +109,27 @@ EXPECT: dict[tuple[str, str], Expect] = {
                                              r"connection failed: .*" + _NO_MODEL)),
     ("docs/calibration.md", "oracle rubric new helpful --from docs/examples/helpful.yaml"): Expect(),
     ("docs/calibration.md", "oracle rubric hash helpful"): Expect(stdout=r"^[0-9a-f]{64}$"),
+    # The rubric walkthrough, with the model (24 items, at least 20 answered: rubrics.min_evidence_items) and without
+    # (the comparison stops at once with the hint, and every later step says what is missing).
     ("docs/calibration.md", "oracle compare docs/examples/rubric-labelled.jsonl -o cmp-rubric "
-                            "--arms decision_judge,routed"): Expect(needs=LOCAL),
+                            "--arms decision_judge,routed"):
+        Expect(needs=LOCAL, stdout=r"routed", offline=Expect(exit=2, stderr=r"the comparison stopped: .*" + _NO_MODEL)),
     ("docs/calibration.md", "oracle rubric release helpful --evidence cmp-rubric"):
-        Expect(needs=LOCAL, stdout=r"released helpful v1"),
-    ("docs/calibration.md", "oracle rubric promote helpful 1"): Expect(needs=LOCAL),
-    ("docs/calibration.md", "oracle rubric list"): Expect(needs=LOCAL, stdout=r"current v1"),
-    ("docs/calibration.md", "oracle rubric show helpful@1"): Expect(needs=LOCAL),
-    ("docs/calibration.md", "oracle rubric diff helpful@1 helpful@draft"): Expect(needs=LOCAL),
-    ("docs/calibration.md", "oracle rubric rollback helpful"): Expect(needs=LOCAL),
+        Expect(needs=LOCAL, stdout=r"released helpful v1: .*\((2[0-4]) answered items\)",
+               offline=Expect(exit=2, stderr=r"evidence cmp-rubric/summary\.json: cannot read")),
+    ("docs/calibration.md", "oracle rubric release helpful --evidence cmp-rubric --arm routed"):
+        Expect(needs=LOCAL, stdout=r"^helpful: unchanged, still v1",
+               offline=Expect(exit=2, stderr=r"evidence cmp-rubric/summary\.json: cannot read")),
+    ("docs/calibration.md", "oracle rubric promote helpful 1"):
+        Expect(needs=LOCAL, offline=Expect(exit=2, stderr=r"rubric 'helpful' has no version 1")),
+    ("docs/calibration.md", "oracle rubric list"):
+        Expect(needs=LOCAL, stdout=r"current v1", offline=Expect(stdout=r"helpful +current - +versions - +draft yes")),
+    ("docs/calibration.md", "oracle rubric show helpful@1"):
+        Expect(needs=LOCAL, offline=Expect(exit=2, stderr=r"has no version 1")),
+    ("docs/calibration.md", "oracle rubric diff helpful@1 helpful@draft"):
+        Expect(needs=LOCAL, offline=Expect(exit=2, stderr=r"has no version 1")),
+    ("docs/calibration.md", "oracle rubric rollback helpful"):
+        Expect(needs=LOCAL, offline=Expect(exit=2, stderr=r"nothing to roll back")),
     ("docs/cli.md", "oracle --help"): Expect(stdout=r"routes summary|routes\b"),
     ("docs/cli.md", "oracle --version"): Expect(stdout=r"oracle-router "),
     ("docs/cli.md", "oracle route docs/examples/tasks.jsonl"): Expect(stdout=r"task echo: -> verifier"),
@@ -175,6 +187,14 @@ EXPECT: dict[tuple[str, str], Expect] = {
     ("docs/serve.md", "kill %1"): Expect(),
     ("docs/serve.md", "oracle serve --openapi"): Expect(stdout=r'"openapi"'),
     ("docs/tasks.md", "oracle route docs/examples/bad.jsonl"): Expect(exit=2),
+    ("docs/tasks.md", "oracle init start"): Expect(stdout=r"wrote code\.yaml, short_answer\.yaml, open_ended\.yaml, "
+                                                          r"agent_run\.yaml and oracle-task\.schema\.json to start"),
+    ("docs/tasks.md", "oracle evaluate start/code.yaml"): Expect(stdout=r"best: good "),
+    # Open-ended work needs a model: judged with one, the hint to start one without (issue 29).
+    ("docs/tasks.md", "oracle evaluate start/open_ended.yaml"):
+        Expect(needs=LOCAL, stdout=r"task support-reply: -> llm_judge",
+               offline=Expect(exit=3, stdout=r"error: EndpointUnreachable: .*" + _NO_MODEL)),
+    ("docs/tasks.md", "oracle schema task > oracle-task.schema.json"): Expect(),
     ("docs/verifier.md", "oracle evaluate docs/examples/author.yaml --no-route"):
         Expect(stdout=r"sentence +1\.000 +PASS +ok +expected 'jane austen' \(contains\), found at 35"),
     ("docs/verifier.md", "oracle evaluate examples/n_plus_one/task.json"): Expect(stdout=r"lru_cache +0\.250 +FAIL"),
@@ -221,7 +241,7 @@ def every_command() -> list[Command]:
 
 def oracle_argv(text: str) -> list[str] | None:
     """The arguments after ``oracle`` (environment assignments before it skipped), or None."""
-    words = shlex.split(text.rstrip("&").split(" | ")[0].strip())
+    words = shlex.split(text.rstrip("&").split(" | ")[0].split(" > ")[0].strip())
     while words and _ENV_ASSIGNMENT.match(words[0]):
         words.pop(0)
     return words[1:] if words and words[0] == "oracle" else None
@@ -409,13 +429,16 @@ def test_the_page_commands_run_offline(page, tmp_path, shared_data):
 
 
 def test_the_walkthroughs_run_with_and_without_a_model_server():
-    """Issue 29: the escalation and calibrate walkthroughs run as written either way."""
+    """Issue 29: the escalation, calibrate, rubric release and compare walkthroughs run as written
+    either way: every step of them that needs the model says what it does without one."""
     offline = [p for p in PAGES if _runs_offline(p)]
     with_model = {page for (page, _), e in EXPECT.items() if e.needs == LOCAL} | set(ALSO_WITH_MODEL)
-    for page in ("docs/escalation.md", "docs/calibration.md"):
+    for page in ("docs/escalation.md", "docs/calibration.md", "docs/comparisons.md"):
         assert page in offline and page in with_model, page
-    (calibrate,) = [c for c in documented("docs/calibration.md") if c.text.startswith("oracle calibrate ")]
-    assert EXPECT[("docs/calibration.md", calibrate.text)].offline is not None
+    for command in documented("docs/calibration.md"):
+        if command.text.startswith(("oracle calibrate ", "oracle rubric ", "oracle compare ")):
+            expect = EXPECT[("docs/calibration.md", command.text)]
+            assert expect.needs != LOCAL or expect.offline is not None, command.text
 
 
 @pytest.mark.slow

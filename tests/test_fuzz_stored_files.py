@@ -149,15 +149,20 @@ def _build(base: Path) -> None:
     assert _quiet_main("rubric", "new", "r", "--dir", str(rub))[0] == 0
     digest = _quiet_main("rubric", "hash", "r", "--dir", str(rub))[1].strip()
     evidence = base / "evidence.json"
-    evidence.write_text(json.dumps({"results": [{"arm": "routed", "agreement": 0.9, "n": 10, "decided": 10,
+    evidence.write_text(json.dumps({"results": [{"arm": "routed", "agreement": 0.9, "n": 20, "decided": 20,
+                                                 "answered_items": 20,
                                                  "calibration": [{"n": 10, "mean_confidence": 0.8,
                                                                   "accuracy": 0.7}]}],
                                     "rubric_hashes": {"r@draft": digest}}))
     (base / "calibration.json").write_text(json.dumps({
         "version": 2, "evaluator": "decision_judge", "models": {},
-        "evidence": {"rubric_hash": digest, "metrics": {"kappa": {"value": 0.7}, "n": 40}}}))
+        "evidence": {"rubric_hash": digest, "item_outcomes": {"answered": 40},
+                     "metrics": {"kappa": {"value": 0.7}, "n": 40}}}))
     assert _quiet_main("rubric", "release", "r", "--evidence", str(evidence), "--dir", str(rub))[0] == 0
     assert _quiet_main("rubric", "promote", "r", "1", "--dir", str(rub))[0] == 0
+    # r's draft is released now (releasing it again reads no evidence): the evidence files are read
+    # by releasing e, a draft of the same content never released
+    assert _quiet_main("rubric", "new", "e", "--dir", str(rub))[0] == 0
     from oracle.escalation.store import EscalationStore
     from tests.test_escalation_store_concurrency import _file
 
@@ -201,7 +206,7 @@ def _kind_plan(kind: str, d: Path) -> tuple[Path, str, list[list[str]]]:
         return f, f.read_text(), [c + rub for c in RUBRIC_READERS]
     if kind in ("evidence", "calibration"):
         f = d / f"{kind}.json"
-        return f, f.read_text(), [["rubric", "release", "r", "--evidence", str(f), *rub]]
+        return f, f.read_text(), [["rubric", "release", "e", "--evidence", str(f), *rub]]
     if kind == "task":
         f = d / "task.json"
         return f, f.read_text(), [["route", str(f)], ["route", str(f), "--json"],

@@ -12,7 +12,8 @@ import pytest
 
 from oracle import Oracle, OracleConfig
 from oracle.errors import TaskValidationError
-from oracle.rubrics import Gate, RubricError, RubricGateFailed, RubricStore, RubricTampered, read_evidence
+from oracle.rubrics import (Gate, RubricError, RubricEvidenceTooSmall, RubricGateFailed, RubricStore, RubricTampered,
+                            read_evidence)
 from tests.plugins.scripted_server import chat_reply
 
 DRAFT = """\
@@ -37,16 +38,21 @@ def oracle_cli(*args: str, cwd: Path) -> subprocess.CompletedProcess:
     return subprocess.run([sys.executable, "-m", "oracle", *args], cwd=cwd, capture_output=True, text=True, timeout=120)
 
 
-def evidence_file(path: Path, rubric_hash: str, **metrics: float) -> Path:
-    """A calibration file (version 2 shape) whose evidence names a rubric hash and metrics."""
-    path.write_text(json.dumps({"version": 2, "evaluator": "decision_judge", "models": {},
-                                "evidence": {"rubric_hash": rubric_hash, "metrics": metrics}}))
+def evidence_file(path: Path, rubric_hash: str, answered: int | None = 25, **metrics: float) -> Path:
+    """A calibration file (version 2 shape) whose evidence names a rubric hash, metrics and how many
+    items were answered (None: a file that records no count)."""
+    ev: dict = {"rubric_hash": rubric_hash, "metrics": metrics}
+    if answered is not None:
+        ev["item_outcomes"] = {"answered": answered, "failed": 3}
+    path.write_text(json.dumps({"version": 2, "evaluator": "decision_judge", "models": {}, "evidence": ev}))
     return path
 
 
-def compare_dir(path: Path, rubric: str, rubric_hash: str, **metrics: float) -> Path:
+def compare_dir(path: Path, rubric: str, rubric_hash: str, answered: int | None = 25, **metrics: float) -> Path:
     path.mkdir()
     arm = {"arm": "routed", "agreement_ci95": [0.1, 0.9], **{k: v for k, v in metrics.items() if k != "n"}}
+    if answered is not None:
+        arm["answered_items"] = answered
     if "n" in metrics:
         arm.update(n=metrics["n"], decided=metrics["n"])
     (path / "summary.json").write_text(json.dumps({"schema_version": "1", "rubric_hashes": {rubric: rubric_hash},
@@ -242,7 +248,12 @@ def test_compare_records_the_rubric_hash_and_its_directory_releases_the_draft(st
     summary = json.loads((tmp_path / "cmp" / "summary.json").read_text())
     assert summary["rubric_hashes"] == {"helpful@draft": digest}
     assert result.summary.results[0].agreement == 1.0
+    assert summary["results"][0]["answered_items"] == 3
     store.gates = []
+    with pytest.raises(RubricEvidenceTooSmall,
+                       match=r"has 3 answered item\(s\), fewer than rubrics.min_evidence_items \(20\)"):
+        store.release("helpful", read_evidence(tmp_path / "cmp", arm="baseline", rubric="helpful"), force=True)
+    store.min_evidence_items = 3
     rel = store.release("helpful", read_evidence(tmp_path / "cmp", arm="baseline", rubric="helpful"))
     assert rel.evidence.kind == "compare" and rel.evidence.metrics["agreement"] == 1.0
     # an edited draft is not what that run measured
@@ -262,3 +273,61 @@ def test_compare_with_an_unknown_rubric_is_bad_input_before_anything_runs(tmp_pa
     with pytest.raises(TaskValidationError, match="task.rubric"):
         compare(labelled, tmp_path / "cmp", arms=["baseline"], config=cfg, report=False)
     assert not (tmp_path / "cmp" / "runs.jsonl").exists()
+
+
+def test_evidence_with_no_or_too_few_answered_items_is_refused_naming_the_count(tmp_path: Path):
+    """Issue 29: a comparison where every routed run failed (agreement null) used to release as
+    "evidence pass"; the count comes from the evidence's own summary, and --force does not pass it."""
+    cfg = tmp_path / "oracle.yaml"
+    cfg.write_text("rubrics:\n  dir: rubrics\n")
+    run = lambda *a: oracle_cli("--config", str(cfg), *a, cwd=tmp_path)  # noqa: E731
+    assert run("rubric", "new", "helpful").returncode == 0
+    (tmp_path / "rubrics" / "helpful" / "draft.yaml").write_text(DRAFT)
+    digest = run("rubric", "hash", "helpful").stdout.strip()
+    all_failed = compare_dir(tmp_path / "failed", "helpful", digest, answered=0, agreement=None, n=30)
+    for extra in ((), ("--force",)):
+        refused = run("rubric", "release", "helpful", "--evidence", str(all_failed), *extra)
+        assert refused.returncode == 3, refused.stderr
+        assert "has no answered item" in refused.stderr
+    few = evidence_file(tmp_path / "few.json", digest, answered=19, agreement=0.9)
+    refused = run("rubric", "release", "helpful", "--evidence", str(few))
+    assert refused.returncode == 3
+    assert "has 19 answered item(s), fewer than rubrics.min_evidence_items (20)" in refused.stderr
+    uncounted = evidence_file(tmp_path / "old.json", digest, answered=None, agreement=0.9)
+    refused = run("rubric", "release", "helpful", "--evidence", str(uncounted))
+    assert refused.returncode == 3 and "records no count of answered items" in refused.stderr
+    assert run("rubric", "list", "--json").stdout.count('"versions": []') == 1
+    enough = evidence_file(tmp_path / "ok.json", digest, answered=20, agreement=0.9)
+    done = run("rubric", "release", "helpful", "--evidence", str(enough))
+    assert done.returncode == 0 and "released helpful v1" in done.stdout and "(20 answered items)" in done.stdout
+    cfg.write_text("rubrics:\n  dir: rubrics\n  min_evidence_items: 5\n")
+    (tmp_path / "rubrics" / "helpful" / "draft.yaml").write_text(DRAFT.replace("weight: 2", "weight: 4"))
+    digest = run("rubric", "hash", "helpful").stdout.strip()
+    small = evidence_file(tmp_path / "small.json", digest, answered=5, agreement=0.9)
+    assert run("rubric", "release", "helpful", "--evidence", str(small)).returncode == 0
+
+
+def test_releasing_an_unchanged_draft_makes_no_new_version(tmp_path: Path):
+    """Issue 29: the same content released twice made v2 with v1's hash."""
+    cfg = tmp_path / "oracle.yaml"
+    cfg.write_text("rubrics:\n  dir: rubrics\n")
+    run = lambda *a: oracle_cli("--config", str(cfg), *a, cwd=tmp_path)  # noqa: E731
+    assert run("rubric", "new", "helpful").returncode == 0
+    draft = tmp_path / "rubrics" / "helpful" / "draft.yaml"
+    draft.write_text(DRAFT)
+    digest = run("rubric", "hash", "helpful").stdout.strip()
+    evidence = evidence_file(tmp_path / "ok.json", digest, answered=40, agreement=0.9)
+    assert run("rubric", "release", "helpful", "--evidence", str(evidence)).returncode == 0
+    draft.write_text("# reformatted, same meaning\n" + DRAFT)
+    again = run("rubric", "release", "helpful", "--evidence", str(evidence))
+    assert again.returncode == 0, again.stderr
+    assert "helpful: unchanged, still v1" in again.stdout
+    assert json.loads(run("rubric", "list", "--json").stdout)["versions"] == [1]
+    assert not (tmp_path / "rubrics" / "helpful" / "v2.json").exists()
+    store = RubricStore(tmp_path / "rubrics")
+    assert store.release("helpful", read_evidence(evidence)).version == 1  # the library says the same
+    draft.write_text(DRAFT.replace("weight: 2", "weight: 3"))
+    digest = run("rubric", "hash", "helpful").stdout.strip()
+    changed = run("rubric", "release", "helpful", "--evidence",
+                  str(evidence_file(tmp_path / "ok2.json", digest, answered=40, agreement=0.9)))
+    assert changed.returncode == 0 and "released helpful v2" in changed.stdout

@@ -27,8 +27,8 @@ def test_the_run_with_the_right_reply_and_the_wrong_tool_use_is_caught():
                           capture_output=True, text=True, timeout=300, cwd=ROOT)
     assert done.returncode == 0, done.stderr
     res = json.loads(done.stdout)
-    assert res["status"] == "ok" and res["route"]["evaluator"] == "verifier"
-    result = res["result"]
+    assert res["status"] == "ok" and res["evaluator"] == res["result"]["route"]["evaluator"] == "verifier"
+    result = res["result"]["result"]
     assert result["best"] == ["careful"]
     tests = {c["id"]: {t["name"]: t for t in c["details"]["tests"]} for c in result["candidates"]}
     scores = {c["id"]: round(c["score"], 3) for c in result["candidates"]}

@@ -1,4 +1,5 @@
-"""One output row per input line: the same shape whichever engine produced it.
+"""One output row per input line: the same shape whichever engine produced it, and the shape of
+``oracle evaluate --json`` (``line`` its position in the file, ``key`` null: only a batch resumes).
 
 A row holds the verdict in flat fields (status, evaluator, best, score, passed, escalation) for
 summaries and diffs, and the whole ``OracleResult`` under ``result`` for anyone who needs the trace.
@@ -15,6 +16,7 @@ from typing import Any
 from oracle.batch.source import InputEntry, parse_entry
 from oracle.errors import TaskValidationError
 from oracle.tasks._limits import InputLimits
+from oracle.results._cost import model_cost
 from oracle.results.result import ErrorInfo, OracleResult, Status
 
 
@@ -30,18 +32,26 @@ def invalid_row(entry: InputEntry, err: TaskValidationError, task_id: str | None
 
 
 def result_row(entry: InputEntry, task_id: str, res: OracleResult, wall_ms: float) -> dict[str, Any]:
+    return oracle_row(res, line=entry.line, key=entry.key, wall_ms=wall_ms)
+
+
+def oracle_row(res: OracleResult, *, line: int | None, key: str | None, wall_ms: float,
+               with_route: bool = True) -> dict[str, Any]:
+    """The one row shape of ``oracle batch`` and ``oracle evaluate --json``: the verdict in flat
+    fields, the whole ``OracleResult`` under ``result`` (without its route trace when
+    ``with_route`` is false: ``evaluate --json -q``; the flat ``evaluator`` stays)."""
     result = res.result
     best = list(result.best) if result else []
     top = result.candidate(best[0]) if (result and best) else None
     esc = res.escalation
-    return {"line": entry.line, "task_id": task_id, "key": entry.key, "valid": True,
+    return {"line": line, "task_id": res.task_id, "key": key, "valid": True,
             "status": res.status.value, "evaluator": res.route.evaluator, "best": best,
             "score": top.score if top else None, "passed": top.passed if top else None,
             "escalation": ({"id": esc.id, "reason": esc.reason, "blocking": esc.blocking} if esc else None),
-            "latency_ms": round(wall_ms, 3), "cost_usd": result.cost_usd if result else None,
+            "latency_ms": round(wall_ms, 3), "cost_usd": model_cost(result),
             "calls": result.calls if result else 0,
             "error": result.error.model_dump() if (result and result.error) else None,
-            "result": res.model_dump(mode="json")}
+            "result": res.model_dump(mode="json", exclude=None if with_route else {"route"})}
 
 
 def crash_row(entry: InputEntry, task_id: str | None, valid: bool | None, exc: BaseException,

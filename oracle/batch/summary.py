@@ -35,6 +35,8 @@ class EvaluatorStats:
     pending: int = 0
     cost_usd: float = 0.0
     cost_unknown: int = 0
+    model_calls: int | None = 0
+    """Model requests of the rows (None once a row does not say: a crash, a row from before it was kept)."""
     latencies: list[float] = field(default_factory=list)
 
     def add(self, row: dict[str, Any]) -> None:
@@ -49,6 +51,8 @@ class EvaluatorStats:
             self.cost_usd += float(row["cost_usd"])
         elif row.get("calls") or ("calls" in row and row["calls"] is None):  # None: count unknown
             self.cost_unknown += 1
+        requests = _model_requests(row)
+        self.model_calls = None if (requests is None or self.model_calls is None) else self.model_calls + requests
         if row.get("latency_ms") is not None:
             self.latencies.append(float(row["latency_ms"]))
 
@@ -56,8 +60,21 @@ class EvaluatorStats:
         return {"count": self.count, "pass_rate": (self.passed / self.judged) if self.judged else None,
                 "judged": self.judged, "failures": self.failures, "escalations": self.escalations,
                 "pending": self.pending, "cost_usd": round(self.cost_usd, 6), "cost_unknown": self.cost_unknown,
+                "model_calls": self.model_calls,
                 "latency_p50_ms": _percentile(self.latencies, 0.5),
                 "latency_p95_ms": _percentile(self.latencies, 0.95)}
+
+
+def _model_requests(row: dict[str, Any]) -> int | None:
+    """The model requests behind a row (its result's provenance), None when the row does not say."""
+    outer = row.get("result")
+    inner = outer.get("result") if isinstance(outer, dict) else None
+    prov = inner.get("provenance") if isinstance(inner, dict) else None
+    if not isinstance(prov, dict):  # no result: an invalid line or a crash before any call ran says 0 calls
+        return 0 if row.get("calls") == 0 else None
+    requests = prov.get("requests", 0)  # the dump leaves defaults out: no key is no request
+    failed = prov.get("failed_calls") or []
+    return requests + len(failed) if isinstance(requests, int) and isinstance(failed, list) else None
 
 
 def summarize(path: str | Path) -> dict[str, Any]:

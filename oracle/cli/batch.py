@@ -14,7 +14,7 @@ from oracle.config.model import OracleConfig
 
 def register(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser("batch", help="evaluate a JSONL file of tasks into a JSONL file of rows (resumable)")
-    p.add_argument("file", help="input .jsonl, one task per line")
+    p.add_argument("file", help="input .jsonl, one task per line; - (or /dev/stdin) reads the lines from stdin")
     p.add_argument("-o", "--output", required=True, help="output .jsonl (appended to; a rerun resumes)")
     p.add_argument("--concurrency", type=int, default=16, help="tasks in flight (default 16)")
     p.add_argument("--engine", choices=("local", "ray"), default="local")
@@ -33,6 +33,10 @@ def register(sub: argparse._SubParsersAction) -> None:
                         f"(default {DEFAULT_TASK_TIMEOUT_S:g}; 0 turns the bound off)")
     p.add_argument("--progress-interval", type=float, default=5.0,
                    help="seconds between progress log lines when not on a terminal")
+    p.add_argument("--format", choices=("rows", "candidates"), default="rows",
+                   help="what -o holds: rows (the resumable JSONL rows) or candidates (one row per candidate as "
+                        ".jsonl, .csv or .parquet from the extension; the rows are then kept beside it in "
+                        "NAME.rows.jsonl, which a rerun resumes)")
     p.add_argument("--summary-json", action="store_true", help="print the summary as JSON instead of a table")
     p.add_argument("--strict", action="store_true",
                    help="exit 3 when any row is not ok (failed, unparsed, pending, abstained, invalid input)")
@@ -48,13 +52,25 @@ def preflight(args: argparse.Namespace) -> str | None:
     """Everything that can be checked before the first line runs: a problem found after an hour
     of evaluation (a missing export dependency, an export that would overwrite the rows) is a
     problem that should have stopped the batch at once."""
+    from oracle.cli.task_source import is_stdin
+
     source, output = Path(args.file), Path(args.output)
-    if source.is_dir():
+    if is_stdin(args.file):
+        pass
+    elif source.is_dir():
         return f"{args.file}: is a directory, not a JSONL file"
-    if source.suffix != ".jsonl":
+    elif source.suffix != ".jsonl":
         return (f"{args.file}: batch reads JSONL (one task per line, a .jsonl file); for one JSON or YAML "
                 "task file use `oracle evaluate`")
-    if output.suffix != ".jsonl":
+    if args.format == "candidates":
+        from oracle.cli.candidate_rows import output_problem
+
+        problem = output_problem(args.output)
+        if problem:
+            return problem
+        if args.export:
+            return "--export parquet: with --format candidates, name the output .parquet instead"
+    elif output.suffix != ".jsonl":
         return f"--output: {args.output}: rows are written as JSONL; name the output .jsonl"
     if args.concurrency < 1:
         return "--concurrency: must be at least 1"
@@ -71,6 +87,15 @@ def preflight(args: argparse.Namespace) -> str | None:
         if not dest.parent.is_dir():
             return f"--export parquet: the directory {dest.parent} does not exist"
     return None
+
+
+def rows_file(args: argparse.Namespace) -> str:
+    """Where the resumable rows go: ``-o`` itself, or beside the candidates file
+    (``out.csv`` -> ``out.rows.jsonl``)."""
+    if args.format != "candidates":
+        return args.output
+    out = Path(args.output)
+    return str(out.with_name(out.stem + ".rows.jsonl"))
 
 
 def _escalation_hint(summary: dict, store: str | None, no_store: bool) -> None:
@@ -93,6 +118,7 @@ def cmd_batch(args: argparse.Namespace) -> int:
     from oracle.batch import export_parquet, run_batch
     from oracle.cli.progress_bar import rich_bar
     from oracle.cli.render import batch_summary_blocks, show
+    from oracle.cli.task_source import spooled_jsonl
 
     problem = preflight(args)
     if problem:
@@ -101,11 +127,20 @@ def cmd_batch(args: argparse.Namespace) -> int:
 
     config = OracleConfig.load(args.config)
     store = None if (args.no_store or not config.escalation.enabled) else resolve_store_path(args.store, config)
-    report = run_batch(args.file, args.output, config=config, concurrency=args.concurrency, engine=args.engine,
-                       ray_address=args.ray_address, store_path=store, timeout_s=args.task_timeout or None,
-                       progress_interval_s=args.progress_interval, progress_bar=rich_bar(),
-                       learn_history=not args.no_learn, recompute=args.recompute)
+    rows_path = rows_file(args)
+    with spooled_jsonl(args.file) as source:
+        report = run_batch(source, rows_path, config=config, concurrency=args.concurrency, engine=args.engine,
+                           ray_address=args.ray_address, store_path=store, timeout_s=args.task_timeout or None,
+                           progress_interval_s=args.progress_interval, progress_bar=rich_bar(),
+                           learn_history=not args.no_learn, recompute=args.recompute)
     exported_ok = True
+    if args.format == "candidates":
+        from oracle.batch.output import iter_rows
+        from oracle.cli.candidate_rows import write_candidates
+
+        # rows land in the order they finish; the table follows the input's
+        n = write_candidates(sorted(iter_rows(rows_path), key=lambda row: row.get("line") or 0), args.output)
+        print(f"wrote {n} candidate rows to {args.output} (rows: {rows_path})", file=sys.stderr)
     if args.export == "parquet":
         dest = Path(args.output).with_suffix(".parquet")
         try:
@@ -131,7 +166,7 @@ def cmd_batch(args: argparse.Namespace) -> int:
               file=sys.stderr)
         return 2
     if report.summary["rows"] != report.total:
-        print(f"error: {args.output} holds {report.summary['rows']} rows for {report.total} input lines; "
+        print(f"error: {rows_path} holds {report.summary['rows']} rows for {report.total} input lines; "
               "rows from a different input file?", file=sys.stderr)
         return 1
     if not exported_ok:

@@ -106,6 +106,13 @@ def cmd_compare(args: argparse.Namespace) -> int:
     config = OracleConfig.load(args.config)
     items, source, dropped = _load(args)
     if args.write_labelled:
+        from oracle.comparison._plan import limit_items, select_items
+        from oracle.errors import TaskValidationError
+
+        # the items a comparison with the same --limit/--select/--seed would run, no more
+        items = limit_items(select_items(items, args.select), args.limit, args.seed)
+        if not items:
+            raise TaskValidationError("--select: no item matches", field="--select")
         with open(args.write_labelled, "w", encoding="utf-8") as fh:
             for item in items:
                 fh.write(json.dumps(dump_item(item), ensure_ascii=False) + "\n")

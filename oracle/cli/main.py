@@ -35,6 +35,8 @@ COMMAND_MODULES = (
     "oracle.cli.routes",
     "oracle.cli.check",
     "oracle.cli.imports",
+    "oracle.cli.schema",
+    "oracle.cli.init",
 )
 COMMANDS = {
     "route": "oracle.cli.core", "evaluate": "oracle.cli.core", "config": "oracle.cli.core",
@@ -48,11 +50,14 @@ COMMANDS = {
     "routes": "oracle.cli.routes",
     "check": "oracle.cli.check",
     "import": "oracle.cli.imports",
+    "schema": "oracle.cli.schema",
+    "init": "oracle.cli.init",
 }
 """Top-level command -> the module that registers it. A run imports only the module of the command
 it names (``oracle route`` never imports the batch engine, the providers or the sandbox); help and
 unknown commands import them all. tests/test_startup.py checks the table against the modules."""
 _GLOBAL_OPTIONS_WITH_VALUE = ("--config", "--log-format", "--log-level")
+"""Global options that take a value: ``_command_in`` skips the value when they come first."""
 _SILENT_COMMANDS = frozenset({"route", "config"})
 """Commands that run no code that logs: they skip configuring logging (and importing structlog, its
 renderer, which would cost more than the rest of ``oracle route``). tests/test_startup.py checks
@@ -74,11 +79,37 @@ def _command_in(argv: Sequence[str]) -> str | None:
     return None
 
 
+def _global_options(parser: argparse.ArgumentParser, *, default: object) -> None:
+    """The options every command takes, before or after its name. On the command's own parser they
+    default to ``SUPPRESS``, so a value given before the command is kept unless repeated after it
+    (argparse copies a sub-parser's defaults over the values parsed before it)."""
+    parser.add_argument("--config", default=default, help="config file (.yaml, .toml or .py); default: built-in")
+    parser.add_argument("--log-format", choices=("console", "json"), default=default,
+                        help="log lines on stderr: readable console or JSON lines")
+    parser.add_argument("--log-level", default=default, type=str.lower, choices=LOG_LEVELS,
+                        help="log lines on stderr at or above this level (default warning)")
+
+
+_AFTER_THE_COMMAND = argparse.ArgumentParser(add_help=False)
+_global_options(_AFTER_THE_COMMAND, default=argparse.SUPPRESS)
+
+
+class CommandParser(argparse.ArgumentParser):
+    """Every command's parser (and every action's under it: argparse builds nested sub-parsers with
+    the class of their parent) takes the global options as a parent parser."""
+
+    def __init__(self, *args: object, **kwargs: object) -> None:
+        kwargs["parents"] = [*kwargs.get("parents", ()), _AFTER_THE_COMMAND]  # type: ignore[misc]
+        kwargs.setdefault("conflict_handler", "resolve")  # a (third-party) command's own option of the name wins
+        super().__init__(*args, **kwargs)  # type: ignore[arg-type]
+
+
 def build_parser(argv: Sequence[str] | None = None) -> argparse.ArgumentParser:
     """The parser with every command, or (given the arguments) only the command they name."""
     parser = argparse.ArgumentParser(
         prog="oracle",
-        description="Route AI outputs to the evaluator that fits them and evaluate them.",
+        description="Route AI outputs to the evaluator that fits them and evaluate them. The global options "
+                    "(--config, --log-format, --log-level, --json) go before or after the command.",
         epilog="Exit codes: 0 ok, 1 internal error, 2 bad input, 3 a task failed (evaluate; any task not ok "
                "with --strict).",
     )
@@ -87,8 +118,10 @@ def build_parser(argv: Sequence[str] | None = None) -> argparse.ArgumentParser:
                         help="log lines on stderr: readable console or JSON lines")
     parser.add_argument("--log-level", default="warning", type=str.lower, choices=LOG_LEVELS,
                         help="log lines on stderr at or above this level (default warning)")
+    parser.add_argument("--json", dest="json_before_command", action="store_true",
+                        help="JSON output, for the commands that have it (the same as their own --json)")
     parser.add_argument("--version", action="version", version=f"oracle-router {__version__}")
-    sub = parser.add_subparsers(dest="command", metavar="COMMAND")
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=CommandParser)
     sub.required = True
     command = _command_in(argv) if argv is not None else None
     modules = (COMMANDS[command],) if command in COMMANDS else COMMAND_MODULES
@@ -127,6 +160,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(f"error: {exc}", file=sys.stderr)
         return EXIT_BAD_INPUT
     args = parser.parse_args(argv)
+    if args.json_before_command:  # `oracle --json CMD`: the command's own --json, where it has one
+        if not hasattr(args, "json"):
+            parser.error(f"--json: `oracle {args.command}` has no --json option")
+        args.json = True
     if args.command not in _SILENT_COMMANDS:
         from oracle.cli.logging_setup import configure_logging
 

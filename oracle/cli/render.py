@@ -35,7 +35,8 @@ PLAIN_BOX = box.Box("    \n    \n -- \n    \n    \n -- \n    \n    \n", ascii=Tr
 PLAIN_WIDTH = 10_000
 """Plain output is laid out at this width, wider than any line it holds: it never wraps."""
 WHY_CHARS = 140
-"""A candidate's reason is cut here: the evidence is in ``--json``, the table says why in a line."""
+"""``oracle check``'s message column is cut here (the evidence is in ``--json``). A candidate's
+``why`` is never cut: it wraps on a terminal and stays whole on one line in plain output."""
 
 
 @dataclass(frozen=True)
@@ -130,8 +131,10 @@ def _line(*parts: str | tuple[str, str]) -> Text:
 
 # -- route and result ------------------------------------------------------------------------------
 
-def route_blocks(route: Route, task_id: str) -> list[Block]:
-    """The route and its trace: every vote with its weight and spread, the abstentions, the totals."""
+def route_blocks(route: Route, task_id: str, *, verbose: bool = False) -> list[Block]:
+    """The route and its trace: every vote with its weight and spread, the totals; the policies
+    that abstained are counted under the table, listed in it only with ``verbose`` (``-v``): they
+    gave no vote, and most tasks leave most policies silent."""
     blocks: list[Block] = [_line(f"task {task_id}: -> ", (route.evaluator or "NONE", "bold"),
                                  f"  confidence {route.confidence:.3f}",
                                  ("  [override]", "cyan") if route.override else "",
@@ -141,13 +144,18 @@ def route_blocks(route: Route, task_id: str) -> list[Block]:
     rows: list[Sequence[str | Text]] = [
         [v.policy, f"{v.weight:g}", f"{v.scores['verifier']:.2f}", f"{v.scores['decision_judge']:.2f}",
          f"{v.scores['llm_judge']:.2f}", v.reason] for v in route.votes]
-    rows += [[Text(name, style="dim"), "-", "-", "-", "-", Text("abstained", style="dim")] for name in route.abstained]
+    if verbose:
+        rows += [[Text(name, style="dim"), "-", "-", "-", "-", Text("abstained", style="dim")]
+                 for name in route.abstained]
     totals = route.totals
     blocks.append(Grid([Col("policy", footer="TOTAL"), Col("weight", numeric=True),
                         Col("verifier", numeric=True, footer=f"{totals['verifier']:.2f}"),
                         Col("decision", numeric=True, footer=f"{totals['decision_judge']:.2f}"),
                         Col("llm_judge", numeric=True, footer=f"{totals['llm_judge']:.2f}"),
                         Col("reason", text=True)], rows, footer=True))
+    if route.abstained and not verbose:
+        n = len(route.abstained)
+        blocks.append(_line((f"{n} {'policy' if n == 1 else 'policies'} abstained (-v lists them)", "dim")))
     gates = [f"{g.evaluator}: {g.reason}" for g in route.gates if not g.feasible]
     if gates:
         blocks.append(_line("infeasible: " + "; ".join(gates)))
@@ -180,6 +188,13 @@ def why(details: Mapping[str, Any]) -> str:
     return ""
 
 
+def cost_text(result: Any) -> str:
+    """A result's cost, the one way costs print (oracle/results/_cost.py)."""
+    from oracle.results._cost import result_cost_text
+
+    return result_cost_text(result)
+
+
 def _verdict(passed: bool | None) -> str | Text:
     if passed is None:
         return "-"
@@ -190,11 +205,11 @@ def _status(value: str) -> Text:
     return Text(value, style="green" if value == "ok" else "yellow" if value in ("pending", "escalated") else "red")
 
 
-def result_blocks(res: OracleResult, *, show_route: bool = True) -> list[Block]:
+def result_blocks(res: OracleResult, *, show_route: bool = True, verbose: bool = False) -> list[Block]:
     """The result for people; ``show_route=False`` (``oracle evaluate --no-route``) replaces the
     routing table with one line naming the evaluator, for reading many verdicts at once."""
     route = res.route
-    blocks: list[Block] = (route_blocks(route, res.task_id) if show_route
+    blocks: list[Block] = (route_blocks(route, res.task_id, verbose=verbose) if show_route
                            else [_line(f"task {res.task_id}: ", (route.evaluator or "NONE", "bold"),
                                        f" (route confidence {route.confidence:.3f})")])
     status = _line("status: ")
@@ -216,14 +231,14 @@ def result_blocks(res: OracleResult, *, show_route: bool = True) -> list[Block]:
                 "-" if c.score is None else f"{c.score:.3f}",
                 _verdict(c.passed),
                 _status(c.status.value),
-                why(c.details)[:WHY_CHARS],
+                why(c.details),
             ]
             for c in r.candidates
         ]
         if rows:
             blocks.append(Grid([Col("candidate"), Col("score", numeric=True), Col("passed"), Col("status"),
                                 Col("why", text=True)], rows))
-        cost = "unknown" if r.cost_usd is None else f"${r.cost_usd:.6f}"
+        cost = cost_text(r)
         blocks.append(_line(f"best: {', '.join(r.best) or '-'}  ranking: {' > '.join(r.ranking) or '-'}  "
                             f"calls {r.calls}  cost {cost}  {r.latency_ms:.0f} ms"))
     if res.escalation and res.escalation.answer is not None:
@@ -337,15 +352,18 @@ def _fmt(value: float | None, spec: str) -> str:
 def batch_summary_blocks(summary: Mapping[str, Any]) -> list[Block]:
     """Per evaluator: rows, pass rate (of the rows with a verdict), failures, escalations, cost
     (rows whose cost is unknown counted apart, never as 0), latency p50/p95 (oracle.batch.summary)."""
+    from oracle.results._cost import cost_text as cost_text_of
+
     rows = []
     for name, s in summary["evaluators"].items():
-        cost = _fmt(s["cost_usd"], ".4f") + (f" (+{s['cost_unknown']} unknown)" if s["cost_unknown"] else "")
+        cost = cost_text_of(s["cost_usd"], model_calls=s.get("model_calls"), digits=4) + (
+            f" (+{s['cost_unknown']} unknown)" if s["cost_unknown"] else "")
         rows.append([name, str(s["count"]),
                      "-" if s["pass_rate"] is None else f"{s['pass_rate']:.1%} of {s['judged']}",
                      str(s["failures"]), str(s["escalations"]), cost,
                      _fmt(s["latency_p50_ms"], ".1f"), _fmt(s["latency_p95_ms"], ".1f")])
     columns = [Col("evaluator"), *(Col(h, numeric=True) for h in ("count", "pass rate", "failures", "escalations",
-                                                                  "cost USD", "p50 ms", "p95 ms"))]
+                                                                  "cost", "p50 ms", "p95 ms"))]
     return [Grid(columns, rows), _line(f"{summary['rows']} rows")]
 
 
@@ -378,7 +396,8 @@ def comparison_blocks(summary: CompareSummary) -> list[Block]:
     for a in summary.results:
         blocks.extend(failure_lines(a.arm, a.failed, a.failure_reasons))
     if any(a.cost_per_100_items_usd is None and a.runs for a in summary.results):
-        blocks.append(_line("$/100 items n/a: a price is unknown (providers.prices), so the cost is unknown, not 0"))
+        blocks.append(_line("$/100 items unknown: a price is unknown (providers.prices), so the cost is unknown, "
+                            "not 0"))
     return blocks
 
 
@@ -410,6 +429,12 @@ def _share(part: int, whole: int) -> float | None:
     return part / whole if whole else None
 
 
+def _group_rate(summary: RouteSummary, evaluator: str, rate: str) -> float | None:
+    """A traced figure of one evaluator; None when only untraced rows name it."""
+    group = summary.by_evaluator.get(evaluator)
+    return getattr(group, rate) if group is not None else None
+
+
 def route_summary_blocks(summary: RouteSummary) -> list[Block]:
     """What the router did over a results file (oracle.routing._summary)."""
     from oracle.routing._summary import CONFIDENCE_BINS
@@ -417,14 +442,15 @@ def route_summary_blocks(summary: RouteSummary) -> list[Block]:
     s = summary
     blank = BLANK
     blocks: list[Block] = [
-        _line(f"rows: {s.rows}  routed: {s.routed}  unrouted (invalid input or crash): {s.unrouted}"),
+        _line(f"rows: {s.rows}  routed: {s.routed}  unrouted (invalid input or crash): {s.unrouted}"
+              + (f"  without trace (evaluate -q: evaluator only): {s.untraced}" if s.untraced else "")),
         _line(f"fallback: {s.fallbacks} ({_pct(s.fallback_rate)})  override: {s.overrides} ({_pct(s.override_rate)})  "
               f"low confidence: {s.low_confidence} ({_pct(s.low_confidence_rate)})  "
               f"escalated: {s.escalated} ({_pct(s.escalation_rate)})"), blank,
         Grid([Col("evaluator"), Col("rows", numeric=True), Col("share", numeric=True), Col("low conf", numeric=True),
               Col("escalated", numeric=True)],
-             [[k, str(v), _pct(_share(v, s.routed)), _pct(s.by_evaluator[k].low_confidence_rate),
-               _pct(s.by_evaluator[k].escalation_rate)] for k, v in s.evaluators.items()]), blank]
+             [[k, str(v), _pct(_share(v, s.routed + s.untraced)), _pct(_group_rate(s, k, "low_confidence_rate")),
+               _pct(_group_rate(s, k, "escalation_rate"))] for k, v in s.evaluators.items()]), blank]
     peak = max(1, max(s.confidence_histogram))
     blocks += [Grid([Col("confidence"), Col("rows", numeric=True), Col("")],
                     [[f"{i / CONFIDENCE_BINS:.1f}-{(i + 1) / CONFIDENCE_BINS:.1f}", str(n),

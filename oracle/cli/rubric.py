@@ -1,8 +1,9 @@
 """``oracle rubric new|hash|release|promote|rollback|list|show|diff``: rubric drafts and releases.
 
-Exit codes: 0 done, 2 bad input (unknown rubric, invalid draft, evidence for another draft, a
-tampered release), 3 a release refused by a gate (the failing metric is named; ``--force``
-releases anyway and records it).
+Exit codes: 0 done (``release`` of a draft unchanged since the latest release makes no version and
+says so), 2 bad input (unknown rubric, invalid draft, evidence for another draft, a tampered
+release), 3 a release refused by a gate (the failing metric is named; ``--force`` releases anyway
+and records it) or by evidence with fewer answered items than ``rubrics.min_evidence_items``.
 """
 
 from __future__ import annotations
@@ -20,7 +21,7 @@ def _store(args: argparse.Namespace):  # -> RubricStore, imported lazily
 
     cfg = OracleConfig.load(getattr(args, "config", None))
     root = args.dir or cfg.rubrics.dir
-    return RubricStore(root, gates=list(cfg.rubrics.gates))
+    return RubricStore(root, gates=list(cfg.rubrics.gates), min_evidence_items=cfg.rubrics.min_evidence_items)
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -84,11 +85,11 @@ def _version(text: str) -> int:
 
 def _guard(fn):  # maps rubric errors to exit codes
     def run(args: argparse.Namespace) -> int:
-        from oracle.rubrics.errors import RubricError, RubricGateFailed
+        from oracle.rubrics.errors import RubricError, RubricEvidenceTooSmall, RubricGateFailed
 
         try:
             return int(fn(args) or 0)
-        except RubricGateFailed as exc:
+        except (RubricGateFailed, RubricEvidenceTooSmall) as exc:
             print(f"error: {exc}", file=sys.stderr)
             return 3
         except RubricError as exc:
@@ -119,13 +120,18 @@ def cmd_release(args: argparse.Namespace) -> int:
     from oracle.rubrics.evidence import read_evidence
 
     store = _store(args)
+    same = store.unchanged(args.name)
+    if same is not None:  # nothing new to freeze: the evidence is not read, no version is made
+        print(f"{args.name}: unchanged, still v{same} (the draft's content is v{same}'s)")
+        return 0
     evidence = read_evidence(args.evidence, arm=args.arm, rubric=args.name)
     rel = store.release(args.name, evidence, force=args.force)
     if not store.gates:
         print("warning: no release gates are configured (rubrics.gates): the evidence was recorded, not checked",
               file=sys.stderr)
     note = " (FORCED past failing gates)" if rel.forced else ""
-    print(f"released {rel.name} v{rel.version}{note}: content {rel.content_hash[:12]}, evidence {rel.evidence.status}")
+    print(f"released {rel.name} v{rel.version}{note}: content {rel.content_hash[:12]}, evidence {rel.evidence.status} "
+          f"({rel.evidence.answered_items} answered items)")
     for g in rel.evidence.gates:
         print(f"  gate {g.metric} {g.op} {g.required:g}: {'pass' if g.passed else 'FAIL'} (actual {g.actual})")
     return 0

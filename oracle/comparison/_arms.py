@@ -31,6 +31,7 @@ from oracle.comparison.records import RunRecord
 from oracle.config.model import OracleConfig
 from oracle.errors import OracleError
 from oracle.results.result import EvaluationResult
+from oracle.results._cost import model_cost
 from oracle.tasks.task import Task, TaskInput, Trajectory
 
 LLM_DEFAULT_THRESHOLD = 0.5
@@ -169,7 +170,7 @@ def _provenance_fields(result: EvaluationResult) -> dict[str, Any]:
                 sampling_applied=dict(first.sampling_applied) if first else {},
                 call_latency_ms=round(sum(c.latency_ms for c in prov.calls), 3) if prov.calls else None,
                 input_tokens=prov.tokens.input, output_tokens=prov.tokens.output,
-                cost_usd=result.cost_usd)
+                cost_usd=model_cost(result))  # a run with no model request cost 0, not "unknown"
 
 
 def _decision_answers(result: EvaluationResult) -> tuple[dict[str, str], dict[str, dict[str, float]],

@@ -6,6 +6,7 @@ so both show the same figures formatted the same way."""
 from __future__ import annotations
 
 from oracle.comparison.summary import ArmSummary
+from oracle.results._cost import cost_text
 
 COLUMNS = ("arm", "n", "n/a", "agreement [95% CI]", "kappa", "repeat chg", "order flips", "abst/unp/fail",
            "p50 ms", "p95 ms", "calls/run", "tokens", "$/100 items")
@@ -27,4 +28,5 @@ def row(a: ArmSummary) -> tuple[str, ...]:
             _rate(a.repeat_changed, a.repeat_items), _rate(a.order_flipped, a.order_items),
             f"{a.abstained}/{a.unparsed}/{a.failed}", _num(a.latency_ms.get("p50"), 0),
             _num(a.latency_ms.get("p95"), 0), _num(a.calls_per_run, 2), "n/a" if tokens is None else str(tokens),
-            "n/a" if a.cost_per_100_items_usd is None else f"{a.cost_per_100_items_usd:.4f}")
+            cost_text(a.cost_per_100_items_usd, model_calls=0 if (a.runs and not a.models and
+                                                                  a.cost_per_100_items_usd == 0) else None, digits=4))

@@ -42,6 +42,9 @@ class ArmSummary(BaseModel):
     runs: int
     units: int
     decided: int
+    answered_items: int = 0
+    """Items with at least one verdict (a decided unit): what a rubric release counts against
+    ``rubrics.min_evidence_items``."""
     coverage: float | None
     agreement: float | None
     agreement_ci95: tuple[float, float] | None
@@ -157,7 +160,8 @@ def arm_summary(arm: str, records: Sequence[RunRecord], by_id: dict[str, Labelle
     return ArmSummary(
         arm=arm, n=len({r.item_id for r in live}), not_applicable=len(na_items),
         not_applicable_reasons=dict(sorted(reasons.items())), runs=len(live), units=len(all_units),
-        decided=len(decided), coverage=round(len(decided) / len(all_units), 6) if all_units else None,
+        decided=len(decided), answered_items=sum(1 for _, d in pairs.values() if d > 0),
+        coverage=round(len(decided) / len(all_units), 6) if all_units else None,
         agreement=_round(agreement(all_units)),
         agreement_ci95=bootstrap_interval([pairs[k] for k in sorted(pairs)], seed=seed),
         kappa=cohen_kappa([(u.label, u.verdict) for u in decided if u.kind in ("passed", "answers")]),

@@ -317,6 +317,9 @@ class RubricsConfig(BaseModel):
     gates: list[Gate] = Field(default_factory=list)
     """For example ``[{"metric": "agreement", "op": ">=", "value": 0.8}, {"metric": "n", "op": ">=",
     "value": 100}]``; a metric the evidence lacks fails its gate."""
+    min_evidence_items: int = Field(default=20, ge=1)
+    """A release's evidence must have answered (given a verdict on) at least this many items, as
+    its own summary counts them; fewer, or none, refuses the release (exit 3, ``--force`` or not)."""
 
 
 class OracleConfig(FrozenWithCache):

@@ -1,8 +1,9 @@
 """What the router did over a results file: evaluators, confidence, fallbacks, policies, escalations.
 
-Reads result rows as ``oracle batch`` writes them (the trace under ``result.route``) or as
-``oracle evaluate --json`` prints them (``route`` at the top). A row without a trace (invalid
-input, a crash) is counted as unrouted, never guessed at. A policy agrees with a route when the
+Reads result rows as ``oracle batch`` writes them and ``oracle evaluate --json`` prints them (the
+trace under ``result.route``; older ``evaluate`` rows had ``route`` at the top). A row without a
+trace that names its evaluator (``evaluate --json -q``) counts for that evaluator only; one with
+neither (invalid input, a crash) is counted as unrouted, never guessed at. A policy agrees with a route when the
 evaluator that was chosen got the policy's highest score (ties included); abstentions are counted
 apart and are not disagreements. Data here; the CLI lays it out (oracle/cli/render.py).
 """
@@ -48,6 +49,9 @@ class RouteSummary(BaseModel):
     rows: int = 0
     routed: int = 0
     """Rows that carry a route trace."""
+    untraced: int = 0
+    """Rows that name their evaluator but carry no trace (``oracle evaluate --json -q``): counted in
+    ``evaluators``, not in the confidence, fallback, policy or rate figures (those need the trace)."""
     unrouted: int = 0
     evaluators: dict[str, int] = Field(default_factory=dict)
     """Final evaluator -> rows; ``(none)`` when no evaluator was feasible."""
@@ -97,7 +101,11 @@ def summarize_routes(rows: Iterable[Mapping[str, Any]]) -> RouteSummary:
         out.rows += 1
         route, esc = trace_of(row)
         if route is None:
-            out.unrouted += 1
+            if isinstance(row.get("result"), Mapping) and "evaluator" in row:  # evaluated, trace left out
+                out.untraced += 1
+                evaluators[row["evaluator"] or NO_EVALUATOR] += 1
+            else:
+                out.unrouted += 1
             continue
         out.routed += 1
         chosen = route.get("evaluator")

@@ -14,11 +14,12 @@ from __future__ import annotations
 from importlib import import_module
 from typing import Any
 
-__all__ = ["Evidence", "Gate", "GateResult", "Release", "RubricContent", "RubricError", "RubricGateFailed",
-           "RubricRef", "RubricStore", "RubricTampered", "read_evidence"]
+__all__ = ["Evidence", "Gate", "GateResult", "Release", "RubricContent", "RubricError", "RubricEvidenceTooSmall",
+           "RubricGateFailed", "RubricRef", "RubricStore", "RubricTampered", "read_evidence"]
 
 _WHERE = {"Evidence": "model", "Gate": "gates", "GateResult": "gates", "Release": "model",
-          "RubricContent": "model", "RubricError": "errors", "RubricGateFailed": "errors", "RubricRef": "model",
+          "RubricContent": "model", "RubricError": "errors", "RubricEvidenceTooSmall": "errors",
+          "RubricGateFailed": "errors", "RubricRef": "model",
           "RubricStore": "store", "RubricTampered": "errors", "read_evidence": "evidence"}
 
 

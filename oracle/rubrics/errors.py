@@ -27,3 +27,19 @@ class RubricGateFailed(RubricError):
                  f"{g.required:g})"
                  for g in failing]
         super().__init__("release refused by gate: " + "; ".join(parts))
+
+
+class RubricEvidenceTooSmall(RubricError):
+    """The evidence answered no item, or fewer than ``rubrics.min_evidence_items`` (CLI exit 3):
+    agreement over a handful of items (or none, when every run failed) justifies nothing, so
+    ``--force`` does not pass it; lower the setting to release on a small set knowingly."""
+
+    def __init__(self, path: str, answered: int | None, minimum: int) -> None:
+        self.answered, self.minimum = answered, minimum
+        if answered is None:
+            what = "records no count of answered items (an older summary: run the comparison or calibration again)"
+        elif answered == 0:
+            what = "has no answered item (every run failed, abstained or went unparsed)"
+        else:
+            what = f"has {answered} answered item(s), fewer than rubrics.min_evidence_items ({minimum})"
+        super().__init__(f"release refused: evidence {path} {what}")

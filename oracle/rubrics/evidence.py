@@ -30,6 +30,16 @@ def _number(value: Any, where: str) -> float:
     return number
 
 
+def _count(value: Any, where: str) -> int | None:
+    """An item count the evidence's own summary records (None when it records none)."""
+    if value is None:
+        return None
+    number = _number(value, where)
+    if number < 0 or number != int(number):
+        raise RubricError(f"{where}: not a count ({number:g})")
+    return int(number)
+
+
 def _flatten(metrics: dict[str, Any], where: str) -> dict[str, float | None]:
     out: dict[str, float | None] = {}
     for key, value in metrics.items():
@@ -130,7 +140,8 @@ def _read_evidence(path: str | Path, *, arm: str, rubric: str | None) -> Evidenc
         ece = _ece(record.get("calibration"))
         if ece is not None:
             metrics["ece"] = ece
-        return Evidence(kind="compare", path=str(doc_path), sha256=digest,
+        answered = _count(record.get("answered_items"), f"evidence {doc_path}: arm {arm}.answered_items")
+        return Evidence(kind="compare", path=str(doc_path), sha256=digest, answered_items=answered,
                         rubric_hash=_rubric_hash(doc, doc_path, rubric), metrics=metrics)
     if "models" in doc and "evaluator" in doc:
         ev = doc.get("evidence") or {}
@@ -140,6 +151,11 @@ def _read_evidence(path: str | Path, *, arm: str, rubric: str | None) -> Evidenc
         if not isinstance(raw_metrics, dict):
             raise RubricError(f"evidence {doc_path}: evidence.metrics is not an object")
         metrics = _flatten(raw_metrics, f"evidence {doc_path}: evidence.metrics")
-        return Evidence(kind="calibration", path=str(doc_path), sha256=digest,
+        outcomes = ev.get("item_outcomes")
+        if outcomes is not None and not isinstance(outcomes, dict):
+            raise RubricError(f"evidence {doc_path}: evidence.item_outcomes is not an object")
+        answered = (_count(outcomes.get("answered", 0), f"evidence {doc_path}: evidence.item_outcomes.answered")
+                    if outcomes is not None else None)
+        return Evidence(kind="calibration", path=str(doc_path), sha256=digest, answered_items=answered,
                         rubric_hash=_rubric_hash(ev, doc_path, rubric), metrics=metrics)
     raise RubricError(f"evidence {doc_path}: neither a comparison summary (arms) nor a calibration file (models)")

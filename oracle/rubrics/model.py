@@ -101,6 +101,9 @@ class Evidence(BaseModel):
     """sha256 of the evidence document's bytes (summary.json or the calibration file)."""
     rubric_hash: str = Field(min_length=1, max_length=200)
     metrics: dict[str, Annotated[float, Field(allow_inf_nan=False)] | None]
+    answered_items: int | None = Field(default=None, ge=0)
+    """Items the evidence has a verdict on, as its own summary counts them (a comparison arm's
+    ``answered_items``, a calibration's ``item_outcomes.answered``); None when it records none."""
     gates: list[GateResult] = Field(default_factory=list)
     status: Literal["pass", "fail"] = "pass"
 

@@ -27,12 +27,13 @@ from typing import Any, Literal
 
 from pydantic import ValidationError
 
-from oracle.rubrics.errors import RubricError, RubricGateFailed, RubricTampered
+from oracle.rubrics.errors import RubricError, RubricEvidenceTooSmall, RubricGateFailed, RubricTampered
 from oracle.rubrics.gates import Gate, evaluate_gates
 from oracle.rubrics.index import check_index
 from oracle.rubrics.model import Evidence, Release, RubricContent, RubricRef, MAX_VERSION, check_name, parse_version
 
 DEFAULT_ROOT = Path(".oracle") / "rubrics"
+DEFAULT_MIN_EVIDENCE_ITEMS = 20
 
 
 def _atomic_write(path: Path, text: str) -> None:
@@ -117,9 +118,11 @@ def _dump_draft(content: RubricContent) -> str:
 class RubricStore:
     """One directory of rubrics; every method reads the files afresh (no state in memory)."""
 
-    def __init__(self, root: str | Path | None = None, *, gates: list[Gate] | None = None) -> None:
+    def __init__(self, root: str | Path | None = None, *, gates: list[Gate] | None = None,
+                 min_evidence_items: int = DEFAULT_MIN_EVIDENCE_ITEMS) -> None:
         self.root = Path(root) if root is not None else DEFAULT_ROOT
         self.gates = list(gates or [])
+        self.min_evidence_items = min_evidence_items
 
     # -- paths ---------------------------------------------------------------------------
     def _dir(self, name: str) -> Path:
@@ -190,15 +193,24 @@ class RubricStore:
                 now: _dt.datetime | None = None) -> Release:
         """Freeze the draft as the next version, if the evidence is for this draft and passes.
 
-        The evidence must name the draft's content hash; failing gates refuse the release
-        (RubricGateFailed names the metric) unless ``force``, which is recorded in the release."""
+        A draft whose content is the latest release's is not released again: that release is
+        returned (``unchanged`` says so first). The evidence must name the draft's content hash
+        and have answered at least ``min_evidence_items`` items (RubricEvidenceTooSmall, which
+        ``force`` does not pass); failing gates refuse the release (RubricGateFailed names the
+        metric) unless ``force``, which is recorded in the release."""
         from oracle._internal.version import __version__
 
         content = self.draft(name)
         digest = content.content_hash()
+        same = self.unchanged(name)
+        if same is not None:
+            return self.load(name, same)
         if evidence.rubric_hash != digest:
             raise RubricError(f"evidence {evidence.path} was produced with rubric hash {evidence.rubric_hash[:12]}..., "
                               f"the draft of {name!r} is {digest[:12]}...: run the evaluation again with this draft")
+        answered = evidence.answered_items
+        if answered is None or answered == 0 or answered < self.min_evidence_items:
+            raise RubricEvidenceTooSmall(evidence.path, answered, self.min_evidence_items)
         results = evaluate_gates(self.gates, evidence.metrics)
         failing = [g for g in results if not g.passed]
         evidence = evidence.model_copy(update={"gates": results, "status": "fail" if failing else "pass"})
@@ -220,6 +232,17 @@ class RubricStore:
                                            "content_hash": digest, "released_at": stamp}
         self._write_index(name, index)
         return rel
+
+    def unchanged(self, name: str) -> int | None:
+        """The latest release's version when the draft's content is exactly that release's (the
+        content hash, so formatting does not count), else None: releasing it again would make a
+        second version with the same hash."""
+        index = self._index(name)
+        if not index["versions"]:
+            return None
+        latest = max(int(v) for v in index["versions"])
+        entry = index["versions"][str(latest)]
+        return latest if entry.get("content_hash") == self.draft(name).content_hash() else None
 
     def load(self, name: str, version: int | None = None) -> Release:
         """A release, verified against the index; ``version=None`` means the current one."""

@@ -19,7 +19,7 @@ class ApiError(BaseModel):
     message: str
     """What went wrong, for a person."""
     field: str | None = None
-    """The input field at fault, dotted (``task.tests[0].kind``), when there is one."""
+    """The input field at fault, dotted (``task.tests[0]`` for an unknown test kind), when there is one."""
     job_id: str | None = None
     """On a 504 from a waiting evaluate: the job still running, to poll at ``/v1/jobs/{job_id}``."""
 

@@ -311,24 +311,45 @@ def load_tasks(path: str | Path, *, limits: InputLimits | None = None) -> list[T
         raw = path.read_bytes()
     except OSError as exc:
         raise TaskValidationError(f"cannot read {path}: {exc.strerror}", field="(file)") from None
+    return load_task_bytes(raw, suffix=suffix, source=str(path), limits=limits, base_dir=path.parent)
+
+
+def load_task_bytes(raw: bytes, *, suffix: str, source: str, limits: InputLimits | None = None,
+                    base_dir: str | Path | None = None) -> list[TaskInput]:
+    """The tasks of a document already read (``suffix`` .json, .yaml/.yml or .jsonl says how to
+    parse it): what ``load_tasks`` does after reading a file, for input that is no file (stdin).
+    ``base_dir``: what relative repository paths are read against (the file's directory)."""
+    import io
+
+    limits = limits or DEFAULT_LIMITS
+    if suffix == ".jsonl":
+        tasks = []
+        for number, line, size, _ in read_lines(io.BytesIO(raw), limits.max_file_bytes, digest=False):
+            item = parse_raw_line(line, size=size, number=number, source=source, limits=limits, base_dir=base_dir)
+            if isinstance(item, TaskValidationError):
+                raise item
+            tasks.append(item)
+        if not tasks:
+            raise TaskValidationError("the input holds no tasks", field="(file)", source=source)
+        return tasks
     try:
         text = raw.decode("utf-8")
     except UnicodeDecodeError as exc:
         raise TaskValidationError(f"not UTF-8 text (byte {exc.start}): binary or wrongly encoded input",
-                                  field="(file)", source=str(path)) from None
+                                  field="(file)", source=source) from None
     root: Any = None
     if suffix == ".json":
-        data = decode_json(text, source=str(path), line=None)
+        data = decode_json(text, source=source, line=None)
     else:
-        data, root = _decode_yaml(text, source=str(path), limits=limits)
+        data, root = _decode_yaml(text, source=source, limits=limits)
     items = data if isinstance(data, list) else [data]
     # Each item's node, where the document is YAML (its scalars' source text for text fields).
     nodes = list(getattr(root, "value", ())) if isinstance(data, list) else [root]
     if not items:
-        raise TaskValidationError("the file holds no tasks", field="(file)", source=str(path))
+        raise TaskValidationError("the file holds no tasks", field="(file)", source=source)
     if len(items) > limits.max_trajectories:  # a list of tasks: bounded like a list of candidates
         raise TaskValidationError(f"{len(items)} tasks in one file; at most {limits.max_trajectories} "
-                                  f"(use .jsonl for more)", field="(file)", source=str(path))
-    return [parse_task(item, source=str(path), text=text if len(items) == 1 else None, limits=limits,
-                       yaml_node=nodes[i] if i < len(nodes) else None, base_dir=path.parent)
+                                  f"(use .jsonl for more)", field="(file)", source=source)
+    return [parse_task(item, source=source, text=text if len(items) == 1 else None, limits=limits,
+                       yaml_node=nodes[i] if i < len(nodes) else None, base_dir=base_dir)
             for i, item in enumerate(items)]
