@@ -44,7 +44,9 @@ def test_the_example_is_what_build_writes(tmp_path):
 def test_oracle_evaluate_on_the_example():
     done = _cli("evaluate", "--json", "examples/repo_patch/task.json")
     assert done.returncode == 0, done.stderr
-    res = json.loads(done.stdout)
+    row = json.loads(done.stdout)  # the batch row, the OracleResult under "result"
+    assert row["evaluator"] == "verifier" and row["task_id"] == "textkit-truncate"
+    res = row["result"]
     assert res["route"]["evaluator"] == "verifier"
     assert "has_repository" in json.dumps(res["route"])  # the routing signal, named in the trace
     result = res["result"]
