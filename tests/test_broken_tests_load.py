@@ -177,7 +177,7 @@ def test_a_task_without_a_solution_keeps_its_content_hash():
 
     task = _task({"kind": "call", "call": "slugify('a')", "expected": "a"})
     before = {k: v for k, v in task.model_dump(mode="json").items()
-              if k not in ("solution", "environment", "module")}  # as hashed before these fields
+              if k not in ("solution", "environment", "module", "repository", "test_patch")}  # hashed before them
     assert task.content_hash() == sha256_json(before)
     with_solution = Task(**{**task.model_dump(), "solution": "def slugify(s):\n    return s\n"})
     assert with_solution.content_hash() != task.content_hash()

@@ -83,15 +83,18 @@ for i in range(4):
     if pid == 0:
         b = bytearray(700 << 20)
         print('allocated', i, flush=True)
-        time.sleep(2)
+        time.sleep(4)
+        print('survived', i, flush=True)
         os._exit(0)
     kids.append(pid)
 for k in kids:
     os.waitpid(k, 0)
 """
-    limits = SandboxLimits(timeout_s=10, memory_mb=1024, max_pids=32, output_limit_bytes=10_000)
+    limits = SandboxLimits(timeout_s=12, memory_mb=1024, max_pids=32, output_limit_bytes=10_000)
     out = run(backend, code, limits=limits)
-    assert out.stdout.count(b"allocated") <= 1, out.stdout
+    # Two children never hold 700 MiB each at once. The OOM killer may pick a holder that has
+    # already allocated (then the next one allocates), so count the holders that lived on.
+    assert out.stdout.count(b"survived") <= 1, out.stdout
     assert out.memory_peak_bytes is not None and out.memory_peak_bytes <= 1024 * 1024 * 1024
     _assert_no_leftovers(out)
 
