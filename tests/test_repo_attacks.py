@@ -252,3 +252,35 @@ def test_a_test_patch_that_does_not_apply_is_the_tasks_fault(repository):
     assert result.error is not None and result.error.type == "TaskValidationError"
     assert result.error.message.startswith("task.test_patch"), result.error.message
     assert not result.candidates
+
+
+def test_a_file_the_test_patch_brings_is_checked_before_and_after_the_run(tmp_path):
+    """``tests_data/cuts.json`` is protected only because the test patch touches it (no name rule
+    makes it a test file): a candidate rewriting it while the tests run fails, naming it; one whose
+    patch brings its own version has it put back (restored, reported) and is judged on the rest; the
+    right fix resolves."""
+    document = repo_attacks.data_file_repository(tmp_path)
+    loaded = parse_task(document)
+    config = OracleConfig(verifier={"backend": strongest_backend(), "workers": 2,
+                                    "repo_cache": str(tmp_path / "cache")})
+    strategy = VerifierStrategy()
+    try:
+        result = asyncio.run(strategy.evaluate(EvaluationContext(task=loaded.task, trajectories=loaded.trajectories,
+                                                                 config=config)))
+    finally:
+        strategy.close()
+    assert result.error is None, result.error
+    by_id = {c.id: c for c in result.candidates}
+    assert by_id["right_fix"].passed is True, by_id["right_fix"].details.get("summary")
+    during = by_id["rewrites_data_during_run"]
+    assert during.passed is False and during.score == 0.0, during.details.get("summary")
+    assert "while they ran" in during.details["failed_because"]
+    assert repo_attacks.DATA_FILE in during.details["failed_because"]
+    own = by_id["brings_its_own_data"]
+    assert own.passed is False and own.details["fail_to_pass"] == "0/1", own.details.get("summary")
+    assert own.details["restored"] == [repo_attacks.DATA_FILE]
+    tampering = _tampering(result)
+    assert tampering["rewrites_data_during_run"] == {repo_attacks.DATA_FILE: "failed"}
+    assert tampering["brings_its_own_data"] == {repo_attacks.DATA_FILE: "restored"}
+    assert "right_fix" not in tampering
+    assert result.best == ["right_fix"]

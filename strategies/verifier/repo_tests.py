@@ -101,6 +101,8 @@ class RepoJudge:
         self.pythonpath = list(env.pythonpath) if env is not None else ["."]
         self.node_ids = list(test.fail_to_pass) + list(test.pass_to_pass)
         self.timeout_s = float(test.timeout_s or cfg.repo_timeout_s)
+        self.test_patch_paths = tuple(sorted(base.with_test_patch(task.test_patch or "")))
+        """Every path the test patch touches (restore puts them back; the after-run check covers them)."""
 
     async def judge(self, trajectory: Trajectory) -> Judged:
         from oracle.repo import worktree
@@ -135,14 +137,16 @@ class RepoJudge:
         if fatal:
             out.failed_because = f"it changed protected files: {_named(fatal)}"
             return out
-        before = await asyncio.to_thread(protected.fingerprint, tree)
+        # Every file the test patch touches is checked too, whatever its name (a data fixture, a helper module).
+        owned = self.test_patch_paths
+        before = await asyncio.to_thread(protected.fingerprint, tree, owned)
         run = await run_repo_tests(self.sandbox, tree, node_ids=self.node_ids, command=self.test.command,
                                    junit_xml=self.test.junit_xml, python=self.run_env.python,
                                    env_mounts=self.run_env.mounts, sys_path=self.run_env.sys_path,
                                    pythonpath=self.pythonpath, install=self.install, pytest=self.pytest,
                                    timeout_s=self.timeout_s,
                                    subdir=self.task.repository.subdir if self.task.repository else None)
-        during = _protected(await asyncio.to_thread(protected.changed_since, tree, before), self.cfg, "run")
+        during = _protected(await asyncio.to_thread(protected.changed_since, tree, before, owned), self.cfg, "run")
         out.protected += during
         out.outcomes = {n: {"outcome": o.outcome, "message": o.message, "duration_ms": round(o.duration_ms, 3)}
                         for n, o in run.outcomes.items()}
