@@ -5,6 +5,7 @@ ones do. Real repository (git init, commits, bundle), real sandbox, real pytest.
 from __future__ import annotations
 
 import asyncio
+import os
 import time
 from pathlib import Path
 
@@ -284,3 +285,29 @@ def test_a_file_the_test_patch_brings_is_checked_before_and_after_the_run(tmp_pa
     assert tampering["brings_its_own_data"] == {repo_attacks.DATA_FILE: "restored"}
     assert "right_fix" not in tampering
     assert result.best == ["right_fix"]
+
+
+def test_a_base_too_large_for_tmpfs_gets_its_trees_on_disk_and_the_result_says_so(repository, monkeypatch):
+    """The tmpfs limit forced to 0: the trees go beside the snapshot cache, the verdicts are the
+    same, and provenance names where the trees were (and why)."""
+    import shutil
+    import tempfile
+
+    from oracle.repo import worktree
+
+    names = ["right_fix", "conftest_rewrite", "rewrite_tests_during_run"]
+    on_tmpfs = evaluate(repository, names, strongest_backend())
+    check_verdicts(on_tmpfs, names)
+    if worktree.default_parent() == worktree.SHM_TREES:
+        assert on_tmpfs.provenance.execution.repository["trees"] == "tmpfs"
+    cache = Path(tempfile.mkdtemp(prefix="oracle-test-cache-", dir="/tmp"))  # parents others may pass
+    os.chmod(cache, 0o755)
+    monkeypatch.setattr(worktree, "TMPFS_MAX_BYTES", 0)
+    try:
+        on_disk = evaluate(dict(repository, cache=str(cache / "repositories")), names, strongest_backend())
+        check_verdicts(on_disk, names)
+        record = on_disk.provenance.execution.repository
+        assert record["trees"] == "disk" and "exceed the tmpfs limit" in record["trees_because"], record
+        assert (cache / "repositories" / ".trees").is_dir() and not list((cache / "repositories" / ".trees").iterdir())
+    finally:
+        shutil.rmtree(cache, ignore_errors=True)

@@ -322,6 +322,7 @@ async def _prepare(task: Task, test: RepoTestsTest, cfg: VerifierConfig,
     run_env = await asyncio.to_thread(environments.prepare, env, source, cfg, python)
     pytest = await asyncio.to_thread(pinned_pytest.source, run_env.python, run_env.sys_path, run_env.mounts)
     sandbox = await asyncio.to_thread(_sandbox, cfg, run_env, pytest)
+    place = await asyncio.to_thread(worktree.choose_parent, base)  # tmpfs when the base fits, else disk
     layers = dict(sandbox.provenance())
     provenance = EvaluationProvenance(mode="tests", execution=Execution(
         code_run=True, integrity="shared_process", isolation_level=layers.pop("isolation_level", None),
@@ -330,9 +331,9 @@ async def _prepare(task: Task, test: RepoTestsTest, cfg: VerifierConfig,
         environment=run_env.record, pytest_version=pytest.version, pytest_origin=pytest.origin,
         repository={"commit": base.commit, "file_count": base.file_count, "test_edits": cfg.repo_test_edits,
                     "hook_edits": cfg.repo_hook_edits,
-                    "install": task.environment.install if task.environment else "pythonpath"}))
-    parent = await asyncio.to_thread(worktree.default_parent)
-    judge = RepoJudge(task, test, cfg, sandbox, run_env, pytest, base, parent)
+                    "install": task.environment.install if task.environment else "pythonpath",
+                    "trees": place.kind, "trees_because": place.reason}))
+    judge = RepoJudge(task, test, cfg, sandbox, run_env, pytest, base, place.parent)
     return judge, provenance
 
 
