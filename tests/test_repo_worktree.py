@@ -267,7 +267,8 @@ def test_trees_go_on_tmpfs_only_when_the_base_fits(tmp_path, open_cache):
     assert big.kind == "disk" and "exceed the tmpfs limit" in big.reason
     # On disk, beside the snapshot cache: the base's own filesystem, so trees link the base itself.
     assert big.parent == open_cache / "repositories" / ".trees"
-    assert os.stat(big.parent).st_dev == os.stat(base.path).st_dev and stat.S_IMODE(os.stat(big.parent).st_mode) == 0o711
+    assert os.stat(big.parent).st_dev == os.stat(base.path).st_dev
+    assert stat.S_IMODE(os.stat(big.parent).st_mode) == 0o711
     tree = make_tree(base, big.parent)
     try:
         assert tree.parent == big.parent and _files(tree) == _files(base.path)
