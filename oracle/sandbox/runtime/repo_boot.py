@@ -158,7 +158,8 @@ def main() -> None:
         sys.path[at:at] = added
     import pytest
 
-    code = pytest.main(list(settings["args"]), plugins=[report.ReportPlugin(channel, settings.get("select")), *env_plugins])
+    plugins = [report.ReportPlugin(channel, settings.get("select")), *env_plugins]
+    code = pytest.main(list(settings["args"]), plugins=plugins)
     code = int(code)
     try:
         sys.stdout.flush()
