@@ -332,9 +332,23 @@ async def _prepare(task: Task, test: RepoTestsTest, cfg: VerifierConfig,
         repository={"commit": base.commit, "file_count": base.file_count, "test_edits": cfg.repo_test_edits,
                     "hook_edits": cfg.repo_hook_edits,
                     "install": task.environment.install if task.environment else "pythonpath",
-                    "trees": place.kind, "trees_because": place.reason}))
+                    "trees": place.kind, "trees_because": place.reason, **_report_source(test)}))
     judge = RepoJudge(task, test, cfg, sandbox, run_env, pytest, base, place.parent)
     return judge, provenance
+
+
+def _report_source(test: RepoTestsTest) -> dict[str, str]:
+    """Where the outcomes come from, said where a user reads the result: pytest's report through the
+    channel, or the JUnit XML a custom ``command`` writes (weaker: the candidate's process writes it)."""
+    from oracle.tasks.testspec import runs_pytest
+
+    if runs_pytest(test.command):
+        return {"report_source": "plugin",
+                "report_source_note": "pytest's own report, through a channel opened before collection"}
+    return {"report_source": "junit",
+            "report_source_note": f"the JUnit XML the command writes ({test.junit_xml}): weaker evidence, the "
+                                  "candidate's process writes that file (checked: new, complete, agreeing with the "
+                                  "exit status)"}
 
 
 def _sandbox(cfg: VerifierConfig, run_env: environments.RunEnvironment,
