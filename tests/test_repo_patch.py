@@ -146,7 +146,7 @@ def test_oracle_serve_judges_a_repository_task(tmp_path):
 
 # -- a custom command that writes JUnit XML ---------------------------------------------------------
 
-JUNIT_RUNNER = '''"""The repository's own test runner (not pytest): every test_* function of tests/test_*.py, as JUnit XML."""
+JUNIT_RUNNER = '''"""The repository's own runner (not pytest): every test_* function of tests/test_*.py, as JUnit XML."""
 import importlib
 import pathlib
 import sys
@@ -222,7 +222,8 @@ def test_oracle_evaluate_judges_a_custom_command_from_its_junit_report(tmp_path)
         "kind": "repo_tests", "name": "runner", "timeout_s": 60, "command": ["python3", "run_tests.py"],
         "junit_xml": "reports/junit.xml", "fail_to_pass": ["tests/test_cut.py::test_cut_text_fits_the_limit"],
         "pass_to_pass": ["tests/test_cut.py::test_short_text_is_unchanged",
-                         "tests/test_cut.py::test_a_negative_limit_is_refused", "tests/test_words.py::test_word_count"]}]
+                         "tests/test_cut.py::test_a_negative_limit_is_refused",
+                         "tests/test_words.py::test_word_count"]}]
     (tmp_path / "task.json").write_text(json.dumps(document))
     done = _cli("evaluate", "--json", "--no-route", str(tmp_path / "task.json"), cwd=tmp_path)
     assert done.returncode == 0, done.stderr
@@ -231,7 +232,8 @@ def test_oracle_evaluate_judges_a_custom_command_from_its_junit_report(tmp_path)
     by_id = {c["id"]: c for c in result["candidates"]}
     verdicts = {cid: (c["passed"], c["details"]["fail_to_pass"], c["details"]["pass_to_pass"])
                 for cid, c in by_id.items()}
-    assert verdicts == {"right_fix": (True, "1/1", "3/3"), "nothing": (False, "0/1", "3/3")}, {k: c["details"].get("summary") for k, c in by_id.items()}
+    assert verdicts == {"right_fix": (True, "1/1", "3/3"), "nothing": (False, "0/1", "3/3")}, \
+        {k: c["details"].get("summary") for k, c in by_id.items()}
     cut = next(t for t in by_id["nothing"]["details"]["tests"] if t["group"] == "fail_to_pass")
     assert cut["outcome"] == "failed" and "hello wo..." in cut["message"]  # the runner's own message
     for c in by_id.values():
