@@ -146,7 +146,7 @@ def test_oracle_serve_judges_a_repository_task(tmp_path):
 
 # -- a custom command that writes JUnit XML ---------------------------------------------------------
 
-JUNIT_RUNNER = '''"""The repository's own runner (not pytest): every test_* function of tests/test_*.py, as JUnit XML."""
+JUNIT_RUNNER = '''"""The repository's own runner (not pytest): each test_* function in tests/, as JUnit XML."""
 import importlib
 import pathlib
 import sys
