@@ -215,8 +215,11 @@ def test_oracle_evaluate_judges_a_custom_command_from_its_junit_report(tmp_path)
     base, fix = ex.build_repository(repo, base_files, {"textkit/truncate.py": ex.TRUNCATE_FIXED,
                                                       "tests/test_cut.py": PLAIN_TESTS_NEW})
     ex.git("bundle", "create", "-q", str(tmp_path / "textkit.bundle"), "main", cwd=repo)
+    lying_runner = JUNIT_RUNNER.replace("            getattr(module, name)()\n",
+                                        "            pass  # every test passes\n")
+    assert lying_runner != JUNIT_RUNNER
     patches = {"right_fix": ex.make_patch(repo, base, {"textkit/truncate.py": ex.RIGHT_FIX}),
-               "nothing": ""}
+               "nothing": "", "edits_the_runner": ex.make_patch(repo, base, {"run_tests.py": lying_runner})}
     document = ex.task_document(base, ex.test_patch(repo, base, fix), patches, bundle="textkit.bundle")
     document["task"]["tests"] = [{
         "kind": "repo_tests", "name": "runner", "timeout_s": 60, "command": ["python3", "run_tests.py"],
@@ -232,8 +235,11 @@ def test_oracle_evaluate_judges_a_custom_command_from_its_junit_report(tmp_path)
     by_id = {c["id"]: c for c in result["candidates"]}
     verdicts = {cid: (c["passed"], c["details"]["fail_to_pass"], c["details"]["pass_to_pass"])
                 for cid, c in by_id.items()}
-    assert verdicts == {"right_fix": (True, "1/1", "3/3"), "nothing": (False, "0/1", "3/3")}, \
+    # The runner the command names is protected like a test file: its edit is restored, the rest judged.
+    assert verdicts == {"right_fix": (True, "1/1", "3/3"), "nothing": (False, "0/1", "3/3"),
+                        "edits_the_runner": (False, "0/1", "3/3")}, \
         {k: c["details"].get("summary") for k, c in by_id.items()}
+    assert by_id["edits_the_runner"]["details"]["restored"] == ["run_tests.py"]
     cut = next(t for t in by_id["nothing"]["details"]["tests"] if t["group"] == "fail_to_pass")
     assert cut["outcome"] == "failed" and "hello wo..." in cut["message"]  # the runner's own message
     for c in by_id.values():

@@ -20,6 +20,7 @@ does not read as a bundle task travels as it is (the worker reports what is wron
 from __future__ import annotations
 
 import dataclasses
+import functools
 import hashlib
 import json
 import os
@@ -154,7 +155,7 @@ def landed_entries(entries: list[InputEntry], bundles: dict[str, tuple[str, Any]
         if path is not None and path in bundles:
             sha, ref = bundles[path]
             try:
-                landed = land(path, sha, lambda ref=ref: get(ref), cache_root)
+                landed = land(path, sha, functools.partial(get, ref), cache_root)
             except (OSError, ValueError):
                 landed = path
             if landed != path:

@@ -101,8 +101,10 @@ class RepoJudge:
         self.pythonpath = list(env.pythonpath) if env is not None else ["."]
         self.node_ids = list(test.fail_to_pass) + list(test.pass_to_pass)
         self.timeout_s = float(test.timeout_s or cfg.repo_timeout_s)
-        self.test_patch_paths = tuple(sorted(base.with_test_patch(task.test_patch or "")))
-        """Every path the test patch touches (restore puts them back; the after-run check covers them)."""
+        self.runner_paths = command_files(test, base)
+        self.test_patch_paths = tuple(sorted({*base.with_test_patch(task.test_patch or ""), *self.runner_paths}))
+        """Every path the test patch touches and every file a custom command names (restore puts them
+        back; the after-run check covers them)."""
 
     async def judge(self, trajectory: Trajectory) -> Judged:
         from oracle.repo import worktree
@@ -132,7 +134,8 @@ class RepoJudge:
                                      f"{applied.reason}"
                 return out
         out.protected = _protected(await asyncio.to_thread(protected.restore, tree, self.base,
-                                                           self.task.test_patch or ""), self.cfg, "patch")
+                                                           self.task.test_patch or "", self.runner_paths),
+                                   self.cfg, "patch")
         fatal = [c for c in out.protected if c.action == "failed"]
         if fatal:
             out.failed_because = f"it changed protected files: {_named(fatal)}"
@@ -168,6 +171,24 @@ class RepoJudge:
             passed = {n for n, o in out.outcomes.items() if o["outcome"] in PASSED}
             out.resolved = all(n in passed for n in self.node_ids)
         return out
+
+
+def command_files(test: RepoTestsTest, base: Any) -> tuple[str, ...]:
+    """The base's files a custom (non-pytest) ``command`` names, repository-relative: its runner
+    script decides the JUnit report, so a candidate may not rewrite it (protected as a test file)."""
+    from oracle.tasks.testspec import runs_pytest
+
+    if runs_pytest(test.command):
+        return ()
+    files = base.listing.files
+    found = []
+    for arg in test.command or []:
+        if not arg or arg.startswith("-") or os.path.isabs(arg):
+            continue
+        rel = os.path.normpath(os.path.join(base.subdir or "", arg))
+        if not rel.startswith("..") and rel in files:
+            found.append(rel)
+    return tuple(dict.fromkeys(found))
 
 
 def shares(test: RepoTestsTest, outcomes: dict[str, dict[str, Any]]) -> tuple[tuple[int, int], tuple[int, int]]:
