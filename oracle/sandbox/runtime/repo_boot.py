@@ -79,8 +79,21 @@ def _environment_plugins(paths: list, repo: str) -> list:
             if ep.group != "pytest11" or ep.name in seen:
                 continue
             seen.add(ep.name)
-            modules.append(ep.load())
+            modules.append((ep.name, ep.load()))
     return modules
+
+
+class _EnvironmentPlugins:
+    """Registers the environment's plugins under their entry-point names, as pytest's autoload
+    does: ``-p no:NAME`` in the test configuration still disables one."""
+
+    def __init__(self, plugins: list) -> None:
+        self._plugins = plugins
+
+    def pytest_addhooks(self, pluginmanager) -> None:
+        for name, module in self._plugins:
+            if not pluginmanager.is_blocked(name) and pluginmanager.get_plugin(name) is None:
+                pluginmanager.register(module, name)
 
 
 def _tail(data: bytes, limit: int = 4000) -> str:
@@ -158,7 +171,7 @@ def main() -> None:
         sys.path[at:at] = added
     import pytest
 
-    plugins = [report.ReportPlugin(channel, settings.get("select")), *env_plugins]
+    plugins = [report.ReportPlugin(channel, settings.get("select")), _EnvironmentPlugins(env_plugins)]
     code = pytest.main(list(settings["args"]), plugins=plugins)
     code = int(code)
     try:
