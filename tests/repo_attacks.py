@@ -401,3 +401,135 @@ def task_line(tmp: Path, task_id: str, names: list[str]) -> str:
     candidates = {c.name: ex.make_patch(repo, base, c.files) for c in every_candidate() if c.name in names}
     return json.dumps(ex.task_document(base, ex.test_patch(repo, base, fix), candidates, bundle=str(bundle),
                                        task_id=task_id))
+
+
+# -- a test patch that brings a data file (outside every protected category) -------------------------
+
+DATA_FILE = "tests_data/cuts.json"
+DATA_CUTS = '[["hello world", 8, "hello..."], ["abcdefghij", 6, "abc..."]]\n'
+DATA_TEST = '''
+
+def test_cuts_from_the_data_file():
+    import json
+    import pathlib
+
+    cases = json.loads((pathlib.Path(__file__).resolve().parent.parent / "tests_data" / "cuts.json").read_text())
+    assert cases
+    for text, limit, expected in cases:
+        assert truncate(text, limit) == expected
+'''
+DATA_FAIL_TO_PASS = "tests/test_truncate.py::test_cuts_from_the_data_file"
+
+REWRITE_DATA_DURING_RUN = '''"""Small text helpers."""
+import json
+import os
+
+from textkit.truncate import truncate
+from textkit.words import title_case, word_count
+
+__all__ = ["title_case", "truncate", "word_count"]
+
+_DATA = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "tests_data", "cuts.json")
+
+
+def _agree():
+    """Before the tests read it: the test patch's data file rewritten to expect this library's answers."""
+    try:
+        with open(_DATA) as f:
+            cases = json.load(f)
+        with open(_DATA + ".new", "w") as f:
+            json.dump([[text, limit, truncate(text, limit)] for text, limit, _ in cases], f)
+        os.replace(_DATA + ".new", _DATA)
+    except (OSError, ValueError):
+        pass
+
+
+_agree()
+'''
+
+
+def data_file_repository(tmp: Path) -> dict:
+    """The example repository whose fix commit also adds ``tests_data/cuts.json`` (not a test file
+    by any name rule: protected only because the test patch touches it) and a fail-to-pass test
+    reading it; the candidates: a right fix, one rewriting the data file while the tests run, one
+    whose patch brings its own data file."""
+    ex = example()
+    repo = tmp / "repo-data"
+    fix_files = {**ex.FIX_FILES, DATA_FILE: DATA_CUTS, "tests/test_truncate.py": ex.TEST_TRUNCATE_NEW + DATA_TEST}
+    base, fix = ex.build_repository(repo, None, fix_files)
+    bundle = tmp / "textkit-data.bundle"
+    ex.git("bundle", "create", "-q", str(bundle), "main", cwd=repo)
+    test_patch = ex.git("diff", "--no-color", base, fix, "--", "tests", "tests_data", cwd=repo)
+    assert DATA_FILE in test_patch
+    own = '[["hello world", 8, "hello wo..."], ["abcdefghij", 6, "abcdef..."]]\n'
+    candidates = {"right_fix": {"textkit/truncate.py": ex.RIGHT_FIX},
+                  "rewrites_data_during_run": {"textkit/__init__.py": REWRITE_DATA_DURING_RUN},
+                  "brings_its_own_data": {DATA_FILE: own}}
+    patches = {name: ex.make_patch(repo, base, files) for name, files in candidates.items()}
+    document = ex.task_document(base, test_patch, patches, bundle=str(bundle), task_id="textkit-data")
+    document["task"]["tests"][0]["fail_to_pass"] = [DATA_FAIL_TO_PASS]
+    document["task"]["tests"][0]["pass_to_pass"] = list(ex.PASS_TO_PASS)
+    return document
+
+
+# -- a plugin of the candidate's own distribution, autoloaded by an environment's pytest --------------
+
+ENV_PLUGIN = '''"""A legitimate plugin of the task's environment (as pytest-asyncio would be): a fixture."""
+import pytest
+
+
+@pytest.fixture
+def env_plugin_value():
+    return "from the environment"
+'''
+ENV_PLUGIN_TEST = '''def test_the_environment_plugin_is_loaded(env_plugin_value):
+    assert env_plugin_value == "from the environment"
+'''
+ENV_PLUGIN_NODE = "tests/test_env_plugin.py::test_the_environment_plugin_is_loaded"
+
+SETUP_WITH_ENTRY_POINT = '''from setuptools import setup
+
+setup(packages=["textkit"], entry_points={"pytest11": ["textkit-speedups = textkit._forge"]})
+'''
+
+
+def _pyproject_with_dynamic_entry_points() -> str:
+    """The entry points left to setup.py (where the protected surface does not look)."""
+    return example().PYPROJECT.replace('requires-python = ">=3.9"\n', 'requires-python = ">=3.9"\n'
+                                       'dynamic = ["entry-points"]\n')
+
+
+def entry_point_candidates() -> dict[str, dict[str, str]]:
+    """For a task whose environment has its own pytest (plugin autoload on): a right fix, and two
+    that leave the bug and register an outcome-rewriting ``pytest11`` entry point of their own
+    distribution: through setup.py for an editable install, and as a ``*.dist-info`` directory at
+    the tree root (on the path with ``install: pythonpath``)."""
+    ex = example()
+    return {
+        "right_fix": {"textkit/truncate.py": ex.RIGHT_FIX},
+        "entry_point_in_setup_py": {"setup.py": SETUP_WITH_ENTRY_POINT, "pyproject.toml":
+                                    _pyproject_with_dynamic_entry_points(), "textkit/_forge.py": FORGE_PLUGIN},
+        "dist_info_in_the_tree": {"textkit_speedups-1.0.dist-info/METADATA":
+                                  "Metadata-Version: 2.1\nName: textkit-speedups\nVersion: 1.0\n",
+                                  "textkit_speedups-1.0.dist-info/entry_points.txt":
+                                  "[pytest11]\ntextkit-speedups = textkit._forge\n",
+                                  "textkit/_forge.py": FORGE_PLUGIN},
+    }
+
+
+def entry_point_document(tmp: Path, environment: dict) -> dict:
+    """The example repository whose test patch adds a test needing the environment's plugin (so an
+    honest candidate passes only when the environment's plugins still load), and the candidates of
+    :func:`entry_point_candidates`."""
+    ex = example()
+    repo = tmp / "repo-entry-points"
+    fix_files = {**ex.FIX_FILES, "tests/test_env_plugin.py": ENV_PLUGIN_TEST}
+    base, fix = ex.build_repository(repo, None, fix_files)
+    bundle = tmp / "textkit-entry-points.bundle"
+    ex.git("bundle", "create", "-q", str(bundle), "main", cwd=repo)
+    patches = {name: ex.make_patch(repo, base, files) for name, files in entry_point_candidates().items()}
+    document = ex.task_document(base, ex.test_patch(repo, base, fix), patches, bundle=str(bundle),
+                                task_id="textkit-entry-points")
+    document["task"]["tests"][0]["pass_to_pass"] = [*ex.PASS_TO_PASS, ENV_PLUGIN_NODE]
+    document["task"]["environment"] = environment
+    return document

@@ -5,6 +5,7 @@ ones do. Real repository (git init, commits, bundle), real sandbox, real pytest.
 from __future__ import annotations
 
 import asyncio
+import os
 import time
 from pathlib import Path
 
@@ -252,3 +253,127 @@ def test_a_test_patch_that_does_not_apply_is_the_tasks_fault(repository):
     assert result.error is not None and result.error.type == "TaskValidationError"
     assert result.error.message.startswith("task.test_patch"), result.error.message
     assert not result.candidates
+
+
+def test_a_file_the_test_patch_brings_is_checked_before_and_after_the_run(tmp_path):
+    """``tests_data/cuts.json`` is protected only because the test patch touches it (no name rule
+    makes it a test file): a candidate rewriting it while the tests run fails, naming it; one whose
+    patch brings its own version has it put back (restored, reported) and is judged on the rest; the
+    right fix resolves."""
+    document = repo_attacks.data_file_repository(tmp_path)
+    loaded = parse_task(document)
+    config = OracleConfig(verifier={"backend": strongest_backend(), "workers": 2,
+                                    "repo_cache": str(tmp_path / "cache")})
+    strategy = VerifierStrategy()
+    try:
+        result = asyncio.run(strategy.evaluate(EvaluationContext(task=loaded.task, trajectories=loaded.trajectories,
+                                                                 config=config)))
+    finally:
+        strategy.close()
+    assert result.error is None, result.error
+    by_id = {c.id: c for c in result.candidates}
+    assert by_id["right_fix"].passed is True, by_id["right_fix"].details.get("summary")
+    during = by_id["rewrites_data_during_run"]
+    assert during.passed is False and during.score == 0.0, during.details.get("summary")
+    assert "while they ran" in during.details["failed_because"]
+    assert repo_attacks.DATA_FILE in during.details["failed_because"]
+    own = by_id["brings_its_own_data"]
+    assert own.passed is False and own.details["fail_to_pass"] == "0/1", own.details.get("summary")
+    assert own.details["restored"] == [repo_attacks.DATA_FILE]
+    tampering = _tampering(result)
+    assert tampering["rewrites_data_during_run"] == {repo_attacks.DATA_FILE: "failed"}
+    assert tampering["brings_its_own_data"] == {repo_attacks.DATA_FILE: "restored"}
+    assert "right_fix" not in tampering
+    assert result.best == ["right_fix"]
+
+
+def test_a_base_too_large_for_tmpfs_gets_its_trees_on_disk_and_the_result_says_so(repository, monkeypatch):
+    """The tmpfs limit forced to 0: the trees go beside the snapshot cache, the verdicts are the
+    same, and provenance names where the trees were (and why)."""
+    import shutil
+    import tempfile
+
+    from oracle.repo import worktree
+
+    names = ["right_fix", "conftest_rewrite", "rewrite_tests_during_run"]
+    on_tmpfs = evaluate(repository, names, strongest_backend())
+    check_verdicts(on_tmpfs, names)
+    if worktree.default_parent() == worktree.SHM_TREES:
+        assert on_tmpfs.provenance.execution.repository["trees"] == "tmpfs"
+    cache = Path(tempfile.mkdtemp(prefix="oracle-test-cache-", dir="/tmp"))  # parents others may pass
+    os.chmod(cache, 0o755)
+    monkeypatch.setattr(worktree, "TMPFS_MAX_BYTES", 0)
+    try:
+        on_disk = evaluate(dict(repository, cache=str(cache / "repositories")), names, strongest_backend())
+        check_verdicts(on_disk, names)
+        record = on_disk.provenance.execution.repository
+        assert record["trees"] == "disk" and "exceed the tmpfs limit" in record["trees_because"], record
+        assert (cache / "repositories" / ".trees").is_dir() and not list((cache / "repositories" / ".trees").iterdir())
+    finally:
+        shutil.rmtree(cache, ignore_errors=True)
+
+
+@pytest.fixture(scope="module")
+def venv_with_pytest():
+    """A prepared venv (the user's) holding pytest and a legitimate plugin with a ``pytest11`` entry
+    point: its pytest is the test side's, with plugin autoload on. Over the system interpreter's
+    site-packages (setuptools, for an editable build)."""
+    import shutil
+    import subprocess
+
+    from oracle.sandbox import pinned_pytest
+    from oracle.strategies.verifier.strategy import find_interpreter
+    from tests.env_support import remove, world_readable_dir
+
+    python = find_interpreter("python", OracleConfig().verifier)
+    top = world_readable_dir("oracle-repo-venv-")
+    try:
+        subprocess.run([python, "-m", "venv", "--without-pip", "--system-site-packages", str(top / "venv")],
+                       check=True, timeout=120)
+        [site] = sorted((top / "venv").glob("lib/python3*/site-packages"))
+        for entry in Path(pinned_pytest.pinned(python).path).iterdir():
+            (shutil.copytree if entry.is_dir() else shutil.copy2)(entry, site / entry.name)
+        (site / "envplugin.py").write_text(repo_attacks.ENV_PLUGIN)
+        info = site / "envplugin-1.0.dist-info"
+        info.mkdir()
+        (info / "METADATA").write_text("Metadata-Version: 2.1\nName: envplugin\nVersion: 1.0\n")
+        (info / "entry_points.txt").write_text("[pytest11]\nenvplugin = envplugin\n")
+        for d, _dirs, files in os.walk(site):
+            os.chmod(d, 0o755)
+            for f in files:
+                if not os.path.islink(os.path.join(d, f)):
+                    os.chmod(os.path.join(d, f), 0o644)
+        yield str(top / "venv" / "bin" / "python")
+    finally:
+        remove(top)
+
+
+@pytest.mark.parametrize("install", ["editable", "pythonpath"])
+def test_a_pytest11_entry_point_of_the_candidates_own_is_never_loaded(tmp_path, venv_with_pytest, install):
+    """The environment's pytest autoloads plugins (its own, such as pytest-asyncio, are legitimate:
+    the honest candidate needs one). A candidate registering an outcome-rewriting ``pytest11`` entry
+    point of its own (setup.py's entry_points for an editable install; a ``*.dist-info`` in the tree,
+    which is on the path) must not get it loaded: neither resolves, the right fix does."""
+    document = repo_attacks.entry_point_document(tmp_path, {"python": venv_with_pytest, "install": install})
+    loaded = parse_task(document)
+    config = OracleConfig(verifier={"backend": strongest_backend(), "workers": 2,
+                                    "repo_cache": str(tmp_path / "cache")})
+    strategy = VerifierStrategy()
+    try:
+        result = asyncio.run(strategy.evaluate(EvaluationContext(task=loaded.task, trajectories=loaded.trajectories,
+                                                                 config=config)))
+    finally:
+        strategy.close()
+    assert result.error is None, result.error
+    assert result.provenance.execution.pytest_origin == "environment"
+    by_id = {c.id: c for c in result.candidates}
+    right = by_id["right_fix"]
+    assert right.passed is True, right.details.get("failed_because") or right.details.get("summary")
+    assert right.details["pass_to_pass"] == "7/7"  # the environment's plugin loaded (its fixture was found)
+    for name in ("entry_point_in_setup_py", "dist_info_in_the_tree"):
+        got = by_id[name]
+        assert got.passed is False, (name, got.details.get("summary"))
+        # Judged on its code: its plugin never ran (had it, the rewrite it does would be caught as an untrusted run).
+        assert not got.details.get("error") and not got.details.get("failed_because"), (name, got.details)
+        assert (got.details["fail_to_pass"], got.details["pass_to_pass"]) == ("0/2", "7/7"), (name, got.details)
+    assert result.best == ["right_fix"]

@@ -210,7 +210,7 @@ PINNED_ENV_TASK_HASH = "596811e87cd4c424a975440cdcd9ea929a1e627fe0c955cb1fddf03d
 def test_every_repository_field_moves_the_hash():
     base = parse_task(repo_task()).task
     changes = [("repository", {"path": "/srv/repos/pager", "commit": SHA[:12]}),
-               ("repository", {"bundle": "/srv/pager.bundle", "commit": SHA}),
+               ("repository", {"path": "/srv/repos/pager", "commit": SHA, "subdir": "lib"}),
                ("test_patch", "diff --git a/tests/x b/tests/x\n"),
                ("environment", {"install": "editable"}),
                ("environment", {"pythonpath": ["src"]})]
@@ -219,6 +219,29 @@ def test_every_repository_field_moves_the_hash():
         data = repo_task(**{name: value})
         hashes.add(parse_task(data).task.content_hash())
     assert len(hashes) == len(changes) + 1
+
+
+def test_where_the_repository_lies_is_not_part_of_the_hash(tmp_path):
+    """The same task file in two directories (its relative bundle made absolute at load against each)
+    has one hash, so a batch moved to another directory or machine resumes; a path instead of a
+    bundle likewise. The commit (the content) and the subdir still move it."""
+    document = repo_task(repository={"bundle": "pager.bundle", "commit": SHA})
+    hashes, bundles = set(), set()
+    for place in ("one", "two/deeper"):
+        folder = tmp_path / place
+        folder.mkdir(parents=True)
+        (folder / "task.json").write_text(json.dumps(document))
+        task = load_tasks(folder / "task.json")[0].task
+        bundles.add(task.repository.bundle)
+        hashes.add(task.content_hash())
+    assert len(bundles) == 2 and all(b.startswith(str(tmp_path)) for b in bundles)  # made absolute: they differ
+    assert len(hashes) == 1
+    as_path = parse_task(repo_task(repository={"path": "/elsewhere/pager", "commit": SHA})).task
+    assert as_path.content_hash() in hashes
+    other_commit = parse_task(repo_task(repository={"bundle": "/x/pager.bundle", "commit": SHA[::-1]})).task
+    with_subdir = parse_task(repo_task(repository={"bundle": "/x/pager.bundle", "commit": SHA, "subdir": "lib"})).task
+    assert other_commit.content_hash() not in hashes and with_subdir.content_hash() not in hashes
+    assert other_commit.content_hash() != with_subdir.content_hash()
 
 
 # -- the verifier meets a repo_tests test -------------------------------------------------------

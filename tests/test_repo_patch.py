@@ -144,3 +144,109 @@ def test_oracle_serve_judges_a_repository_task(tmp_path):
     assert result["provenance"]["execution"]["integrity"] == "shared_process"
     assert {c["id"]: c["passed"] for c in result["candidates"]} == {
         "right_fix": True, "wrong_fix": False, "edits_the_test": False, "conftest_hook": False}
+
+
+# -- a custom command that writes JUnit XML ---------------------------------------------------------
+
+JUNIT_RUNNER = '''"""The repository's own runner (not pytest): each test_* function in tests/, as JUnit XML."""
+import importlib
+import pathlib
+import sys
+import time
+import traceback
+from xml.sax.saxutils import quoteattr
+
+cases, bad = [], 0
+for path in sorted(pathlib.Path("tests").glob("test_*.py")):
+    module = importlib.import_module("tests." + path.stem)
+    for name in sorted(n for n in vars(module) if n.startswith("test_")):
+        started = time.perf_counter()
+        try:
+            getattr(module, name)()
+            failure = ""
+        except Exception as exc:  # noqa: BLE001
+            bad += 1
+            failure = "<failure message=%s>%s</failure>" % (
+                quoteattr("%s: %s" % (type(exc).__name__, exc)), traceback.format_exc().replace("<", "&lt;"))
+        cases.append('<testcase classname="tests.%s" name="%s" time="%.6f">%s</testcase>'
+                     % (path.stem, name, time.perf_counter() - started, failure))
+pathlib.Path("reports").mkdir(exist_ok=True)
+pathlib.Path("reports/junit.xml").write_text(
+    "<testsuites><testsuite name=\\"textkit\\">%s</testsuite></testsuites>" % "".join(cases))
+print("ran %d tests, %d failed" % (len(cases), bad))
+sys.exit(1 if bad else 0)
+'''
+
+PLAIN_TESTS = '''from textkit.truncate import truncate
+
+
+def test_short_text_is_unchanged():
+    assert truncate("hello", 10) == "hello"
+
+
+def test_a_negative_limit_is_refused():
+    try:
+        truncate("hello", -1)
+    except ValueError:
+        return
+    raise AssertionError("no ValueError")
+'''
+PLAIN_TESTS_NEW = PLAIN_TESTS + '''
+
+def test_cut_text_fits_the_limit():
+    assert truncate("hello world", 8) == "hello...", truncate("hello world", 8)
+'''
+
+
+def _evaluation(document: dict) -> dict:
+    """The EvaluationResult in ``oracle evaluate --json``'s output, in either shape: the OracleResult
+    itself (route, result) or a batch-style row holding it under ``result``."""
+    inner = document.get("result", document)
+    return inner.get("result", inner) if "route" in inner else inner
+
+
+def test_oracle_evaluate_judges_a_custom_command_from_its_junit_report(tmp_path):
+    """``command`` is the repository's own runner (unittest-style, not pytest) writing JUnit XML at
+    ``junit_xml``: the right fix resolves, the base does not, a failure carries the runner's message,
+    and the result says the outcomes came from JUnit (``report_source: junit``, weaker evidence: the
+    candidate's process wrote that file) on every candidate and in the provenance."""
+    ex = repo_attacks.example()
+    base_files = {**{k: v for k, v in ex.BASE_FILES.items() if k != "tests/test_truncate.py"},
+                  "tests/test_cut.py": PLAIN_TESTS, "run_tests.py": JUNIT_RUNNER}
+    repo = tmp_path / "repo"
+    base, fix = ex.build_repository(repo, base_files, {"textkit/truncate.py": ex.TRUNCATE_FIXED,
+                                                      "tests/test_cut.py": PLAIN_TESTS_NEW})
+    ex.git("bundle", "create", "-q", str(tmp_path / "textkit.bundle"), "main", cwd=repo)
+    lying_runner = JUNIT_RUNNER.replace("            getattr(module, name)()\n",
+                                        "            pass  # every test passes\n")
+    assert lying_runner != JUNIT_RUNNER
+    patches = {"right_fix": ex.make_patch(repo, base, {"textkit/truncate.py": ex.RIGHT_FIX}),
+               "nothing": "", "edits_the_runner": ex.make_patch(repo, base, {"run_tests.py": lying_runner})}
+    document = ex.task_document(base, ex.test_patch(repo, base, fix), patches, bundle="textkit.bundle")
+    document["task"]["tests"] = [{
+        "kind": "repo_tests", "name": "runner", "timeout_s": 60, "command": ["python3", "run_tests.py"],
+        "junit_xml": "reports/junit.xml", "fail_to_pass": ["tests/test_cut.py::test_cut_text_fits_the_limit"],
+        "pass_to_pass": ["tests/test_cut.py::test_short_text_is_unchanged",
+                         "tests/test_cut.py::test_a_negative_limit_is_refused",
+                         "tests/test_words.py::test_word_count"]}]
+    (tmp_path / "task.json").write_text(json.dumps(document))
+    done = _cli("evaluate", "--json", "--no-route", str(tmp_path / "task.json"), cwd=tmp_path)
+    assert done.returncode == 0, done.stderr
+    result = _evaluation(json.loads(done.stdout))
+    assert result["status"] == "ok", result.get("error")
+    by_id = {c["id"]: c for c in result["candidates"]}
+    verdicts = {cid: (c["passed"], c["details"]["fail_to_pass"], c["details"]["pass_to_pass"])
+                for cid, c in by_id.items()}
+    # The runner the command names is protected like a test file: its edit is restored, the rest judged.
+    assert verdicts == {"right_fix": (True, "1/1", "3/3"), "nothing": (False, "0/1", "3/3"),
+                        "edits_the_runner": (False, "0/1", "3/3")}, \
+        {k: c["details"].get("summary") for k, c in by_id.items()}
+    assert by_id["edits_the_runner"]["details"]["restored"] == ["run_tests.py"]
+    cut = next(t for t in by_id["nothing"]["details"]["tests"] if t["group"] == "fail_to_pass")
+    assert cut["outcome"] == "failed" and "hello wo..." in cut["message"]  # the runner's own message
+    for c in by_id.values():
+        assert c["details"]["run"]["report_source"] == "junit"
+    execution = result["provenance"]["execution"]
+    assert execution["integrity"] == "shared_process"
+    assert execution["repository"]["report_source"] == "junit"
+    assert "weaker" in execution["repository"]["report_source_note"]

@@ -238,3 +238,49 @@ def test_an_evicted_staged_copy_leaves_its_trees_whole(base, tmp_path, monkeypat
         assert (tree / "tests/conftest.py").read_text() == (base.path / "tests/conftest.py").read_text()
     finally:
         destroy(parent)
+
+
+@pytest.fixture()
+def open_cache():
+    """A snapshot cache whose parents the sandbox's uid may pass (pytest's tmp_path is 0700)."""
+    import shutil
+
+    place = Path(tempfile.mkdtemp(prefix="oracle-test-cache-", dir="/tmp"))
+    os.chmod(place, 0o755)
+    try:
+        yield place
+    finally:
+        shutil.rmtree(place, ignore_errors=True)
+
+
+@pytest.mark.skipif(_tmpfs() is None, reason="no tmpfs at /dev/shm")
+def test_trees_go_on_tmpfs_only_when_the_base_fits(tmp_path, open_cache):
+    from oracle.repo.worktree import base_bytes, choose_parent
+
+    repo = make_repo(tmp_path)
+    base = snapshot(str(repo.path), None, repo.base, cache_root=open_cache / "repositories")
+    size = base_bytes(base)
+    assert size == sum(os.lstat(base.path / rel).st_size for rel in base.listing.files) and size > 0
+    fits = choose_parent(base)
+    assert (fits.kind, fits.parent) == ("tmpfs", _tmpfs()) and "fit" in fits.reason
+    big = choose_parent(base, tmpfs_max_bytes=size - 1)
+    assert big.kind == "disk" and "exceed the tmpfs limit" in big.reason
+    # On disk, beside the snapshot cache: the base's own filesystem, so trees link the base itself.
+    assert big.parent == open_cache / "repositories" / ".trees"
+    assert os.stat(big.parent).st_dev == os.stat(base.path).st_dev
+    assert stat.S_IMODE(os.stat(big.parent).st_mode) == 0o711
+    tree = make_tree(base, big.parent)
+    try:
+        assert tree.parent == big.parent and _files(tree) == _files(base.path)
+        if os.geteuid() == 0:
+            assert os.stat(tree / "src/tiny/calc.py").st_ino == os.stat(base.path / "src/tiny/calc.py").st_ino
+    finally:
+        destroy(tree)
+
+
+def test_disk_trees_fall_back_to_the_temporary_directory_when_the_cache_cannot_be_passed(base, tmp_path):
+    """pytest's tmp_path is 0700 above: a run's uid could not reach a tree there."""
+    from oracle.repo.worktree import choose_parent
+
+    place = choose_parent(base, tmpfs_max_bytes=-1)
+    assert place.kind == "disk" and place.parent == Path(tempfile.gettempdir())

@@ -4,7 +4,9 @@ The driver reads the input, ships chunks of raw task lines to remote workers (ea
 asyncio evaluation on its chunk with the same config) and writes rows as chunks come back, through
 the same crash-safe writer, so output and resume behave exactly as with the local engine. Each
 chunk comes back with the id of the node that computed it, so a run can show where its rows were
-made (``BatchReport.nodes``).
+made (``BatchReport.nodes``). A repository task's bundle travels with its chunk: each distinct
+bundle once through the object store, landed in a worker's repository cache when the worker does not
+have that file (oracle/batch/bundles.py).
 """
 
 from __future__ import annotations
@@ -20,8 +22,10 @@ _ORACLES: dict[str, Any] = {}
 
 def _evaluate_chunk(config_json: str, store_path: str | None, chunk: list[tuple[int, str, bytes, int, str]],
                     concurrency: int, timeout_s: float | None,
-                    history_through: int | None = None) -> list[dict[str, Any]]:
-    """Runs in a Ray worker: rebuild the entries, parse and evaluate them concurrently, return rows."""
+                    history_through: int | None = None,
+                    bundles: dict[str, tuple[str, Any]] | None = None) -> list[dict[str, Any]]:
+    """Runs in a Ray worker: rebuild the entries (their bundles landed here, see bundles.py), parse
+    and evaluate them concurrently, return rows."""
     import asyncio
 
     from oracle.batch.rows import evaluate_entry
@@ -37,15 +41,24 @@ def _evaluate_chunk(config_json: str, store_path: str | None, chunk: list[tuple[
                                learn_history=store is not None and history_through is not None,
                                history_through=history_through)
     oracle = _ORACLES[key]
+    entries = [entry_from_wire(values) for values in chunk]
+    if bundles:
+        import ray
+
+        from oracle.batch.bundles import landed_entries
+        from oracle.repo.base import default_root
+
+        cache = oracle.config.verifier.repo_cache or default_root()
+        entries = landed_entries(entries, bundles, cache, ray.get)
 
     async def run() -> list[dict[str, Any]]:
         slots = asyncio.Semaphore(concurrency)
 
-        async def one(values: tuple[int, str, bytes, int, str]) -> dict[str, Any]:
+        async def one(entry: Any) -> dict[str, Any]:
             async with slots:
-                return await evaluate_entry(oracle, entry_from_wire(values), timeout_s, oracle.config.limits)
+                return await evaluate_entry(oracle, entry, timeout_s, oracle.config.limits)
 
-        return list(await asyncio.gather(*(one(c) for c in chunk)))
+        return list(await asyncio.gather(*(one(e) for e in entries)))
 
     return asyncio.run(run())
 
@@ -88,7 +101,11 @@ def _submit_all(ray: Any, entries: Iterable[InputEntry], config_json: str, store
                 writer: RowWriter, *, concurrency: int, on_row: Callable[[dict[str, Any]], None],
                 chunk_size: int, timeout_s: float | None, history_through: int | None,
                 halt: Halt) -> dict[str, int]:
+    from oracle.batch.bundles import Shipper
+
     remote = ray.remote(_evaluate_chunk_on_node)
+    shipper = Shipper(ray.put)
+    bundles: dict[str, tuple[str, Any]] = {}
     max_chunks = max(2, concurrency // chunk_size + 1)
     in_flight: list[Any] = []
     chunk: list[tuple[int, str, bytes, int, str]] = []
@@ -107,10 +124,11 @@ def _submit_all(ray: Any, entries: Iterable[InputEntry], config_json: str, store
                     on_row(r)
 
     def submit() -> None:
-        nonlocal chunk
+        nonlocal chunk, bundles
         if chunk:
-            in_flight.append(remote.remote(config_json, store_path, chunk, chunk_size, timeout_s, history_through))
-            chunk = []
+            in_flight.append(remote.remote(config_json, store_path, chunk, chunk_size, timeout_s, history_through,
+                                           bundles))
+            chunk, bundles = [], {}
             drain(max_chunks)
 
     for entry in entries:  # raw lines travel; workers parse them within the task timeout
@@ -118,6 +136,9 @@ def _submit_all(ray: Any, entries: Iterable[InputEntry], config_json: str, store
             chunk = []
             break
         chunk.append(entry_to_wire(entry))
+        shipped = shipper.ship(entry)  # the bundle's bytes once, its object with every chunk that needs it
+        if shipped is not None:
+            bundles[shipped[0]] = shipped[1]
         if len(chunk) >= chunk_size:
             submit()
     submit()

@@ -142,7 +142,9 @@ def snapshot(source_path: str | None, bundle: str | None, commit: str, *, cache_
 def _from_repository(path: Path, wanted: str, root: Path) -> tuple[BaseSnapshot, bool]:
     where = _FIELD["path"]
     if not path.is_dir():
-        raise RepositoryError(f"{where}: {path} is not a directory")
+        raise RepositoryError(f"{where}: {path} is not a directory on this machine (a task evaluated elsewhere, "
+                              "on another machine or a Ray worker, should give task.repository.bundle instead: "
+                              "one file, `git bundle create FILE --all`, that travels with the task)")
     probe = run_git(["rev-parse", "--git-dir"], cwd=path)
     if probe.returncode != 0:
         raise RepositoryError(f"{where}: {path} is not a git repository ({message(probe)})")

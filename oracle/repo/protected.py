@@ -164,13 +164,16 @@ def _tree_entries(tree: Path) -> dict[str, os.DirEntry[str]]:
     return {rel: entry for rel, entry in _fs.walk(tree)}
 
 
-def restore(tree: str | Path, base: BaseSnapshot, test_patch: str | None) -> list[ProtectedChange]:
+def restore(tree: str | Path, base: BaseSnapshot, test_patch: str | None,
+            extra: Iterable[str] = ()) -> list[ProtectedChange]:
     """Put the protected surface of ``tree`` back to the base plus the test patch, and report every
     protected path the candidate had changed (see module docstring). Run it after the candidate's
-    patch and before anything runs in the tree. ``RepositoryError`` (``task.test_patch``) when the
-    test patch does not apply to the base."""
+    patch and before anything runs in the tree. ``extra``: more repository paths protected as test
+    files (the files a custom test command names: its runner script). ``RepositoryError``
+    (``task.test_patch``) when the test patch does not apply to the base."""
     tree = Path(tree)
     patched = patched_by_test_patch(base, test_patch or "")
+    owned = set(patched) | set(extra)
     listing = base.listing
     source = reference(base, tree)  # the copy of the base the tree's files are hardlinks of
     inodes = _base_inodes(source)
@@ -178,15 +181,15 @@ def restore(tree: str | Path, base: BaseSnapshot, test_patch: str | None) -> lis
     share = can_share_files() and os.stat(source.path).st_dev == os.stat(tree).st_dev
     base_root = source.path
 
-    candidates = {p for p in listing.files if _category(p, patched)}
-    candidates |= {p for p in listing.links if _category(p, patched)}
+    candidates = {p for p in listing.files if _category(p, owned)}
+    candidates |= {p for p in listing.links if _category(p, owned)}
     candidates |= {rel for rel, entry in entries.items()
-                   if not entry.is_dir(follow_symlinks=False) and _category(rel, patched)}
-    candidates |= set(patched)
+                   if not entry.is_dir(follow_symlinks=False) and _category(rel, owned)}
+    candidates |= owned
 
     changes: list[ProtectedChange] = []
     for rel in sorted(candidates):
-        category = _category(rel, patched)
+        category = _category(rel, owned)
         assert category is not None
         entry = entries.get(rel)
         if rel in patched and _is_final(tree, rel, entry, patched[rel]):

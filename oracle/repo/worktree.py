@@ -22,6 +22,11 @@ filesystem stages one copy of the base there (:func:`staged`, kept for the last 
 process used, removed at exit or by the next process once its owner is gone); every tree of it
 is then a hardlink farm of that copy. Memory: one copy of the repository per staged base; a tree
 adds only the files a candidate changed.
+
+tmpfs is RAM, so :func:`choose_parent` puts a base's trees there only when it fits: the base's files
+at most ``TMPFS_MAX_BYTES`` (256 MiB) and ``/dev/shm`` free for its staged copy plus room for trees
+(``TREES_ROOM_BYTES`` and the base's size again); else on disk, beside the snapshot cache (the
+same filesystem as the base: hardlinks of it, nothing staged). The verifier records which.
 """
 
 from __future__ import annotations
@@ -42,6 +47,10 @@ from oracle.repo import _fs
 from oracle.repo.base import BaseSnapshot
 
 _FICLONE = 0x40049409
+TMPFS_MAX_BYTES = 256 << 20
+"""The largest base (its files' bytes) whose trees go on tmpfs (see module docstring)."""
+TREES_ROOM_BYTES = 64 << 20
+"""Free space on tmpfs kept for trees beyond the staged copy (directories, files candidates change)."""
 _NO_REFLINK: set[tuple[int, int]] = set()
 SHM_TREES = Path("/dev/shm/oracle-trees")
 STAGED_KEEP = 4
@@ -62,6 +71,75 @@ def default_parent() -> Path:
     except OSError:
         pass
     return Path(tempfile.gettempdir())
+
+
+@dataclasses.dataclass(frozen=True)
+class TreePlace:
+    """Where a base's candidate trees go, and why (recorded in the result's provenance)."""
+
+    parent: Path
+    kind: str
+    """``tmpfs`` or ``disk``."""
+    reason: str
+    base_bytes: int
+
+
+_BASE_BYTES: dict[str, int] = {}
+
+
+def base_bytes(base: BaseSnapshot) -> int:
+    """The bytes of the base's files (``.git`` included), summed once per snapshot."""
+    key = str(base.path)
+    if key not in _BASE_BYTES:
+        if len(_BASE_BYTES) >= 64:
+            _BASE_BYTES.pop(next(iter(_BASE_BYTES)))
+        root = os.fspath(base.path) + "/"
+        _BASE_BYTES[key] = sum(os.lstat(root + rel).st_size for rel in base.listing.files)
+    return _BASE_BYTES[key]
+
+
+def choose_parent(base: BaseSnapshot, *, tmpfs_max_bytes: int | None = None) -> TreePlace:
+    """tmpfs (:func:`default_parent`) when the base fits there, else a directory beside the
+    snapshot cache (see module docstring). ``tmpfs_max_bytes``: default ``TMPFS_MAX_BYTES``."""
+    limit = TMPFS_MAX_BYTES if tmpfs_max_bytes is None else tmpfs_max_bytes
+    size = base_bytes(base)
+    shm = default_parent()
+    if shm != SHM_TREES:
+        reason = "no writable tmpfs at /dev/shm"
+    elif size > limit:
+        reason = f"the base's files ({size >> 20} MiB) exceed the tmpfs limit ({limit >> 20} MiB)"
+    else:
+        try:
+            vfs = os.statvfs(shm)
+            free = vfs.f_bavail * vfs.f_frsize
+        except OSError:
+            free = 0
+        with _STAGE_LOCK:
+            staged_already = (str(base.path), os.stat(shm).st_dev) in _STAGED
+        need = (0 if staged_already else size) + size + TREES_ROOM_BYTES
+        if free >= need:
+            return TreePlace(shm, "tmpfs", f"the base's files ({size >> 20} MiB) fit in tmpfs", size)
+        reason = f"/dev/shm has {free >> 20} MiB free, its staged copy and trees need {need >> 20} MiB"
+    return TreePlace(disk_parent(base), "disk", reason, size)
+
+
+def disk_parent(base: BaseSnapshot) -> Path:
+    """``.trees`` in the snapshot cache (the base's filesystem: trees hardlink the base itself) when
+    the sandbox's uid may pass every directory above it, else the system's temporary directory."""
+    root = base.path.parent.parent
+    place = root / ".trees"
+    try:
+        place.mkdir(mode=0o711, exist_ok=True)
+        os.chmod(place, 0o711)
+        real = os.path.realpath(place)
+        parent = os.path.dirname(real)
+        while parent and parent != "/":
+            if not os.stat(parent).st_mode & stat.S_IXOTH:
+                return Path(tempfile.gettempdir())
+            parent = os.path.dirname(parent)
+        return place
+    except OSError:
+        return Path(tempfile.gettempdir())
 
 
 def _is_tmpfs(path: str) -> bool:

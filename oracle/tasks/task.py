@@ -276,6 +276,11 @@ class Task(FrozenWithCache, _InputModel):  # type: ignore[metaclass]  # mypy can
         for name in _HASHED_WHEN_SET:
             if data.get(name) is None:
                 data.pop(name, None)
+        if isinstance(data.get("repository"), dict):
+            # Its content is pinned by ``commit`` (a git object id); where it lies (``path`` or
+            # ``bundle``, made absolute at load) is not content: a batch moved to another directory or
+            # machine must resume, not re-run.
+            data["repository"] = {k: v for k, v in data["repository"].items() if k not in ("path", "bundle")}
         if isinstance(data.get("environment"), dict):  # its later fields, at their defaults, likewise
             data["environment"] = without_defaults(data["environment"])
         if data.get("module") == DEFAULT_MODULE:  # likewise a task with the default module

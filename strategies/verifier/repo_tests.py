@@ -101,6 +101,10 @@ class RepoJudge:
         self.pythonpath = list(env.pythonpath) if env is not None else ["."]
         self.node_ids = list(test.fail_to_pass) + list(test.pass_to_pass)
         self.timeout_s = float(test.timeout_s or cfg.repo_timeout_s)
+        self.runner_paths = command_files(test, base)
+        self.test_patch_paths = tuple(sorted({*base.with_test_patch(task.test_patch or ""), *self.runner_paths}))
+        """Every path the test patch touches and every file a custom command names (restore puts them
+        back; the after-run check covers them)."""
 
     async def judge(self, trajectory: Trajectory) -> Judged:
         from oracle.repo import worktree
@@ -130,19 +134,22 @@ class RepoJudge:
                                      f"{applied.reason}"
                 return out
         out.protected = _protected(await asyncio.to_thread(protected.restore, tree, self.base,
-                                                           self.task.test_patch or ""), self.cfg, "patch")
+                                                           self.task.test_patch or "", self.runner_paths),
+                                   self.cfg, "patch")
         fatal = [c for c in out.protected if c.action == "failed"]
         if fatal:
             out.failed_because = f"it changed protected files: {_named(fatal)}"
             return out
-        before = await asyncio.to_thread(protected.fingerprint, tree)
+        # Every file the test patch touches is checked too, whatever its name (a data fixture, a helper module).
+        owned = self.test_patch_paths
+        before = await asyncio.to_thread(protected.fingerprint, tree, owned)
         run = await run_repo_tests(self.sandbox, tree, node_ids=self.node_ids, command=self.test.command,
                                    junit_xml=self.test.junit_xml, python=self.run_env.python,
                                    env_mounts=self.run_env.mounts, sys_path=self.run_env.sys_path,
                                    pythonpath=self.pythonpath, install=self.install, pytest=self.pytest,
                                    timeout_s=self.timeout_s,
                                    subdir=self.task.repository.subdir if self.task.repository else None)
-        during = _protected(await asyncio.to_thread(protected.changed_since, tree, before), self.cfg, "run")
+        during = _protected(await asyncio.to_thread(protected.changed_since, tree, before, owned), self.cfg, "run")
         out.protected += during
         out.outcomes = {n: {"outcome": o.outcome, "message": o.message, "duration_ms": round(o.duration_ms, 3)}
                         for n, o in run.outcomes.items()}
@@ -164,6 +171,24 @@ class RepoJudge:
             passed = {n for n, o in out.outcomes.items() if o["outcome"] in PASSED}
             out.resolved = all(n in passed for n in self.node_ids)
         return out
+
+
+def command_files(test: RepoTestsTest, base: Any) -> tuple[str, ...]:
+    """The base's files a custom (non-pytest) ``command`` names, repository-relative: its runner
+    script decides the JUnit report, so a candidate may not rewrite it (protected as a test file)."""
+    from oracle.tasks.testspec import runs_pytest
+
+    if runs_pytest(test.command):
+        return ()
+    files = base.listing.files
+    found = []
+    for arg in test.command or []:
+        if not arg or arg.startswith("-") or os.path.isabs(arg):
+            continue
+        rel = os.path.normpath(os.path.join(base.subdir or "", arg))
+        if not rel.startswith("..") and rel in files:
+            found.append(rel)
+    return tuple(dict.fromkeys(found))
 
 
 def shares(test: RepoTestsTest, outcomes: dict[str, dict[str, Any]]) -> tuple[tuple[int, int], tuple[int, int]]:
@@ -318,6 +343,7 @@ async def _prepare(task: Task, test: RepoTestsTest, cfg: VerifierConfig,
     run_env = await asyncio.to_thread(environments.prepare, env, source, cfg, python)
     pytest = await asyncio.to_thread(pinned_pytest.source, run_env.python, run_env.sys_path, run_env.mounts)
     sandbox = await asyncio.to_thread(_sandbox, cfg, run_env, pytest)
+    place = await asyncio.to_thread(worktree.choose_parent, base)  # tmpfs when the base fits, else disk
     layers = dict(sandbox.provenance())
     provenance = EvaluationProvenance(mode="tests", execution=Execution(
         code_run=True, integrity="shared_process", isolation_level=layers.pop("isolation_level", None),
@@ -326,10 +352,24 @@ async def _prepare(task: Task, test: RepoTestsTest, cfg: VerifierConfig,
         environment=run_env.record, pytest_version=pytest.version, pytest_origin=pytest.origin,
         repository={"commit": base.commit, "file_count": base.file_count, "test_edits": cfg.repo_test_edits,
                     "hook_edits": cfg.repo_hook_edits,
-                    "install": task.environment.install if task.environment else "pythonpath"}))
-    parent = await asyncio.to_thread(worktree.default_parent)
-    judge = RepoJudge(task, test, cfg, sandbox, run_env, pytest, base, parent)
+                    "install": task.environment.install if task.environment else "pythonpath",
+                    "trees": place.kind, "trees_because": place.reason, **_report_source(test)}))
+    judge = RepoJudge(task, test, cfg, sandbox, run_env, pytest, base, place.parent)
     return judge, provenance
+
+
+def _report_source(test: RepoTestsTest) -> dict[str, str]:
+    """Where the outcomes come from, said where a user reads the result: pytest's report through the
+    channel, or the JUnit XML a custom ``command`` writes (weaker: the candidate's process writes it)."""
+    from oracle.tasks.testspec import runs_pytest
+
+    if runs_pytest(test.command):
+        return {"report_source": "plugin",
+                "report_source_note": "pytest's own report, through a channel opened before collection"}
+    return {"report_source": "junit",
+            "report_source_note": f"the JUnit XML the command writes ({test.junit_xml}): weaker evidence, the "
+                                  "candidate's process writes that file (checked: new, complete, agreeing with the "
+                                  "exit status)"}
 
 
 def _sandbox(cfg: VerifierConfig, run_env: environments.RunEnvironment,

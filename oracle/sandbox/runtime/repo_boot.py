@@ -59,6 +59,43 @@ def _pth_paths(site_dir: str) -> list[str]:
     return found
 
 
+def _environment_plugins(paths: list, repo: str) -> list:
+    """The modules of the ``pytest11`` entry points the environment's own distributions declare (on
+    ``paths``: the interpreter's and the environment's, read-only, none in the tree), imported now.
+
+    Why not pytest's autoload: it finds entry points on all of ``sys.path``, which later holds the
+    tree and an editable install's metadata, both the candidate's: its own ``pytest11`` entry point
+    (setup.py's ``entry_points``, a ``*.dist-info`` in the tree) would load as a plugin before any
+    test. So autoload is off and the environment's plugins (pytest-asyncio and the like, which a
+    task may need) are handed to pytest here instead. An entry point named like one already taken is
+    skipped, as pytest does."""
+    from importlib import metadata
+
+    root = os.path.realpath(repo) + os.sep
+    own = [p for p in paths if p and not (os.path.realpath(p) + os.sep).startswith(root)]
+    seen, modules = set(), []
+    for dist in metadata.distributions(path=own):
+        for ep in dist.entry_points:
+            if ep.group != "pytest11" or ep.name in seen:
+                continue
+            seen.add(ep.name)
+            modules.append((ep.name, ep.load()))
+    return modules
+
+
+class _EnvironmentPlugins:
+    """Registers the environment's plugins under their entry-point names, as pytest's autoload
+    does: ``-p no:NAME`` in the test configuration still disables one."""
+
+    def __init__(self, plugins: list) -> None:
+        self._plugins = plugins
+
+    def pytest_addhooks(self, pluginmanager) -> None:
+        for name, module in self._plugins:
+            if not pluginmanager.is_blocked(name) and pluginmanager.get_plugin(name) is None:
+                pluginmanager.register(module, name)
+
+
 def _tail(data: bytes, limit: int = 4000) -> str:
     return data.decode("utf-8", "replace")[-limit:]
 
@@ -93,12 +130,17 @@ def main() -> None:
         sys.path.insert(0, settings["pytest_path"])
     env_path = list(settings.get("sys_path", []))
     sys.path[1 if settings.get("pytest_path") else 0:0] = env_path
+    env_plugins = []
     if settings["mode"] == "pytest":
-        if not settings.get("plugin_autoload"):
-            os.environ["PYTEST_DISABLE_PLUGIN_AUTOLOAD"] = "1"
+        # Never pytest's own autoload (it would find the candidate's entry points too): the
+        # environment's plugins, when it is the environment's pytest, are loaded here, before any
+        # directory of the tree is on sys.path.
+        os.environ["PYTEST_DISABLE_PLUGIN_AUTOLOAD"] = "1"
         import pytest
         import _pytest.config
         import _pytest.runner  # noqa: F401
+        if settings.get("plugin_autoload"):
+            env_plugins = _environment_plugins(list(sys.path), repo)
     tree_paths = [os.path.normpath(os.path.join(repo, p)) for p in settings.get("pythonpath", ["."])]
     run_dir = os.path.normpath(os.path.join(repo, settings.get("subdir") or "."))  # a monorepo's package
     os.chdir(run_dir)
@@ -129,7 +171,8 @@ def main() -> None:
         sys.path[at:at] = added
     import pytest
 
-    code = pytest.main(list(settings["args"]), plugins=[report.ReportPlugin(channel, settings.get("select"))])
+    plugins = [report.ReportPlugin(channel, settings.get("select")), _EnvironmentPlugins(env_plugins)]
+    code = pytest.main(list(settings["args"]), plugins=plugins)
     code = int(code)
     try:
         sys.stdout.flush()
