@@ -199,10 +199,12 @@ def test_cut_text_fits_the_limit():
 
 
 def _evaluation(document: dict) -> dict:
-    """The EvaluationResult in ``oracle evaluate --json``'s output, in either shape: the OracleResult
-    itself (route, result) or a batch-style row holding it under ``result``."""
-    inner = document.get("result", document)
-    return inner.get("result", inner) if "route" in inner else inner
+    """The EvaluationResult in ``oracle evaluate --json``'s output: the batch-style row holds the
+    OracleResult under ``result``, which holds the EvaluationResult under ``result``."""
+    inner = document
+    while "candidates" not in inner and isinstance(inner.get("result"), dict):
+        inner = inner["result"]  # row -> OracleResult -> EvaluationResult (``-q`` leaves out the route)
+    return inner
 
 
 def test_oracle_evaluate_judges_a_custom_command_from_its_junit_report(tmp_path):
