@@ -29,7 +29,6 @@ repository's. ``subdir`` is only where the tests run (their cwd and the root of 
 
 from __future__ import annotations
 
-import fcntl
 import hashlib
 import json
 import os
@@ -41,6 +40,7 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from oracle._internal.file_lock import FileLock
 from oracle.errors import RepositoryError
 from oracle.repo import _fs
 from oracle.repo._git import message, run_git
@@ -220,7 +220,7 @@ def _ensure(root: Path, full: str, git_dir: Path, *, source: str) -> tuple[BaseS
     found = _read_entry(entry)
     if found is not None:
         return found, True
-    with _Lock(root / ".locks" / f"{entry.name}.lock"):
+    with _lock(root / ".locks" / f"{entry.name}.lock"):
         found = _read_entry(entry)  # another builder finished while we waited
         if found is not None:
             return found, True
@@ -360,33 +360,10 @@ def _write_atomic(path: Path, text: str) -> None:
     os.rename(tmp, path)
 
 
-class _Lock:
-    """An exclusive ``flock`` on a file (released when its holder dies, so a crashed builder never
-    blocks the next one); waits at most ``timeout_s``."""
-
-    def __init__(self, path: Path, timeout_s: float = 900.0) -> None:
-        self.path, self.timeout_s = path, timeout_s
-        self.fd: int | None = None
-
-    def __enter__(self) -> "_Lock":
-        self.fd = os.open(self.path, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o600)
-        deadline = time.monotonic() + self.timeout_s
-        while True:
-            try:
-                fcntl.flock(self.fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-                return self
-            except BlockingIOError:
-                if time.monotonic() > deadline:
-                    os.close(self.fd)
-                    raise RepositoryError(f"task.repository: another extraction held {self.path} for more than "
-                                          f"{self.timeout_s:.0f} s") from None
-                time.sleep(0.05)
-
-    def __exit__(self, *exc: object) -> None:
-        if self.fd is not None:
-            fcntl.flock(self.fd, fcntl.LOCK_UN)
-            os.close(self.fd)
-            self.fd = None
+def _lock(path: Path, timeout_s: float = 900.0) -> FileLock:
+    """The lock of one cache entry's extraction."""
+    return FileLock(path, timeout_s, lambda p, t: RepositoryError(
+        f"task.repository: another extraction held {p} for more than {t:.0f} s"))
 
 
 def patched_by_test_patch(base: BaseSnapshot, test_patch: str) -> dict[str, tuple[bytes, int] | None]:

@@ -23,7 +23,6 @@ Why it looks like this:
 
 from __future__ import annotations
 
-import fcntl
 import hashlib
 import json
 import os
@@ -36,6 +35,7 @@ from pathlib import Path
 from typing import Callable
 
 from oracle._internal.canonical import canonical_json
+from oracle._internal.file_lock import FileLock
 from oracle.errors import EnvironmentBuildError
 from oracle.sandbox import slots
 from oracle.sandbox.interpreters import Interpreter, unreadable
@@ -195,36 +195,8 @@ class EnvironmentCache:
                                         "verifier.environment_cache to a directory other users can read")
 
     def _locked(self, key: str, timeout_s: float):
-        return _FileLock(self.root / ".locks" / f"{key}.lock", timeout_s)
-
-
-class _FileLock:
-    """An exclusive ``flock`` on a file, waited for at most ``timeout_s`` (it is released when the
-    holder's process dies, so a crashed builder never blocks the next one)."""
-
-    def __init__(self, path: Path, timeout_s: float) -> None:
-        self.path, self.timeout_s = path, timeout_s
-        self.fd: int | None = None
-
-    def __enter__(self) -> "_FileLock":
-        self.fd = os.open(self.path, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o600)
-        deadline = time.monotonic() + self.timeout_s
-        while True:
-            try:
-                fcntl.flock(self.fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-                return self
-            except BlockingIOError:
-                if time.monotonic() > deadline:
-                    os.close(self.fd)
-                    raise EnvironmentBuildError(f"another build of this environment held {self.path} for more "
-                                                f"than {self.timeout_s:.0f} s") from None
-                time.sleep(0.1)
-
-    def __exit__(self, *exc: object) -> None:
-        if self.fd is not None:
-            fcntl.flock(self.fd, fcntl.LOCK_UN)
-            os.close(self.fd)
-            self.fd = None
+        return FileLock(self.root / ".locks" / f"{key}.lock", timeout_s, lambda p, t: EnvironmentBuildError(
+            f"another build of this environment held {p} for more than {t:.0f} s"), poll_s=0.1)
 
 
 def _installed(site: Path) -> list[str]:
