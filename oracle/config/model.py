@@ -175,6 +175,93 @@ class ProvidersConfig(BaseModel):
     prices: dict[str, Price] = Field(default_factory=dict)
     """Model name -> price, over the bundled genai-prices table (oracle/providers/prices.py); a model neither
     knows gets cost None, never 0."""
+    endpoints: dict[str, ProviderSettings] = Field(default_factory=dict)
+    """More named endpoints, for judge panels (``llm_judge.panel``, ``decision_judge.panel``): a
+    member names one with ``provider: NAME``, as it can name ``judge`` or ``decision``."""
+
+    @field_validator("endpoints")
+    @classmethod
+    def _endpoint_names(cls, value: dict[str, ProviderSettings]) -> dict[str, ProviderSettings]:
+        for name in value:
+            if name in ("judge", "decision") or not name.strip():
+                raise ValueError(f"endpoints: {name!r} is reserved or empty (judge and decision have sections)")
+        return value
+
+
+class PanelMember(BaseModel):
+    """One judge of a panel: a provider section of the config by name, or an OpenAI-compatible URL.
+
+    Why a panel: one grader's bias is indistinguishable from the candidate's quality; several
+    graders judging independently with the same rubric show where they split."""
+
+    model_config = _FROZEN
+    provider: str | None = None
+    """``judge``, ``decision`` or a key of ``providers.endpoints``."""
+    base_url: str | None = None
+    """An OpenAI-compatible URL (the same key rules as a provider section: a model must be named
+    for a server that is not on this machine; the key comes from ``api_key_env``)."""
+    model: str | None = None
+    """The model to ask for (over the named section's own)."""
+    temperature: float | None = Field(default=None, ge=0)
+    """Over the judge's own temperature for this member."""
+    api_key_env: str | None = None
+    """With ``base_url``: the environment variable holding this member's key."""
+    name: str | None = None
+    """The member's label in results; default: the model's name (numbered when two share one)."""
+
+    @model_validator(mode="after")
+    def _one_source(self) -> "PanelMember":
+        if (self.provider is None) == (self.base_url is None):
+            raise ValueError("panel member: give exactly one of provider (a provider section's name) or base_url")
+        if self.api_key_env is not None and self.base_url is None:
+            raise ValueError("api_key_env: only with base_url (a named provider section carries its own key)")
+        return self
+
+    def settings(self, providers: "ProvidersConfig") -> ProviderSettings:
+        """This member's endpoint as a full ``ProviderSettings`` (validated as a provider section is)."""
+        if self.base_url is not None:
+            data: dict[str, Any] = {"kind": "openai", "base_url": self.base_url}
+            if self.model is not None:
+                data["model"] = self.model
+            if self.api_key_env is not None:
+                data["api_key_env"] = self.api_key_env
+            if providers.judge.cache_path is not None:
+                data["cache_path"] = providers.judge.cache_path
+            return ProviderSettings.model_validate(data)
+        base = endpoint_named(providers, self.provider or "")
+        return base if self.model is None else base.model_copy(update={"model": self.model})
+
+
+def endpoint_named(providers: "ProvidersConfig", name: str) -> ProviderSettings:
+    """The provider section called ``name`` (``judge``, ``decision`` or an ``endpoints`` key)."""
+    if name == "judge":
+        return providers.judge
+    if name == "decision" and providers.decision is not None:
+        return providers.decision
+    if name in providers.endpoints:
+        return providers.endpoints[name]
+    known = ", ".join(["judge", *(["decision"] if providers.decision is not None else []), *providers.endpoints])
+    raise ValueError(f"provider: no provider section named {name!r} (known: {known})")
+
+
+def member_labels(panel: "tuple[PanelMember, ...]", providers: "ProvidersConfig") -> list[str]:
+    """One label per member, unique: its ``name``, else its model's name, numbered on a clash."""
+    raw = [m.name or m.settings(providers).model or m.provider or m.base_url or "member" for m in panel]
+    seen: dict[str, int] = {}
+    out = []
+    for label in raw:
+        seen[label] = seen.get(label, 0) + 1
+        out.append(label if raw.count(label) == 1 else f"{label}#{seen[label]}")
+    return out
+
+
+def _check_panel(panel: "tuple[PanelMember, ...]") -> "tuple[PanelMember, ...]":
+    if len(panel) == 1:
+        raise ValueError("panel: a panel needs two or more members (leave it empty for a single judge)")
+    names = [m.name for m in panel if m.name is not None]
+    if len(names) != len(set(names)):
+        raise ValueError("panel: member names must be unique")
+    return panel
 
 
 class VerifierConfig(BaseModel):
@@ -269,6 +356,17 @@ class DecisionJudgeConfig(BaseModel):
     sampling (``samples`` at ``sample_temperature``; the floor then applies to the samples)."""
     timeout_s: float = Field(default=120.0, gt=0)
     claim_check: ClaimCheckConfig = Field(default_factory=ClaimCheckConfig)
+    panel: tuple[PanelMember, ...] = ()
+    """Two or more judges answering every question independently (empty: the one configured
+    endpoint). Each member's calls, tokens and cost are kept apart in the ledger."""
+    panel_aggregate: Literal["mean", "majority"] = "mean"
+    """How members' answers combine: the mean of their probabilities, or the majority of their labels
+    (no majority: unparsed, never a guess)."""
+    panel_disagreement: float = Field(default=0.3, ge=0, le=1)
+    """Members whose probabilities for one answer differ by more than this (or whose labels differ)
+    raise an escalating ``panel_disagreement`` concern."""
+
+    _panel = field_validator("panel")(classmethod(lambda cls, v: _check_panel(v)))
 
 
 class LLMJudgeConfig(BaseModel):
@@ -301,6 +399,22 @@ class LLMJudgeConfig(BaseModel):
     samples, at ``hard_temperature`` when ``temperature`` is 0 (identical samples would say nothing),
     and several candidates judged pairwise in both orders instead of the cheaper cascade."""
     hard_temperature: float = Field(default=0.7, gt=0)
+    seed: int = 0
+    """Fixes candidate placement (the order candidates are judged in pointwise batches, the seats
+    of pairwise comparisons, a tournament's first order) and the seed sent with each request; the
+    same seed gives the same order. Recorded in the trace."""
+    panel: tuple[PanelMember, ...] = ()
+    """Two or more judges scoring independently with the same rubric (empty: the one ``judge``
+    endpoint). Each member's calls, tokens and cost are kept apart in the ledger."""
+    panel_aggregate: Literal["mean", "majority"] = "mean"
+    """How members' judgments combine, per criterion and per pairwise comparison: the mean (of
+    normalized scores; of the probability the first candidate is better), or the majority (of raw
+    scores, lowest among the most frequent; of winners, a tie when none has a majority)."""
+    panel_disagreement: float = Field(default=0.25, ge=0, le=1)
+    """Members whose normalized scores for one criterion differ by more than this, or who pick
+    different winners of a pair, raise an escalating ``panel_disagreement`` concern."""
+
+    _panel = field_validator("panel")(classmethod(lambda cls, v: _check_panel(v)))
 
     @model_validator(mode="after")
     def _scale(self) -> "LLMJudgeConfig":
@@ -344,6 +458,15 @@ class OracleConfig(FrozenWithCache):
         # (oracle.routing._chain.build_policies): the registry is routing's, above this model.
         if self.routing.default_evaluator not in self.routing.enabled_evaluators:
             raise ValueError("routing.default_evaluator: must be one of routing.enabled_evaluators")
+        for section in ("llm_judge", "decision_judge"):
+            for i, member in enumerate(getattr(self, section).panel):
+                try:
+                    member.settings(self.providers)
+                except ValidationError as exc:
+                    said = "; ".join(str(e["msg"]).removeprefix("Value error, ") for e in exc.errors())
+                    raise ValueError(f"{section}.panel.{i}: {said}") from None
+                except ValueError as exc:
+                    raise ValueError(f"{section}.panel.{i}: {exc}") from None
         return self
 
     def public_dump(self) -> dict[str, Any]:
@@ -364,9 +487,14 @@ class OracleConfig(FrozenWithCache):
     @cached_property
     def _hash(self) -> str:
         data = self.model_dump(mode="json")
-        for section in ("judge", "decision"):
-            if isinstance(data["providers"].get(section), dict):
-                data["providers"][section].pop("api_key", None)
+        # Secrets and the response cache's location never change what a configuration means:
+        # turning the cache on or off leaves the hash (and so a resumed run's check) unchanged.
+        sections = [data["providers"].get("judge"), data["providers"].get("decision"),
+                    *data["providers"].get("endpoints", {}).values()]
+        for section in sections:
+            if isinstance(section, dict):
+                section.pop("api_key", None)
+                section.pop("cache_path", None)
         return sha256_json(data)[:16]
 
     @classmethod
