@@ -50,11 +50,14 @@ class CallRecord(BaseModel):
     input_tokens: int | None = None
     output_tokens: int | None = None
     cost_usd: float | None = None
-    """None when the price is unknown (never a silent 0)."""
+    """What the call cost when it was made: None when the price is unknown (never a silent 0). A
+    cache hit keeps its original cost here; nothing was spent on it this time (``cached``)."""
     latency_ms: float = 0.0
     attempts: int = 1
     cached: bool = False
     repair: bool = False
+    member: str | None = None
+    """The panel member who made the call (``llm_judge.panel``/``decision_judge.panel``); None: no panel."""
     """A re-ask after an unreadable reply."""
     sampling_requested: dict[str, Any] = Field(default_factory=dict)
     sampling_applied: dict[str, Any] = Field(default_factory=dict)
@@ -68,6 +71,8 @@ class FailedCall(BaseModel):
 
     error: str
     attempts: int = 1
+    member: str | None = None
+    """The panel member whose call it was (None: no panel)."""
 
 
 class Tokens(BaseModel):
@@ -77,6 +82,20 @@ class Tokens(BaseModel):
 
     input: int | None = None
     output: int | None = None
+
+
+class MemberTotals(BaseModel):
+    """One panel member's share of an evaluation's calls."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    model_requested: str | None = None
+    base_url: str | None = None
+    calls: int = 0
+    requests: int = 0
+    cached_calls: int = 0
+    tokens: Tokens = Field(default_factory=Tokens)
+    cost_usd: float | None = None
 
 
 class Execution(BaseModel):
@@ -156,6 +175,15 @@ class EvaluationProvenance(BaseModel):
     repairs: int = 0
     tokens: Tokens = Field(default_factory=Tokens)
     cost_usd: float | None = None
+    """Spent by this evaluation: cache hits count 0 (their original cost is ``cached_cost_usd``)."""
+    cached_calls: int = 0
+    """Calls answered from the response cache (no request sent)."""
+    cached_cost_usd: float | None = None
+    """What the cache hits cost when they were first made (None: a price unknown, or no hit)."""
+    seed: int | None = None
+    """The placement seed the judge used (``llm_judge.seed``), where order mattered."""
+    panel: dict[str, MemberTotals] | None = None
+    """Per panel member: its calls, requests, tokens and cost (None: no panel)."""
     latency_ms: float | None = None
     # -- code execution (the verifier) ----------------------------------------------------------
     execution: Execution | None = None
