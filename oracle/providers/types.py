@@ -45,6 +45,10 @@ class ChatRequest(BaseModel):
     json_schema: dict[str, Any] | None = None
     """When set, ask for structured output matching this schema (where supported)."""
     stop: list[str] | None = None
+    cache_salt: dict[str, Any] | None = None
+    """Never sent: what tells apart requests whose bodies are alike but must not share a cached
+    reply (the repeat index of a sampled judgment, the run's repeat, the placement seed). It enters
+    the response cache's key beside the body (oracle/providers/_cache.py)."""
 
 
 class TokenLogprob(BaseModel):
@@ -135,6 +139,10 @@ class DecisionRequest(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
     state: dict[str, Any] | str
     questions: list[DecisionQuestion]
+    cache_salt: dict[str, Any] | None = None
+    """Never sent: what tells apart requests whose bodies are alike but must not share a cached
+    reply (the repeat index of a sampled judgment, the run's repeat, the placement seed). It enters
+    the response cache's key beside the body (oracle/providers/_cache.py)."""
 
 
 class DecisionAnswer(BaseModel):
