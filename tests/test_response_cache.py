@@ -451,3 +451,62 @@ async def test_the_run_repeat_reaches_the_evaluator_context(monkeypatch):
         record = await runner.run(base, "records_extra", item, reorder(item, "given"), ["passed"])
         assert record.status == "ok"
     assert RecordsExtra.seen == [{"repeat": 0}, {"repeat": 2}]
+
+
+# ---------------------------------------------------------------- calibrate and batch
+
+
+def test_calibrate_caches_beside_its_file_and_shares_a_cache(scripted_server, tmp_path):
+    judge_server(scripted_server)
+    labelled = tmp_path / "labelled.jsonl"
+    labelled.write_text("\n".join(labelled_lines(12)) + "\n")
+    config = tmp_path / "oracle.yaml"
+    config.write_text(json.dumps(config_data(scripted_server)))
+
+    def calibrate(out: Path, *flags: str) -> subprocess.CompletedProcess:
+        return run([sys.executable, "-m", "oracle", "--config", str(config), "calibrate", str(labelled),
+                    "-o", str(out), "--folds", "2", *flags])
+
+    first = calibrate(tmp_path / "one" / "cal.json")
+    assert first.returncode == 0, first.stderr
+    sent = len(scripted_server.requests)
+    cache = tmp_path / "one" / "cache" / CACHE_FILE
+    assert sent > 0 and entries(cache) == sent
+    again = calibrate(tmp_path / "two" / "cal.json", "--cache", str(cache.parent))
+    assert again.returncode == 0, again.stderr
+    assert len(scripted_server.requests) == sent and not (tmp_path / "two" / "cache").exists()
+    one, two = (json.loads((tmp_path / d / "cal.json").read_text()) for d in ("one", "two"))
+    one["evidence"].pop("date"), two["evidence"].pop("date")
+    assert one == two
+    off = calibrate(tmp_path / "three" / "cal.json", "--no-cache")
+    assert off.returncode == 0, off.stderr
+    assert len(scripted_server.requests) == 2 * sent and not (tmp_path / "three" / "cache").exists()
+
+
+def test_batch_resumes_under_another_cache_or_none(scripted_server, tmp_path):
+    judge_server(scripted_server)
+    tasks = tmp_path / "tasks.jsonl"
+    tasks.write_text("".join(json.dumps({"task": {"id": f"j{i}", "prompt": f"Explain {i}.", "criteria": ["Correct"],
+                                                  "evaluator": "llm_judge"},
+                                         "trajectories": [{"id": "a", "answer": f"{RIGHT} {i}"}]}) + "\n"
+                             for i in range(3)))
+    out = tmp_path / "rows.jsonl"
+    env = {k: v for k, v in os.environ.items() if not k.startswith("ORACLE_")}
+    env.update(ORACLE_BASE_URL=scripted_server.base_url, ORACLE_MODEL="scripted-model",
+               ORACLE_LLM_JUDGE__LOGPROBS="false")
+
+    def batch(**extra: str) -> subprocess.CompletedProcess:
+        return subprocess.run([sys.executable, "-m", "oracle", "batch", str(tasks), "-o", str(out), "--no-store"],
+                              cwd=tmp_path, capture_output=True, text=True, timeout=300, env={**env, **extra})
+
+    first = batch(ORACLE_PROVIDERS__JUDGE__CACHE_PATH=str(tmp_path / "c1" / CACHE_FILE))
+    assert first.returncode == 0, first.stderr
+    assert len(scripted_server.requests) == 3 and entries(tmp_path / "c1" / CACHE_FILE) == 3
+    lines = out.read_text().splitlines()
+    assert len(lines) == 3 and {json.loads(line)["status"] for line in lines} == {"ok"}
+    out.write_text("\n".join(lines[:2]) + "\n")  # the last row lost, as a crash could leave it
+    for extra in ({}, {"ORACLE_PROVIDERS__JUDGE__CACHE_PATH": str(tmp_path / "c2" / CACHE_FILE)}):
+        again = batch(**extra)
+        assert again.returncode == 0, again.stderr
+    assert len(out.read_text().splitlines()) == 3
+    assert len(scripted_server.requests) == 4  # only the lost row was computed, once; nothing refused

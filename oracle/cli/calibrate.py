@@ -74,6 +74,7 @@ def cmd_calibrate(args: argparse.Namespace) -> int:
     except EndpointUnreachable as exc:
         print(f"error: calibration stopped before fitting anything (nothing was written): {exc}", file=sys.stderr)
         return 2
+    out.parent.mkdir(parents=True, exist_ok=True)
     sha = write_calibration(out, cal)
     png = reliability_png(cal, out.with_suffix(".reliability.png"))
     ev = cal.evidence
