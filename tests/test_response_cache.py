@@ -115,6 +115,7 @@ async def test_k_salted_repeats_are_k_entries_and_a_rerun_returns_each_whole(scr
     async with make_async_chat_client(settings, prices=prices) as client:
         first = [await client.complete(r) for r in reqs]
     assert len(scripted_server.requests) == 3 and entries(path) == 3
+    print(f"MEASURED k=3 salted repeats at temperature 0.7: {entries(path)} cache entries")
     assert len({r.text for r in first}) == 3 and not any(r.provenance.cached for r in first)
     assert all(r.cost_usd and r.cost_usd > 0 for r in first)
 
@@ -349,6 +350,7 @@ def test_a_fresh_compare_given_the_same_cache_sends_nothing_and_summarizes_the_s
     uncached = run(compare_cli(labelled, config, tmp_path / "three", "--no-cache"))
     assert uncached.returncode == 0, uncached.stderr
     assert len(scripted_server.requests) - sent >= sent  # every call made again (no sharing either)
+    print(f"MEASURED --no-cache into a new folder: {len(scripted_server.requests) - sent} requests")
     assert not (tmp_path / "three" / "cache").exists() and "cache: off" in uncached.stdout
     three = json.loads((tmp_path / "three" / "summary.json").read_text())
     assert without_timings(three) == without_timings(one)
