@@ -145,6 +145,14 @@ EXPECT: dict[tuple[str, str], Expect] = {
     ("docs/cli.md", "oracle route swe/tasks.jsonl"): Expect(stdout=r"task acme__pager-1: -> verifier"),
     ("docs/comparisons.md", "oracle compare docs/examples/labelled.jsonl -o cmp --arms verifier,routed,baseline"):
         Expect(stdout=r"routing accuracy: 1\.000"),
+    ("docs/comparisons.md", "oracle compare docs/examples/labelled.jsonl -o cmp-a --arms verifier,baseline"):
+        Expect(stdout=r"cache: cmp-a/cache/responses\.sqlite"),
+    ("docs/comparisons.md", "oracle compare docs/examples/labelled.jsonl -o cmp-b --arms verifier,baseline "
+                            "--cache cmp-a/cache"):
+        Expect(stdout=r"cache: cmp-a/cache/responses\.sqlite"),
+    ("docs/comparisons.md", "oracle compare docs/examples/labelled.jsonl -o cmp-c --arms verifier,baseline "
+                            "--no-cache"):
+        Expect(stdout=r"cache: off"),
     ("docs/comparisons.md", "oracle compare --import halueval --limit 40 --arms decision_judge,llm_judge,baseline "
                             "--repeats 2 --both-orders --local-model -o out/halueval"):
         Expect(needs=LOCAL, run="oracle compare --import halueval --limit 4 --arms decision_judge,llm_judge,baseline "

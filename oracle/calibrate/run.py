@@ -105,12 +105,41 @@ def _pooled(models: dict[str, ModelCalibrationV2]) -> dict[str, Any]:
     return out
 
 
+def cached_config(config: OracleConfig, cache: str | Path | bool | None, *,
+                  default_dir: str | Path | None = None) -> OracleConfig:
+    """The config calibration runs under: ``cache`` None keeps the config's own cache settings,
+    False turns every cache off, a directory caches every provider section there (shared between
+    runs), True caches in ``default_dir`` where a section sets no ``cache_path`` of its own. The
+    cache file is opened here, so an unusable one stops the run before any model call."""
+    from oracle.errors import TaskValidationError
+    from oracle.providers._cache import CACHE_FILE, check_cache, config_with_cache
+
+    if cache is None:
+        return config
+    if cache is False:
+        return config_with_cache(config, None, override=True)
+    if cache is True:
+        if default_dir is None:
+            raise TaskValidationError("cache: True needs cache_default_dir (where the calibration file goes)",
+                                      field="cache")
+        directory = Path(default_dir)
+    else:
+        directory = Path(cache)
+    if directory.exists() and not directory.is_dir():
+        raise TaskValidationError(f"--cache: not a directory: {directory}", field="--cache")
+    check_cache(directory / CACHE_FILE)
+    return config_with_cache(config, directory / CACHE_FILE, override=cache is not True)
+
+
 async def acalibrate(items: Sequence[LabelledItem], config: OracleConfig, *, model: str | None = None, k: int = 5,
                      seed: int = 0, review_rate: float | None = None, target_precision: float | None = None,
                      data_dir: Path | None = None, source: str | None = None,
-                     now: _dt.datetime | None = None) -> CalibrationFileV2:
+                     now: _dt.datetime | None = None, cache: str | Path | bool | None = None,
+                     cache_default_dir: str | Path | None = None) -> CalibrationFileV2:
+    """Calibrate on ``items``; ``cache``/``cache_default_dir``: the response cache (``cached_config``)."""
     from oracle._internal.version import __version__
 
+    config = cached_config(config, cache, default_dir=cache_default_dir)
     kept, dropped = drop_reserved(items, data_dir)
     collected = await collect(kept, config)
     collected.item("dropped as reserved", dropped)

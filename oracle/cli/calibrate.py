@@ -29,6 +29,11 @@ def register(sub: argparse._SubParsersAction) -> None:
                         help="min_confidence is the lowest confidence whose verdicts reach this precision")
     p.add_argument("--data", help="shared data folder (reserved records are dropped); default ORACLE_DATA_DIR or "
                                   "../shared/data")
+    cache = p.add_mutually_exclusive_group()
+    cache.add_argument("--cache", metavar="DIR",
+                       help="response cache directory, shared between runs (default: cache/ beside the --output "
+                            "file, for every provider section that sets no cache_path)")
+    cache.add_argument("--no-cache", action="store_true", help="no response cache: every model call is made")
     p.set_defaults(func=cmd_calibrate)
 
 
@@ -60,13 +65,16 @@ def cmd_calibrate(args: argparse.Namespace) -> int:
     try:
         cal = asyncio.run(acalibrate(items, config, model=args.model, k=args.folds, seed=args.seed,
                                      review_rate=args.review_rate, target_precision=args.target_precision,
-                                     data_dir=data_dir, source=str(args.labelled)))
+                                     data_dir=data_dir, source=str(args.labelled),
+                                     cache=False if args.no_cache else (args.cache or True),
+                                     cache_default_dir=out.parent / "cache"))
     except CalibrationRefused as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
     except EndpointUnreachable as exc:
         print(f"error: calibration stopped before fitting anything (nothing was written): {exc}", file=sys.stderr)
         return 2
+    out.parent.mkdir(parents=True, exist_ok=True)
     sha = write_calibration(out, cal)
     png = reliability_png(cal, out.with_suffix(".reliability.png"))
     ev = cal.evidence

@@ -34,7 +34,9 @@ def register(sub: argparse._SubParsersAction) -> None:
                    help="also run with candidates and choice options reversed; flips are reported")
     p.add_argument("--limit", type=int, help="at most N items, spread over label strata by --seed")
     p.add_argument("--select", action="append", help="only items whose id matches this glob (repeatable)")
-    p.add_argument("--seed", type=int, default=0, help="fixes every random choice (sampling, bootstrap)")
+    p.add_argument("--seed", type=int, default=None,
+                   help="fixes every random choice (sampling, bootstrap, the LLM judge's placement: llm_judge.seed); "
+                        "default: the config's llm_judge.seed (0)")
     p.add_argument("--timeout-s", type=float, default=300.0,
                    help="an evaluation slower than this is late and never counts as correct (default 300)")
     p.add_argument("--concurrency", type=int, default=4,
@@ -42,6 +44,11 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--local-model", action="store_true",
                    help="start the embedded local model for this run when the judge endpoint does not answer")
     p.add_argument("--write-labelled", metavar="FILE", help="write the (converted) labelled items here and stop")
+    cache = p.add_mutually_exclusive_group()
+    cache.add_argument("--cache", metavar="DIR",
+                       help="response cache directory, shared between runs (default: OUTPUT/cache/ for every provider "
+                            "section that sets no cache_path)")
+    cache.add_argument("--no-cache", action="store_true", help="no response cache: every model call is made")
     p.add_argument("--no-report", action="store_true", help="skip report.html")
     p.add_argument("--summary-json", action="store_true", help="print summary.json instead of the table")
     p.set_defaults(func=cmd_compare)
@@ -104,6 +111,8 @@ def cmd_compare(args: argparse.Namespace) -> int:
 
     arms = check_settings(args.arms.split(","), args.repeats, args.limit, args.timeout_s, args.concurrency)
     config = OracleConfig.load(args.config)
+    if args.seed is None:
+        args.seed = config.llm_judge.seed
     items, source, dropped = _load(args)
     if args.write_labelled:
         from oracle.comparison._plan import limit_items, select_items
@@ -126,6 +135,7 @@ def cmd_compare(args: argparse.Namespace) -> int:
             result = compare(items, args.output, arms=arms, repeats=args.repeats, both_orders=args.both_orders,
                              limit=args.limit, select=args.select, seed=args.seed, timeout_s=args.timeout_s,
                              concurrency=args.concurrency, config=run_config, report=not args.no_report,
+                             cache=False if args.no_cache else (args.cache or True),
                              source=source, dropped_reserved=dropped, progress_bar=rich_bar())
     except EndpointUnreachable as exc:
         print(f"error: the comparison stopped: {exc}\nthe runs written to {args.output} are kept; once the endpoint "
@@ -135,9 +145,16 @@ def cmd_compare(args: argparse.Namespace) -> int:
         print(json.dumps(result.summary.model_dump(mode="json"), indent=2, sort_keys=True))
     else:
         show(comparison_blocks(result.summary))
-        print(f"\nruns: {result.runs_path} ({result.computed} run now, {result.resumed} resumed)\n"
-              f"summary: {result.summary_path}\nreport: {_report_line(result, args.no_report)}")
+        print(f"\nruns: {result.runs_path} ({result.computed} run now, {result.resumed} resumed{_cached(result)})\n"
+              f"summary: {result.summary_path}\nreport: {_report_line(result, args.no_report)}\n"
+              f"cache: {result.cache_path or 'off (--no-cache)'}")
     return 0
+
+
+def _cached(result: Any) -> str:
+    """", N model calls from the cache" for the calls this run did not send (nothing when none)."""
+    hits = result.cached_calls
+    return f", {hits} model call{'s' * (hits != 1)} from the cache" if hits else ""
 
 
 def _report_line(result: Any, skipped: bool) -> str:

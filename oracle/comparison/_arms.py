@@ -157,7 +157,7 @@ def baseline_record(base: dict[str, Any], item: LabelledItem, shown: Shown, kind
     return RunRecord(**base, status="ok", evaluator=None, kinds=kinds, ranking=ranking,
                      top=ranking[0] if ranking else None, passed=dict(passed),
                      scores=dict(f1 or {}), threshold=0.5 if f1 is not None else None,
-                     chosen=answers, distribution=dist, calls=0, cost_usd=0.0, input_tokens=0,
+                     chosen=answers, distribution=dist, calls=0, cost_usd=0.0, spent_usd=0.0, input_tokens=0,
                      output_tokens=0, latency_ms=round((time.perf_counter() - start) * 1000, 3),
                      call_latency_ms=0.0)
 
@@ -165,12 +165,21 @@ def baseline_record(base: dict[str, Any], item: LabelledItem, shown: Shown, kind
 def _provenance_fields(result: EvaluationResult) -> dict[str, Any]:
     prov = result.provenance
     first = prov.calls[0] if prov.calls else None
+    spent = model_cost(result)  # a run with no model request cost 0, not "unknown"
+    cost, calls = spent, result.calls
+    hits = [c for c in prov.calls if c.cached]
+    if hits:
+        # A run is compared by what its answers cost, wherever they came from: answered from the
+        # response cache they count as first paid (calls and cost), so a rerun from the cache
+        # gives the same summary; ``cached_calls`` and ``spent_usd`` say what this run spent.
+        cost = None if spent is None or prov.cached_cost_usd is None else spent + prov.cached_cost_usd
+        calls = None if calls is None else calls + sum(c.attempts for c in hits)
     return dict(model_requested=prov.model_requested, models_answered=list(prov.models_answered),
                 sampling_requested=dict(first.sampling_requested) if first else {},
                 sampling_applied=dict(first.sampling_applied) if first else {},
                 call_latency_ms=round(sum(c.latency_ms for c in prov.calls), 3) if prov.calls else None,
                 input_tokens=prov.tokens.input, output_tokens=prov.tokens.output,
-                cost_usd=model_cost(result))  # a run with no model request cost 0, not "unknown"
+                cost_usd=cost, calls=calls, cached_calls=len(hits), spent_usd=spent)
 
 
 def _decision_answers(result: EvaluationResult) -> tuple[dict[str, str], dict[str, dict[str, float]],
@@ -216,7 +225,7 @@ def evaluator_record(base: dict[str, Any], arm: str, result: EvaluationResult, *
     return RunRecord(**base, status=result.status.value, evaluator=result.evaluator, kinds=kinds,
                      ranking=list(result.ranking), top=result.ranking[0] if result.ranking else None,
                      passed=passed, scores=scores, threshold=threshold, chosen=chosen, distribution=dist,
-                     confidence=conf, calls=result.calls, latency_ms=round(wall_ms, 3),
+                     confidence=conf, latency_ms=round(wall_ms, 3),
                      error=result.error.model_dump() if result.error else None, **_provenance_fields(result))
 
 
@@ -276,7 +285,9 @@ class ArmRunner:
         start = time.perf_counter()
         # No route: an evaluator arm runs whatever the router would say (``routed`` is the arm
         # that follows the router); the context's route is optional for every evaluator.
-        result = await oracle.run_evaluator(item_input, None, arm, providers=self.pool,
+        # The run's repeat index reaches the evaluator (``ctx.extra["repeat"]``): the judges salt
+        # their cache keys with it, so repeat k of a comparison is its own sample, cached apart.
+        result = await oracle.run_evaluator(item_input, None, arm, {"repeat": base["repeat"]}, providers=self.pool,
                                             config=self.item_config(arm, item.id))
         wall_ms = (time.perf_counter() - start) * 1000
         qid = shown.task.questions[0].id if llm_options is not None else None

@@ -54,6 +54,37 @@ class RunOutcome:
     computed: int
     resumed: int
     elapsed_s: float
+    cached_calls: int = 0
+    """Model calls of the runs done now that the response cache answered (no request sent)."""
+
+
+CACHE_DIR = "cache"
+"""The response cache's directory inside a comparison's output directory (the default cache)."""
+
+
+def run_config(config: OracleConfig, out_dir: Path, *, cache: str | Path | bool | None,
+               seed: int) -> tuple[OracleConfig, Path | None]:
+    """The config a comparison runs under, and its response cache file (None: no cache).
+
+    The LLM judge's placement seed is the comparison's ``seed``. ``cache``: True (the default)
+    caches in ``OUT/cache/`` for every provider section that sets no ``cache_path`` of its own; a
+    directory caches there for every section (shared between runs: a fresh run into a new folder
+    given the same cache sends no request already answered); False or None turns every cache off.
+    The file is opened once here, so an unusable cache stops the run before any model call. None
+    of this changes ``config_hash``'s cache part (the hash leaves ``cache_path`` out)."""
+    from oracle.errors import TaskValidationError
+    from oracle.providers._cache import CACHE_FILE, check_cache, config_with_cache
+
+    if config.llm_judge.seed != seed:
+        config = config.model_copy(update={"llm_judge": config.llm_judge.model_copy(update={"seed": seed})})
+    if cache is None or cache is False:
+        return config_with_cache(config, None, override=True), None
+    directory = out_dir / CACHE_DIR if cache is True else Path(cache)
+    if directory.exists() and not directory.is_dir():
+        raise TaskValidationError(f"--cache: not a directory: {directory}", field="--cache")
+    path = directory / CACHE_FILE
+    check_cache(path)
+    return config_with_cache(config, path, override=cache is not True), path
 
 
 def _new_run_id() -> str:
@@ -149,6 +180,7 @@ async def run_units(items: Sequence[LabelledItem], out_dir: Path, *, config: Ora
     write_lock = asyncio.Lock()
     slots = asyncio.Semaphore(max(1, settings.concurrency))
     halt = Halt()
+    hits = [0]
 
     async def one(unit: Unit) -> None:
         async with slots:
@@ -165,6 +197,8 @@ async def run_units(items: Sequence[LabelledItem], out_dir: Path, *, config: Ora
         async with write_lock:
             await asyncio.to_thread(writer.write, [record.model_dump(mode="json")])
             known[record.key] = record
+            if record.reused_from is None:
+                hits[0] += record.cached_calls
         progress.update({"status": record.status})
 
     try:
@@ -178,7 +212,7 @@ async def run_units(items: Sequence[LabelledItem], out_dir: Path, *, config: Ora
         raise halt.error()
     records = [known[k] for k in sorted(wanted) if k in known]
     return RunOutcome(records=records, computed=len(todo), resumed=resumed,
-                      elapsed_s=round(time.perf_counter() - started, 3))
+                      elapsed_s=round(time.perf_counter() - started, 3), cached_calls=hits[0])
 
 
 def summarize_runs(records: Sequence[RunRecord], items: Sequence[LabelledItem], *, settings: RunSettings,

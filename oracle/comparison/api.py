@@ -20,7 +20,7 @@ from oracle._internal.safe_files import write_atomic
 from oracle.comparison._labels import LabelledItem, load_labelled
 from oracle.comparison._plan import ORDERS_BOTH, ORDERS_ONE, limit_items, select_items
 from oracle.comparison.records import ARMS, RunRecord
-from oracle.comparison._runner import RunSettings, run_units, summarize_runs
+from oracle.comparison._runner import RunSettings, run_config, run_units, summarize_runs
 from oracle.comparison.summary import CompareSummary
 from oracle.config.model import OracleConfig
 from oracle.errors import TaskValidationError
@@ -48,6 +48,10 @@ class CompareResult:
     """Runs done by this call."""
     resumed: int
     """Runs found in ``runs.jsonl`` from an earlier, interrupted call and not redone."""
+    cached_calls: int = 0
+    """Model calls of this call's runs that the response cache answered (no request sent)."""
+    cache_path: Path | None = None
+    """The response cache file the runs used (None: no cache)."""
 
 
 def check_settings(arms: Sequence[str], repeats: int, limit: int | None, timeout_s: float | None,
@@ -75,16 +79,22 @@ def _write_json_atomic(path: Path, data: object) -> None:
 
 async def acompare(labelled: str | Path | Sequence[LabelledItem], out_dir: str | Path, *,
                    arms: Sequence[str] = DEFAULT_ARMS, repeats: int = 1, both_orders: bool = False,
-                   limit: int | None = None, select: Sequence[str] | None = None, seed: int = 0,
+                   limit: int | None = None, select: Sequence[str] | None = None, seed: int | None = None,
                    timeout_s: float | None = DEFAULT_TIMEOUT_S, concurrency: int = 4,
+                   cache: str | Path | bool | None = True,
                    config: OracleConfig | None = None, report: bool = True, source: str | None = None,
                    dropped_reserved: int = 0, progress_stream: TextIO | None = None,
                    progress_tty: bool | None = None, progress_bar: BarFactory | None = None) -> CompareResult:
-    """Run the comparison into ``out_dir`` (resuming what an earlier call left there)."""
+    """Run the comparison into ``out_dir`` (resuming what an earlier call left there).
+
+    ``seed`` (default: the config's ``llm_judge.seed``) fixes every random choice, the LLM judge's
+    placement included. ``cache``: True caches model replies in ``out_dir/cache/``, a directory
+    caches there (shared between runs), False turns caching off (see ``_runner.run_config``)."""
     from oracle.batch.lock import OutputLock
 
     arms_t = check_settings(arms, repeats, limit, timeout_s, concurrency)
     config = config or OracleConfig.load()
+    seed = config.llm_judge.seed if seed is None else seed
     if isinstance(labelled, (str, Path)):
         source = source or str(labelled)
         items = load_labelled(labelled)
@@ -100,6 +110,7 @@ async def acompare(labelled: str | Path | Sequence[LabelledItem], out_dir: str |
     if out.exists() and not out.is_dir():
         raise TaskValidationError(f"-o: not a directory: {out}", field="-o")
     out.mkdir(parents=True, exist_ok=True)
+    config, cache_path = run_config(config, out, cache=cache, seed=seed)
     settings = RunSettings(arms=arms_t, repeats=repeats, orders=ORDERS_BOTH if both_orders else ORDERS_ONE,
                            seed=seed, timeout_s=timeout_s, concurrency=concurrency)
     runs_path = out / "runs.jsonl"
@@ -123,7 +134,8 @@ async def acompare(labelled: str | Path | Sequence[LabelledItem], out_dir: str |
                 report_error = f"{exc}"
     return CompareResult(summary=summary, records=outcome.records, out_dir=out, runs_path=runs_path,
                          summary_path=summary_path, report_path=report_path, report_error=report_error,
-                         computed=outcome.computed, resumed=outcome.resumed)
+                         computed=outcome.computed, resumed=outcome.resumed, cached_calls=outcome.cached_calls,
+                         cache_path=cache_path)
 
 
 def compare(labelled: str | Path | Sequence[LabelledItem], out_dir: str | Path, **options: object) -> CompareResult:

@@ -78,7 +78,13 @@ class RunRecord(BaseModel):
     input_tokens: int | None = None
     output_tokens: int | None = None
     cost_usd: float | None = None
-    """None when any call's price is unknown (never a silent 0)."""
+    """What the run's answers cost (None when any call's price is unknown, never a silent 0). Calls
+    answered from the response cache count at the cost first paid, as they do in ``calls``, so a
+    rerun from the cache reports the same figures; ``spent_usd`` is what this run spent."""
+    cached_calls: int = 0
+    """Model calls answered from the response cache (no request sent)."""
+    spent_usd: float | None = None
+    """What this run spent on model calls (a cache hit costs 0); None: unknown or not recorded."""
     error: dict[str, str] | None = None
 
     def verdict_signature(self) -> tuple[Any, ...]:

@@ -20,6 +20,7 @@ from dataclasses import dataclass
 from typing import Any, Callable, Protocol, cast
 
 import httpx
+from pydantic import ValidationError
 
 from oracle._internal.log import get_logger
 
@@ -72,6 +73,11 @@ def bearer_headers(settings: ProviderSettings, api_key: str | None) -> dict[str,
     return headers
 
 
+def as_hit(reply: Any) -> Any:
+    """``reply`` as the cache hands it out: the same reply, ``provenance.cached`` True."""
+    return reply.model_copy(update={"provenance": reply.provenance.model_copy(update={"cached": True})})
+
+
 class ClientCore:
     """Settings, wire format, cache and accounting shared by a sync and an async client."""
 
@@ -110,16 +116,26 @@ class ClientCore:
         # only in this header dict, which is never logged, cached or put into provenance.
         headers = self.wire.headers(self.settings.resolved_api_key())
         content = json.dumps(body, ensure_ascii=False).encode("utf-8")
-        return Prepared(url, body, content, headers, cache_key(self.wire.endpoint_kind, url, body), sent)
+        key = cache_key(self.wire.endpoint_kind, url, body, getattr(req, "cache_salt", None))
+        return Prepared(url, body, content, headers, key, sent)
 
     def cached(self, prepared: Prepared) -> Any | None:
+        """The stored reply, whole (text, usage, logprobs, the cost first paid), marked ``cached``.
+
+        An entry that no longer reads as this reply type (another version wrote it) is a miss: the
+        call is made and its reply replaces the entry."""
         if self.cache is None:
             return None
         hit = self.cache.get(prepared.key)
         if hit is None:
             return None
-        reply = self.wire.reply_type.model_validate_json(hit)
-        return reply.model_copy(update={"provenance": reply.provenance.model_copy(update={"cached": True})})
+        try:
+            reply = self.wire.reply_type.model_validate_json(hit)
+        except ValidationError as exc:
+            log.warning("cache_entry_unreadable", path=str(self.cache.path), endpoint=self.wire.endpoint_kind,
+                        error=str(exc).splitlines()[0])
+            return None
+        return as_hit(reply)
 
     def flow(self, prepared: Prepared) -> Flow:
         def parse(response: httpx.Response) -> dict[str, Any]:

@@ -23,7 +23,7 @@ import httpx
 from oracle.config.model import Price, ProviderSettings
 from oracle.errors import ConfigError
 from oracle.providers._body import aread_capped, read_capped
-from oracle.providers._core import ClientCore, WireFormat
+from oracle.providers._core import ClientCore, Prepared, WireFormat, as_hit
 from oracle.providers._http import SlotPool, run_async, run_sync
 from oracle.providers.anthropic import AnthropicMessagesFormat
 from oracle.providers.decisions import DecisionsFormat, SystemOneFormat
@@ -123,6 +123,8 @@ class _AsyncClient:
                                           verify=verify) for _ in range(shards)]
         self._sleep = sleep
         self._slots = SlotPool(settings.concurrency, shards)
+        self._inflight: dict[str, asyncio.Future[Any]] = {}
+        """Cache key -> the call in flight for it (only with a cache; see ``_call``)."""
 
     @property
     def settings(self) -> ProviderSettings:
@@ -138,6 +140,28 @@ class _AsyncClient:
         hit = core.cached(prepared)
         if hit is not None:
             return hit
+        if core.cache is None:
+            return await self._send(req, prepared)
+        # With a cache, one key has one answer: a request whose key is already in flight waits for
+        # that call and shares its reply (as a hit), so which of two identical requests reached
+        # the cache first never decides what a rerun from the cache returns. If the first call
+        # fails, the waiting one makes its own.
+        while (pending := self._inflight.get(prepared.key)) is not None:
+            reply = await asyncio.shield(pending)
+            if reply is not None:
+                return as_hit(reply)
+        done: asyncio.Future[Any] = asyncio.get_running_loop().create_future()
+        self._inflight[prepared.key] = done
+        reply = None
+        try:
+            reply = await self._send(req, prepared)
+            return reply
+        finally:
+            del self._inflight[prepared.key]
+            done.set_result(reply)
+
+    async def _send(self, req: Any, prepared: Prepared) -> Any:
+        core = self._core
         cap = core.settings.max_reply_bytes
 
         async def send(timeout_s: float, shard: int) -> httpx.Response:
