@@ -212,14 +212,14 @@ class Oracle:
                                 config=config, route=route, extra=dict(extra or {}),
                                 providers=providers)
         with telemetry.evaluator_span(name) as span:  # a no-op unless a tracer provider is configured
-            with budgets.watch() as trips:
+            with budgets.watch() as seen:
                 try:
                     result = await evaluator.evaluate(ctx)
                 except Exception as exc:  # noqa: BLE001 - contract: evaluate never raises out of the Oracle
                     log.warning("evaluator_raised", evaluator=name, task_id=item.task.id, error=repr(exc))
                     result = EvaluationResult.failure(name, exc)
-            if trips:  # a request was refused by the budget: never a verdict from part of the calls
-                result = result.skipped(budgets.SKIP_REASON, trips[0])
+            if seen.trips:  # a request was refused by the budget: never a verdict from part of the calls
+                result = result.skipped(budgets.SKIP_REASON, seen.trips[0], calls=seen.calls, cost_usd=seen.cost_usd)
             return span.finish(completed(result, evaluator, ctx, name=name,
                                          latency_ms=(time.perf_counter() - start) * 1000))
 

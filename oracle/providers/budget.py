@@ -146,7 +146,21 @@ class _Hold:
 
 
 _SCOPED: ContextVar[tuple[Budget, ...]] = ContextVar("oracle_budgets", default=())
-_TRIPS: ContextVar[list[BudgetExhausted] | None] = ContextVar("oracle_budget_trips", default=None)
+_WATCH: ContextVar[Watch | None] = ContextVar("oracle_budget_watch", default=None)
+
+
+class Watch:
+    """What the requests of one block did with the budgets: refusals (``trips``), requests sent
+    (``calls``) and their charged cost (``cost_usd``; None once one charge is unknown). A refused
+    call never reaches a judge's ledger, nor do sibling calls cancelled in flight; these counts do."""
+
+    def __init__(self) -> None:
+        self.trips: list[BudgetExhausted] = []
+        self.calls = 0
+        self.cost_usd: float | None = 0.0
+
+    def charge(self, cost_usd: float | None) -> None:
+        self.cost_usd = None if (cost_usd is None or self.cost_usd is None) else self.cost_usd + cost_usd
 
 
 @contextmanager
@@ -164,16 +178,15 @@ def using(budget: Budget | None) -> Iterator[Budget | None]:
 
 
 @contextmanager
-def watch() -> Iterator[list[BudgetExhausted]]:
-    """Collect the ``BudgetExhausted`` raised by requests in this block (the tasks it starts
-    share the list): how the Oracle knows an evaluation hit its budget, whatever the evaluator
-    did with the error."""
-    trips: list[BudgetExhausted] = []
-    token = _TRIPS.set(trips)
+def watch() -> Iterator[Watch]:
+    """Watch the requests made in this block (the tasks it starts share the ``Watch``): how the
+    Oracle knows an evaluation hit its budget, whatever the evaluator did with the error."""
+    seen = Watch()
+    token = _WATCH.set(seen)
     try:
-        yield trips
+        yield seen
     finally:
-        _TRIPS.reset(token)
+        _WATCH.reset(token)
 
 
 def in_force(own: Budget | None) -> tuple[Budget, ...]:
@@ -202,6 +215,7 @@ class Meter:
         self.estimate_usd = estimate_usd
         self.model = model
         self._holds: list[_Hold] = []
+        self._watch = _WATCH.get()
 
     def before_send(self) -> None:
         """Admit the next attempt, or raise ``BudgetExhausted`` (nothing sent, nothing held)."""
@@ -215,11 +229,12 @@ class Meter:
         except BudgetExhausted as exc:
             for hold in holds:
                 hold.settle(None, sent=False)
-            trips = _TRIPS.get()
-            if trips is not None:
-                trips.append(exc)
+            if self._watch is not None:
+                self._watch.trips.append(exc)
             raise
         self._holds = holds
+        if self._watch is not None:
+            self._watch.calls += 1
 
     def not_billed(self) -> None:
         """The attempt got an error status, or never connected: it costs nothing (it still counted)."""
@@ -232,6 +247,8 @@ class Meter:
 
     def _settle(self, cost_usd: float | None) -> None:
         holds, self._holds = self._holds, []
+        if holds and self._watch is not None:
+            self._watch.charge(cost_usd if cost_usd is not None else self.estimate_usd)
         for hold in holds:
             hold.settle(cost_usd)
 

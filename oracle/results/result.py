@@ -128,10 +128,18 @@ class EvaluationResult(BaseModel):
             error = ErrorInfo(type=error_type or "EvaluationFailed", message=exc_or_message)
         return cls(evaluator=evaluator, status=Status.failed, error=error, **fields)
 
-    def skipped(self, reason: str, error: BaseException) -> "EvaluationResult":
-        """This result as ``skipped`` for ``reason``: its calls, cost and provenance kept, no verdict
-        (no best, no ranking, each candidate unscored and ``skipped``), no concerns."""
-        return self.model_copy(update={
+    def skipped(self, reason: str, error: BaseException, *, calls: int | None = None,
+                cost_usd: float | None = None) -> "EvaluationResult":
+        """This result as ``skipped`` for ``reason``: its calls, cost and provenance kept (``calls``
+        and ``cost_usd``, when given, count what the ledger could not see: a refused call's earlier
+        attempts, calls cancelled in flight), no verdict (no best, no ranking, each candidate unscored
+        and ``skipped``), no concerns."""
+        spent: dict[str, Any] = {}
+        if calls is not None and calls > self.calls:
+            spent["calls"] = calls
+        if cost_usd is not None and (self.cost_usd is None or cost_usd > self.cost_usd):
+            spent["cost_usd"] = cost_usd
+        return self.model_copy(update={**spent,
             "status": Status.skipped, "reason": reason, "best": [], "ranking": [], "concerns": [],
             "candidates": [CandidateResult(id=c.id, status=Status.skipped) for c in self.candidates],
             "error": ErrorInfo.from_exception(error), "details": {},

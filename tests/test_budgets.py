@@ -1,0 +1,165 @@
+"""Issue 31, budgets: ``max_calls`` / ``max_cost_usd`` are held before every request, retries included.
+
+Everything runs against the real scripted OpenAI-compatible server (tests/plugins/scripted_server.py)
+and counts requests where they arrive: at the server. Real CLI subprocesses for the command lines,
+the real ``oracle serve`` app over HTTP for the service.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import subprocess
+import sys
+import threading
+from pathlib import Path
+
+import pytest
+
+from oracle import Budget, BudgetExhausted, Oracle, OracleConfig, Status
+from oracle.errors import ConfigError
+from oracle.providers.budget import check_prices, estimate_tokens
+from tests.plugins.scripted_server import Reply, RecordedRequest, chat_reply, status_reply
+
+PRICE = {"input_per_mtok": 1000.0, "output_per_mtok": 2000.0}
+"""USD per million tokens: a request of ~100 input tokens and 512 output costs ~1.1 USD estimated."""
+
+
+def judged(request: RecordedRequest) -> Reply:
+    """A valid pointwise verdict, 50 input and 20 output tokens (the cost the budget charges)."""
+    return chat_reply(json.dumps({"criteria": {"overall": {"rationale": "fine", "score": 7}}}),
+                      prompt_tokens=50, completion_tokens=20)
+
+
+def judge_line(task_id: str, *, candidates: int = 1) -> dict:
+    return {"task": {"id": task_id, "prompt": f"Explain {task_id} briefly.", "evaluator": "llm_judge"},
+            "trajectories": [{"id": f"c{n}", "answer": f"Answer {n} about {task_id}."} for n in range(candidates)]}
+
+
+def config_for(server, *, prices: bool = True, cache_path: str | None = None, **judge) -> OracleConfig:
+    settings = server.provider_settings(**({"cache_path": cache_path} if cache_path else {}), **judge)
+    data = {"providers": {"judge": settings.model_dump(mode="json"),
+                          "prices": {"scripted-model": PRICE} if prices else {}},
+            "escalation": {"enabled": False}}
+    return OracleConfig.model_validate(data)
+
+
+def chat_requests(server) -> int:
+    return sum(1 for r in server.requests if r.path.endswith("/chat/completions"))
+
+
+# ------------------------------------------------------------------------------------------ library
+
+def test_a_budget_of_n_calls_counts_every_retry_and_stops_before_the_next_request(scripted_server):
+    scripted_server.push(status_reply(500), status_reply(500))
+    scripted_server.set_handler(judged)
+    config = config_for(scripted_server, max_retries=4)
+    budget = Budget(max_calls=2)
+    res = Oracle(config).evaluate(judge_line("t1"), budget=budget)
+    assert chat_requests(scripted_server) == 2            # two 500s sent; the third attempt was not
+    assert res.status == Status.skipped and res.result.reason == "budget"
+    assert res.result.error.type == "BudgetExhausted" and "max_calls=2" in res.result.error.message
+    assert res.result.calls == 2                          # the refused call's attempts are kept
+    assert res.result.best == [] and all(c.score is None for c in res.result.candidates)
+    assert budget.calls == 2 and budget.refused == 1 and budget.spent_usd == 0.0  # error replies cost 0
+
+
+def test_enough_calls_for_the_retries_gives_the_verdict(scripted_server):
+    scripted_server.push(status_reply(500))
+    scripted_server.set_handler(judged)
+    budget = Budget(max_calls=2)
+    res = Oracle(config_for(scripted_server)).evaluate(judge_line("t1"), budget=budget)
+    assert res.status == Status.ok, res.result.error
+    assert chat_requests(scripted_server) == 2 and budget.calls == 2
+    assert budget.spent_usd == pytest.approx((50 * 1000 + 20 * 2000) / 1e6)  # the actual cost, not the estimate
+
+
+def test_a_cost_budget_stops_before_the_call_that_would_cross_it(scripted_server):
+    scripted_server.set_handler(judged)
+    config = config_for(scripted_server)
+    actual = (50 * 1000 + 20 * 2000) / 1e6                       # 0.09 USD per reply
+    Oracle(config).evaluate(judge_line("t0"), budget=Budget(max_cost_usd=100))
+    body = scripted_server.requests[0]
+    # one request's estimate: body bytes / 4 in, max_tokens out, at PRICE
+    estimate = (-(-len(body.body) // 4) * 1000 + body.json["max_tokens"] * 2000) / 1e6
+    scripted_server.clear()
+    budget = Budget(max_cost_usd=estimate + 0.15)
+    first = Oracle(config).evaluate(judge_line("t1"), budget=budget)
+    assert first.status == Status.ok and budget.spent_usd == pytest.approx(actual)
+    second = Oracle(config).evaluate(judge_line("t2"), budget=budget)   # 0.09 + estimate fits
+    assert second.status == Status.ok
+    third = Oracle(config).evaluate(judge_line("t3"), budget=budget)    # 0.18 + estimate would not
+    assert third.status == Status.skipped and third.result.reason == "budget"
+    assert f"max_cost_usd={estimate + 0.15:g} would be exceeded" in third.result.error.message
+    assert chat_requests(scripted_server) == 2 and budget.spent_usd == pytest.approx(2 * actual)
+    assert third.result.calls == 0
+
+
+def test_the_estimate_is_body_bytes_over_four_plus_max_tokens():
+    from oracle.providers.types import ChatMessage, ChatRequest
+
+    req = ChatRequest(messages=[ChatMessage(role="user", content="x" * 400)], max_tokens=300)
+    assert estimate_tokens(b"y" * 401, req) == (101, 300)
+
+
+def test_an_unknown_price_is_refused_up_front_naming_the_model(scripted_server):
+    config = config_for(scripted_server, prices=False)
+    with pytest.raises(ConfigError) as refused:
+        Oracle(config).evaluate(judge_line("t1"), budget=Budget(max_cost_usd=1.0))
+    assert "providers.judge.model" in str(refused.value) and "'scripted-model'" in str(refused.value)
+    assert scripted_server.requests == []
+    check_prices(config, Budget(max_calls=3))                   # a calls budget needs no price
+
+
+def test_a_panel_member_without_a_price_is_refused_naming_it(scripted_server):
+    data = config_for(scripted_server).model_dump(mode="json")
+    data["providers"]["endpoints"] = {"other": scripted_server.provider_settings(model="other-model")
+                                      .model_dump(mode="json")}
+    data["llm_judge"]["panel"] = [{"provider": "judge"}, {"provider": "other"}]
+    config = OracleConfig.model_validate(data)
+    with pytest.raises(ConfigError) as refused:
+        check_prices(config, Budget(max_cost_usd=5))
+    assert "llm_judge.panel.1 (providers.other).model" in str(refused.value) and "'other-model'" in str(refused.value)
+
+
+def test_bad_limits_name_the_field():
+    with pytest.raises(ConfigError, match="max_calls"):
+        Budget(max_calls=-1)
+    with pytest.raises(ConfigError, match="max_cost_usd"):
+        Budget(max_cost_usd=float("nan"))
+
+
+def test_cache_hits_cost_nothing_against_the_budget(scripted_server, tmp_path):
+    scripted_server.set_handler(judged)
+    config = config_for(scripted_server, cache_path=str(tmp_path / "cache.sqlite"))
+    first = Oracle(config).evaluate(judge_line("t1"), budget=Budget(max_calls=1))
+    assert first.status == Status.ok and chat_requests(scripted_server) == 1
+    zero = Budget(max_calls=0, max_cost_usd=0.0)
+    again = Oracle(config).evaluate(judge_line("t1"), budget=zero)  # the same request: a cache hit
+    assert again.status == Status.ok and chat_requests(scripted_server) == 1
+    assert zero.calls == 0 and zero.refused == 0
+    prov = again.result.provenance
+    assert prov.cached_calls == 1 and again.result.cost_usd == 0.0
+    assert prov.cached_cost_usd == pytest.approx((50 * 1000 + 20 * 2000) / 1e6)  # its original cost, apart
+
+
+def test_concurrent_evaluations_never_exceed_the_calls_budget(scripted_server):
+    scripted_server.latency_s = 0.05
+    scripted_server.set_handler(judged)
+    config = config_for(scripted_server, concurrency=16)
+    budget = Budget(max_calls=5)
+
+    async def run() -> list:
+        async with Oracle(config, budget=budget) as oracle:
+            return await asyncio.gather(*(oracle.aevaluate(judge_line(f"t{n}", candidates=2)) for n in range(12)))
+
+    results = asyncio.run(run())
+    # admitted: 5; a call admitted and then cancelled (its sibling was refused) may never reach the
+    # server, so the server sees at most 5
+    assert budget.calls == 5 and chat_requests(scripted_server) <= 5
+    statuses = [r.status for r in results]
+    assert Status.skipped in statuses and all(s in (Status.ok, Status.skipped) for s in statuses)
+    # a row is ok only with both its calls; a skipped one keeps what it spent (0 or 1 call)
+    assert sum(r.result.calls for r in results) == 5
+    assert sum(r.status == Status.ok for r in results) <= 2
