@@ -37,7 +37,7 @@ def judge_line(task_id: str, *, candidates: int = 1) -> dict:
             "trajectories": [{"id": f"c{n}", "answer": f"Answer {n} about {task_id}."} for n in range(candidates)]}
 
 
-def config_for(server, *, prices: bool = True, cache_path: str | None = None, **judge) -> OracleConfig:
+def config_for(server, *, prices: bool = True, cache_path: str | None = None, **judge: object) -> OracleConfig:
     settings = server.provider_settings(**({"cache_path": cache_path} if cache_path else {}), **judge)
     data = {"providers": {"judge": settings.model_dump(mode="json"),
                           "prices": {"scripted-model": PRICE} if prices else {}},
@@ -163,3 +163,111 @@ def test_concurrent_evaluations_never_exceed_the_calls_budget(scripted_server):
     # a row is ok only with both its calls; a skipped one keeps what it spent (0 or 1 call)
     assert sum(r.result.calls for r in results) == 5
     assert sum(r.status == Status.ok for r in results) <= 2
+
+
+# ---------------------------------------------------------------------------------------- the CLI
+
+def cli(*args: str, cwd: Path) -> subprocess.CompletedProcess:
+    env = {k: v for k, v in os.environ.items() if not k.startswith("ORACLE_")}
+    return subprocess.run([sys.executable, "-m", "oracle", *args], capture_output=True, text=True, cwd=cwd,
+                          env=env, timeout=300)
+
+
+def config_file(tmp_path: Path, server, *, prices: bool = True, **judge: object) -> Path:
+    path = tmp_path / "oracle.yaml"
+    settings = server.provider_settings(**judge).model_dump(mode="json", exclude_defaults=True)
+    path.write_text(json.dumps({"providers": {"judge": settings,
+                                              "prices": {"scripted-model": PRICE} if prices else {}},
+                                "escalation": {"enabled": False}}))
+    return path
+
+
+def rows(path: Path) -> list[dict]:
+    return [json.loads(line) for line in path.read_text().splitlines()]
+
+
+def first_attempt_fails():
+    """Each distinct prompt gets a 500 the first time, a verdict after: every call needs a retry. (Keyed
+    by the messages: a client that learned the server gives no logprobs stops asking for them.)"""
+    seen: set[str] = set()
+    lock = threading.Lock()
+
+    def handle(request: RecordedRequest) -> Reply:
+        body = json.dumps(request.json["messages"], sort_keys=True)
+        with lock:
+            fresh = body not in seen
+            seen.add(body)
+        return status_reply(500) if fresh else judged(request)
+    return handle
+
+
+def test_a_concurrent_batch_with_retries_never_sends_more_than_n_and_a_resume_runs_exactly_the_skipped(
+        scripted_server, tmp_path):
+    scripted_server.latency_s = 0.02
+    scripted_server.set_handler(first_attempt_fails())
+    cfg = config_file(tmp_path, scripted_server, concurrency=3, max_retries=3)
+    tasks = tmp_path / "tasks.jsonl"
+    tasks.write_text("".join(json.dumps(judge_line(f"t{n}")) + "\n" for n in range(10)))
+    out = tmp_path / "rows.jsonl"
+    first = cli("--config", str(cfg), "batch", str(tasks), "-o", str(out), "--no-store", "--concurrency", "3",
+                "--max-calls", "7", "--summary-json", cwd=tmp_path)
+    assert first.returncode == 0, first.stderr
+    assert chat_requests(scripted_server) == 7              # never more than N, at the server
+    got = {r["task_id"]: r for r in rows(out)}
+    assert len(got) == 10                                   # every input line has its row
+    ok = {t for t, r in got.items() if r["status"] == "ok"}
+    skipped = {t for t, r in got.items() if r["status"] == "skipped"}
+    assert ok | skipped == set(got) and 1 <= len(ok) <= 3   # each ok row took its 500 and its retry
+    assert all(got[t]["reason"] == "budget" for t in skipped)
+    assert sum(r["calls"] for r in got.values()) == 7       # what the skipped rows spent is kept
+    summary = json.loads(first.stdout)
+    assert summary["statuses"]["skipped"] == len(skipped) and summary["budget"]["calls"] == 7
+    assert "skipped (reason budget)" in first.stderr
+    kept = {line for line in out.read_text().splitlines() if json.loads(line)["task_id"] in ok}
+
+    scripted_server.clear()
+    again = cli("--config", str(cfg), "batch", str(tasks), "-o", str(out), "--no-store", "--concurrency", "8",
+                "--max-calls", "100", "--summary-json", cwd=tmp_path)
+    assert again.returncode == 0, again.stderr
+    report = json.loads(again.stdout)
+    assert report["computed"] == len(skipped) == report["rerun_skipped"] and report["resumed"] == len(ok)
+    asked = {json.loads(r.body)["messages"][-1]["content"] for r in scripted_server.requests}
+    assert all(any(f"Explain {t} briefly." in m for m in asked) for t in skipped)
+    assert not any(any(f"Explain {t} briefly." in m for m in asked) for t in ok)  # the others untouched
+    # a skipped row that had sent its first attempt meets no 500 now (the server remembers its body):
+    # the resume sends 2 requests per skipped row, less the 500s already taken
+    assert chat_requests(scripted_server) == report["budget"]["calls"] == sum(2 - got[t]["calls"] for t in skipped)
+    final = {r["task_id"]: r for r in rows(out)}
+    assert len(rows(out)) == 10 and {r["status"] for r in final.values()} == {"ok"}
+    assert kept <= set(out.read_text().splitlines())        # the ok rows' lines are byte for byte as they were
+    print(f"\nbatch: budget 7 -> server saw 7 requests, {len(ok)} ok, {len(skipped)} skipped; "
+          f"resume -> {report['computed']} rows, {chat_requests(scripted_server)} requests")
+
+
+def test_evaluate_prints_the_skipped_status_and_why(scripted_server, tmp_path):
+    scripted_server.set_handler(judged)
+    cfg = config_file(tmp_path, scripted_server)
+    task = tmp_path / "task.json"
+    task.write_text(json.dumps(judge_line("t1")))
+    shown = cli("--config", str(cfg), "evaluate", str(task), "--max-calls", "0", cwd=tmp_path)
+    assert shown.returncode == 0, shown.stderr
+    assert "status: skipped (reason: budget" in shown.stdout
+    assert "BudgetExhausted: budget: max_calls=0 reached" in shown.stdout
+    assert "1 task(s) skipped (reason budget)" in shown.stderr
+    assert scripted_server.requests == []
+    strict = cli("--config", str(cfg), "evaluate", str(task), "--max-calls", "0", "--strict", "--json", cwd=tmp_path)
+    assert strict.returncode == 3
+    row = json.loads(strict.stdout)
+    assert row["status"] == "skipped" and row["reason"] == "budget"
+
+
+def test_a_cost_budget_on_an_unpriced_model_exits_2_naming_it(scripted_server, tmp_path):
+    cfg = config_file(tmp_path, scripted_server, prices=False)
+    task = tmp_path / "task.json"
+    task.write_text(json.dumps(judge_line("t1")))
+    refused = cli("--config", str(cfg), "evaluate", str(task), "--max-cost-usd", "1", cwd=tmp_path)
+    assert refused.returncode == 2
+    assert "providers.judge.model" in refused.stderr and "'scripted-model'" in refused.stderr
+    assert scripted_server.requests == []
+    bad = cli("--config", str(cfg), "evaluate", str(task), "--max-calls", "-1", cwd=tmp_path)
+    assert bad.returncode == 2 and "--max-calls" in bad.stderr
