@@ -17,7 +17,7 @@ from pathlib import Path
 
 import pytest
 
-from oracle import Budget, BudgetExhausted, Oracle, OracleConfig, Status
+from oracle import Budget, Oracle, OracleConfig, Status
 from oracle.errors import ConfigError
 from oracle.providers.budget import check_prices, estimate_tokens
 from tests.plugins.scripted_server import Reply, RecordedRequest, chat_reply, status_reply

@@ -62,7 +62,8 @@ class EvaluatorStats:
     def as_dict(self) -> dict[str, Any]:
         return {"count": self.count, "pass_rate": (self.passed / self.judged) if self.judged else None,
                 "judged": self.judged, "failures": self.failures, "escalations": self.escalations,
-                "pending": self.pending, "skipped": self.skipped, "cost_usd": round(self.cost_usd, 6), "cost_unknown": self.cost_unknown,
+                "pending": self.pending, "skipped": self.skipped,
+                "cost_usd": round(self.cost_usd, 6), "cost_unknown": self.cost_unknown,
                 "model_calls": self.model_calls,
                 "latency_p50_ms": _percentile(self.latencies, 0.5),
                 "latency_p95_ms": _percentile(self.latencies, 0.95)}

@@ -226,7 +226,8 @@ def result_blocks(res: OracleResult, *, show_route: bool = True, verbose: bool =
     if r is not None:
         if r.error:
             style = "yellow" if res.status.value == "skipped" else "red"
-            blocks.append(_line((f"{'why' if style == 'yellow' else 'error'}: {r.error.type}: {r.error.message}", style)))
+            label = "why" if style == "yellow" else "error"
+            blocks.append(_line((f"{label}: {r.error.type}: {r.error.message}", style)))
         for b in r.broken_tests:  # the task's fault: scored for no candidate
             blocks.append(_line(("broken test ", "yellow"), (b.test, "bold"), f": {b.reason}"))
         rows: list[Sequence[str | Text]] = [
