@@ -14,6 +14,8 @@ import json
 import sys
 from pathlib import Path
 
+from oracle.cli.budget_flags import add_budget_flags, budget_from
+
 
 def register(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser("calibrate", help="fit decision thresholds and probability calibration on labelled items")
@@ -29,6 +31,7 @@ def register(sub: argparse._SubParsersAction) -> None:
                         help="min_confidence is the lowest confidence whose verdicts reach this precision")
     p.add_argument("--data", help="shared data folder (reserved records are dropped); default ORACLE_DATA_DIR or "
                                   "../shared/data")
+    add_budget_flags(p)
     p.set_defaults(func=cmd_calibrate)
 
 
@@ -50,6 +53,10 @@ def cmd_calibrate(args: argparse.Namespace) -> int:
         print(f"error: --output: a calibration file is JSON (.json), got {out.name}", file=sys.stderr)
         return 2
     config = OracleConfig.load(args.config)
+    budget = budget_from(args)
+    from oracle.providers.budget import check_prices, using
+
+    check_prices(config, budget)  # a cost budget over an unpriced model: exit 2 before any call
     items = load_labelled(args.labelled)  # TaskValidationError -> exit 2 before any call
     try:
         data_dir = shared_data_dir(args.data)
@@ -58,14 +65,20 @@ def cmd_calibrate(args: argparse.Namespace) -> int:
             raise
         data_dir = None
     try:
-        cal = asyncio.run(acalibrate(items, config, model=args.model, k=args.folds, seed=args.seed,
-                                     review_rate=args.review_rate, target_precision=args.target_precision,
-                                     data_dir=data_dir, source=str(args.labelled)))
+        with using(budget):  # every request of the run (asyncio.run copies the context)
+            cal = asyncio.run(acalibrate(items, config, model=args.model, k=args.folds, seed=args.seed,
+                                         review_rate=args.review_rate, target_precision=args.target_precision,
+                                         data_dir=data_dir, source=str(args.labelled)))
     except CalibrationRefused as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
     except EndpointUnreachable as exc:
         print(f"error: calibration stopped before fitting anything (nothing was written): {exc}", file=sys.stderr)
+        return 2
+    if budget is not None and budget.refused:  # a fit on the items the budget happened to reach: never
+        print(f"error: the budget was spent before every item was answered ({budget.as_dict()['calls']} requests, "
+              f"{budget.refused} refused); nothing was written: rerun with a larger --max-calls/--max-cost-usd",
+              file=sys.stderr)
         return 2
     sha = write_calibration(out, cal)
     png = reliability_png(cal, out.with_suffix(".reliability.png"))

@@ -16,6 +16,7 @@ import sys
 from pathlib import Path
 from typing import Any, Iterator
 
+from oracle.cli.budget_flags import add_budget_flags, budget_from, report_budget
 from oracle.comparison.records import ARMS
 
 
@@ -44,6 +45,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--write-labelled", metavar="FILE", help="write the (converted) labelled items here and stop")
     p.add_argument("--no-report", action="store_true", help="skip report.html")
     p.add_argument("--summary-json", action="store_true", help="print summary.json instead of the table")
+    add_budget_flags(p)
     p.set_defaults(func=cmd_compare)
 
 
@@ -104,6 +106,7 @@ def cmd_compare(args: argparse.Namespace) -> int:
 
     arms = check_settings(args.arms.split(","), args.repeats, args.limit, args.timeout_s, args.concurrency)
     config = OracleConfig.load(args.config)
+    budget = budget_from(args)
     items, source, dropped = _load(args)
     if args.write_labelled:
         from oracle.comparison._plan import limit_items, select_items
@@ -126,7 +129,7 @@ def cmd_compare(args: argparse.Namespace) -> int:
             result = compare(items, args.output, arms=arms, repeats=args.repeats, both_orders=args.both_orders,
                              limit=args.limit, select=args.select, seed=args.seed, timeout_s=args.timeout_s,
                              concurrency=args.concurrency, config=run_config, report=not args.no_report,
-                             source=source, dropped_reserved=dropped, progress_bar=rich_bar())
+                             source=source, dropped_reserved=dropped, progress_bar=rich_bar(), budget=budget)
     except EndpointUnreachable as exc:
         print(f"error: the comparison stopped: {exc}\nthe runs written to {args.output} are kept; once the endpoint "
               "answers (or with --local-model), rerun the same command to compute the rest", file=sys.stderr)
@@ -137,6 +140,7 @@ def cmd_compare(args: argparse.Namespace) -> int:
         show(comparison_blocks(result.summary))
         print(f"\nruns: {result.runs_path} ({result.computed} run now, {result.resumed} resumed)\n"
               f"summary: {result.summary_path}\nreport: {_report_line(result, args.no_report)}")
+    report_budget(budget, sum(r.status == "skipped" for r in result.records), "run(s)")
     return 0
 
 
