@@ -271,3 +271,47 @@ def test_a_cost_budget_on_an_unpriced_model_exits_2_naming_it(scripted_server, t
     assert scripted_server.requests == []
     bad = cli("--config", str(cfg), "evaluate", str(task), "--max-calls", "-1", cwd=tmp_path)
     assert bad.returncode == 2 and "--max-calls" in bad.stderr
+
+
+# ------------------------------------------------------------------------------------------ serve
+
+def test_serve_holds_each_request_to_its_budget_within_the_server_ceiling(scripted_server, tmp_path):
+    import time
+
+    import httpx
+
+    from tests.serve_support import judge_config, need_serve_extra, serve
+
+    need_serve_extra()
+    scripted_server.set_handler(judged)
+    config = judge_config(scripted_server.base_url, escalation={"enabled": False}, llm_judge={"mode": "pointwise"},
+                          providers={"judge": {"kind": "openai", "base_url": scripted_server.base_url,
+                                               "model": "scripted-model", "max_retries": 0},
+                                     "prices": {"scripted-model": PRICE}})
+    two = judge_line("t1", candidates=2)                     # two calls, run together
+    with serve(tmp_path, "--max-calls", "3", config=config) as served, \
+            httpx.Client(base_url=served.base_url, timeout=60) as client:
+        ok = client.post("/v1/evaluate", json=two).json()
+        assert ok["result"]["status"] == "ok" and chat_requests(scripted_server) == 2
+        cut = client.post("/v1/evaluate", params={"max_calls": 1}, json=two).json()["result"]
+        assert cut["status"] == "skipped" and cut["result"]["reason"] == "budget"
+        assert chat_requests(scripted_server) <= 3           # one admitted (maybe cancelled), one refused
+        over = client.post("/v1/evaluate", params={"max_calls": 4}, json=two)
+        assert over.status_code == 422 and over.json()["field"] == "max_calls"
+        before = chat_requests(scripted_server)
+        lines = "".join(json.dumps(judge_line(f"b{n}")) + "\n" for n in range(5))
+        batch = client.post("/v1/batches", content=lines.encode()).json()  # the server's 3 for the batch
+        deadline = time.monotonic() + 60
+        while batch["state"] == "running" and time.monotonic() < deadline:
+            time.sleep(0.1)
+            batch = client.get(f"/v1/batches/{batch['batch_id']}").json()
+        assert batch["state"] == "done", batch
+        rows_got = [json.loads(line) for line in
+                    client.get(f"/v1/batches/{batch['batch_id']}/results").text.splitlines()]
+        assert len(rows_got) == 5 and sorted(r["status"] for r in rows_got) == ["ok"] * 3 + ["skipped"] * 2
+        assert chat_requests(scripted_server) - before == 3
+    unpriced = judge_config(scripted_server.base_url)
+    with serve(tmp_path, config=unpriced) as served, httpx.Client(base_url=served.base_url, timeout=60) as client:
+        refused = client.post("/v1/evaluate", params={"max_cost_usd": 1}, json=two)
+        assert refused.status_code == 422 and refused.json()["field"] == "max_cost_usd"
+        assert "'scripted-model'" in refused.json()["message"]
