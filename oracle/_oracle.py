@@ -263,7 +263,7 @@ class Oracle:
 
             res = await settle(functools.partial(self.evaluate_once, providers=pool), item, res,
                                human=self.human, store=self.store)
-        if self.learning is not None:
+        if self.learning is not None and res.status.value != "skipped":  # not run: says nothing of hardness
             import asyncio
 
             await asyncio.to_thread(self.learning.record, item.task, res)
