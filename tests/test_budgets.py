@@ -315,3 +315,37 @@ def test_serve_holds_each_request_to_its_budget_within_the_server_ceiling(script
         refused = client.post("/v1/evaluate", params={"max_cost_usd": 1}, json=two)
         assert refused.status_code == 422 and refused.json()["field"] == "max_cost_usd"
         assert "'scripted-model'" in refused.json()["message"]
+
+
+# ---------------------------------------------------------------------------------------- compare
+
+def test_compare_records_skipped_runs_and_a_rerun_with_a_larger_budget_computes_exactly_them(scripted_server,
+                                                                                           tmp_path):
+    from oracle import compare
+
+    scripted_server.set_handler(judged)
+    config = config_for(scripted_server, concurrency=1)
+    items = tmp_path / "labelled.jsonl"
+    items.write_text("".join(json.dumps({**judge_line(f"q{n}"), "label": {"passed": {"c0": True}}}) + "\n"
+                             for n in range(5)))
+    out = tmp_path / "cmp"
+    first = compare(str(items), out, arms=["llm_judge"], config=config, concurrency=1, report=False,
+                    budget=Budget(max_calls=2))
+    assert chat_requests(scripted_server) == 2
+    statuses = sorted(r.status for r in first.records)
+    assert statuses == ["ok", "ok", "skipped", "skipped", "skipped"]
+    assert first.summary.results[0].skipped == 3
+    skipped = {r.item_id for r in first.records if r.status == "skipped"}
+    scripted_server.clear()
+    again = compare(str(items), out, arms=["llm_judge"], config=config, concurrency=1, report=False,
+                    budget=Budget(max_calls=10))
+    assert again.computed == 3 and again.resumed == 2              # a skipped record is not done
+    assert chat_requests(scripted_server) == 3                     # one call each, only theirs
+    asked = {r.json["messages"][-1]["content"] for r in scripted_server.requests}
+    assert all(any(f"Explain {i} briefly." in m for m in asked) for i in skipped)
+    assert sorted(r.status for r in again.records) == ["ok"] * 5 and again.summary.results[0].skipped == 0
+    lines = [json.loads(line) for line in (out / "runs.jsonl").read_text().splitlines()]
+    assert len(lines) == 8                                         # the first run's 5 and the 3 new ...
+    third = compare(str(items), out, arms=["llm_judge"], config=config, concurrency=1, report=False)
+    assert third.computed == 0 and chat_requests(scripted_server) == 3
+    assert len((out / "runs.jsonl").read_text().splitlines()) == 5  # ... one record per run after a rerun
