@@ -165,6 +165,28 @@ def test_concurrent_evaluations_never_exceed_the_calls_budget(scripted_server):
     assert sum(r.status == Status.ok for r in results) <= 2
 
 
+
+def test_requests_in_flight_hold_their_estimate_so_parallel_calls_cannot_overshoot_together(scripted_server):
+    scripted_server.set_handler(judged)
+    config = config_for(scripted_server, concurrency=16)
+    Oracle(config).evaluate(judge_line("t0"), budget=Budget(max_cost_usd=100))
+    sent = scripted_server.requests[0]
+    estimate = (-(-len(sent.body) // 4) * 1000 + sent.json["max_tokens"] * 2000) / 1e6
+    scripted_server.clear()
+    scripted_server.latency_s = 0.3            # every reply comes after all ten have asked
+    budget = Budget(max_cost_usd=2.5 * estimate)
+
+    async def run() -> list:
+        async with Oracle(config, budget=budget) as oracle:
+            return await asyncio.gather(*(oracle.aevaluate(judge_line(f"t{n}")) for n in range(10)))
+
+    results = asyncio.run(run())
+    # two estimates fit, a third would not: without the reservation all ten would have gone out
+    assert chat_requests(scripted_server) == 2 == sum(r.status == Status.ok for r in results)
+    assert budget.spent_usd == pytest.approx(2 * (50 * 1000 + 20 * 2000) / 1e6)
+    assert budget.spent_usd <= budget.max_cost_usd and budget.refused == 8
+
+
 # ---------------------------------------------------------------------------------------- the CLI
 
 def cli(*args: str, cwd: Path) -> subprocess.CompletedProcess:
