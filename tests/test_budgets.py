@@ -371,3 +371,13 @@ def test_compare_records_skipped_runs_and_a_rerun_with_a_larger_budget_computes_
     third = compare(str(items), out, arms=["llm_judge"], config=config, concurrency=1, report=False)
     assert third.computed == 0 and chat_requests(scripted_server) == 3
     assert len((out / "runs.jsonl").read_text().splitlines()) == 5  # ... one record per run after a rerun
+
+
+def test_calibrate_writes_nothing_when_the_budget_ran_out_first(scripted_server, tmp_path):
+    cfg = config_file(tmp_path, scripted_server)
+    out = tmp_path / "calibration.json"
+    labelled = Path(__file__).resolve().parent.parent / "docs" / "examples" / "yesno.jsonl"
+    cut = cli("--config", str(cfg), "calibrate", str(labelled), "-o", str(out), "--max-calls", "2", cwd=tmp_path)
+    assert cut.returncode == 2, cut.stderr
+    assert "the budget was spent before every item was answered" in cut.stderr and not out.exists()
+    assert chat_requests(scripted_server) <= 2

@@ -70,15 +70,13 @@ def cmd_calibrate(args: argparse.Namespace) -> int:
                                          review_rate=args.review_rate, target_precision=args.target_precision,
                                          data_dir=data_dir, source=str(args.labelled)))
     except CalibrationRefused as exc:
-        print(f"error: {exc}", file=sys.stderr)
+        print(f"error: {exc}" + (f"; {_budget_cut(budget)}" if _budget_cut(budget) else ""), file=sys.stderr)
         return 2
     except EndpointUnreachable as exc:
         print(f"error: calibration stopped before fitting anything (nothing was written): {exc}", file=sys.stderr)
         return 2
-    if budget is not None and budget.refused:  # a fit on the items the budget happened to reach: never
-        print(f"error: the budget was spent before every item was answered ({budget.as_dict()['calls']} requests, "
-              f"{budget.refused} refused); nothing was written: rerun with a larger --max-calls/--max-cost-usd",
-              file=sys.stderr)
+    if _budget_cut(budget):  # a fit on the items the budget happened to reach: never
+        print(f"error: {_budget_cut(budget)}", file=sys.stderr)
         return 2
     sha = write_calibration(out, cal)
     png = reliability_png(cal, out.with_suffix(".reliability.png"))
@@ -99,3 +97,12 @@ def cmd_calibrate(args: argparse.Namespace) -> int:
     if ev.get("skipped"):
         print(f"  no point from: {json.dumps(ev['skipped'], sort_keys=True)}", file=sys.stderr)
     return 0
+
+
+def _budget_cut(budget: object) -> str | None:
+    """What to say when the budget refused a request (then nothing is written), else None."""
+    if budget is None or not getattr(budget, "refused", 0):
+        return None
+    used = budget.as_dict()  # type: ignore[attr-defined]
+    return (f"the budget was spent before every item was answered ({used['calls']} requests sent, "
+            f"{used['refused']} refused); nothing was written: rerun with a larger --max-calls/--max-cost-usd")
