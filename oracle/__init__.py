@@ -26,7 +26,7 @@ The names in ``__all__`` are public, and these modules (pinned by tests/test_pub
     oracle.strategies  oracle.strategies.protocol    the Evaluator protocol, EvaluationContext
     oracle.providers  oracle.providers.clients  oracle.providers.pool  oracle.providers.types
     oracle.providers.openai_chat  oracle.providers.anthropic  oracle.providers.decisions
-    oracle.providers.prices                          model clients, wire formats, prices
+    oracle.providers.prices  oracle.providers.budget model clients, wire formats, prices, budgets
     oracle.escalation  oracle.escalation.human  oracle.escalation.store  oracle.escalation.resume
                                                      asking a person, storing and resuming requests
     oracle.comparison  oracle.comparison.api  oracle.comparison.summary  oracle.comparison.records
@@ -66,6 +66,8 @@ _moved.install()  # the module paths from before the regrouping still import (an
 
 __all__ = [
     "BasePolicy",
+    "Budget",
+    "BudgetExhausted",
     "ConfigError",
     "Escalation",
     "EvaluationContext",
@@ -95,6 +97,8 @@ from oracle._internal.version import __version__ as __version__  # noqa: E402 - 
 
 _WHERE = {
     "BasePolicy": "oracle.policies._base",
+    "Budget": "oracle.providers.budget",
+    "BudgetExhausted": "oracle.providers.budget",
     "ConfigError": "oracle.errors",
     "Escalation": "oracle.results.result",
     "EvaluationContext": "oracle.strategies.protocol",
@@ -131,6 +135,7 @@ if _typing.TYPE_CHECKING:
     from oracle.policies import register_policy
     from oracle.policies._base import BasePolicy
     from oracle.routing.policy import Policy
+    from oracle.providers.budget import Budget, BudgetExhausted
     from oracle.providers.pool import ProviderPool
     from oracle.results.result import Escalation, EvaluationResult, OracleResult, Status
     from oracle.routing.route import Route, Vote

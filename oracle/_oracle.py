@@ -24,6 +24,8 @@ from oracle import _telemetry as telemetry
 from oracle._internal.moved import renamed
 from oracle.config.model import OracleConfig
 from oracle.errors import ConfigError, PluginError, TaskValidationError
+from oracle.providers import budget as budgets
+from oracle.providers.budget import Budget
 from oracle.providers.pool import ProviderPool
 from oracle.routing.route import Route
 from oracle.routing._chain import PolicyChain
@@ -69,7 +71,7 @@ class Oracle:
                  history: Mapping[str, float] | None = None,
                  human: HumanOracle | AsyncHumanOracle | None = None, store: EscalationStore | None = None,
                  providers: ProviderPool | None = None, learn_history: bool = False,
-                 history_through: int | None = None) -> None:
+                 history_through: int | None = None, budget: Budget | None = None) -> None:
         """``human``: a ``HumanOracle`` (sync ``ask``) or ``AsyncHumanOracle`` (``aask``) asked at
         once when a request fires; ``store``: an ``EscalationStore`` where unanswered requests wait
         (blocking ones make the result ``pending``). Both optional; without them a request is only
@@ -77,8 +79,12 @@ class Oracle:
         ``providers``: the pool this Oracle owns (default: a new one); it closes it in ``aclose``.
         ``learn_history``: read prior hardness from ``store``'s outcome log, through a snapshot
         frozen now (``history_through``: rebuild the snapshot up to that seq), and log every
-        finished evaluation there (oracle.routing._history)."""
+        finished evaluation there (oracle.routing._history).
+        ``budget``: one ``Budget`` for every model request this Oracle makes (its pool's; a cost
+        budget over a model with no known price is refused here, ``ConfigError``); ``evaluate``
+        and ``aevaluate`` also take a budget of their own for one evaluation."""
         self.config = config or OracleConfig.load()
+        budgets.check_prices(self.config, budget)
         self.human = human
         self.store = store
         self.chain = PolicyChain(self.config)
@@ -91,6 +97,8 @@ class Oracle:
 
             self.learning = HistoryLearning(store, through_seq=history_through)
         self.providers = providers or ProviderPool()
+        if budget is not None:
+            self.providers.budget = budget
         self._evaluators: dict[str, Evaluator] = {}
         self._lock = threading.Lock()
         self._held = 0
@@ -117,7 +125,7 @@ class Oracle:
         elif self._held:
             yield self.providers
         else:
-            async with ProviderPool(transport=self.providers.transport) as pool:
+            async with ProviderPool(transport=self.providers.transport, budget=self.providers.budget) as pool:
                 yield pool
 
     def route(self, task: Task | TaskInput | Mapping[str, Any],
@@ -204,11 +212,14 @@ class Oracle:
                                 config=config, route=route, extra=dict(extra or {}),
                                 providers=providers)
         with telemetry.evaluator_span(name) as span:  # a no-op unless a tracer provider is configured
-            try:
-                result = await evaluator.evaluate(ctx)
-            except Exception as exc:  # noqa: BLE001 - contract: evaluate never raises out of the Oracle
-                log.warning("evaluator_raised", evaluator=name, task_id=item.task.id, error=repr(exc))
-                result = EvaluationResult.failure(name, exc)
+            with budgets.watch() as seen:
+                try:
+                    result = await evaluator.evaluate(ctx)
+                except Exception as exc:  # noqa: BLE001 - contract: evaluate never raises out of the Oracle
+                    log.warning("evaluator_raised", evaluator=name, task_id=item.task.id, error=repr(exc))
+                    result = EvaluationResult.failure(name, exc)
+            if seen.trips:  # a request was refused by the budget: never a verdict from part of the calls
+                result = result.skipped(budgets.SKIP_REASON, seen.trips[0], calls=seen.calls, cost_usd=seen.cost_usd)
             return span.finish(completed(result, evaluator, ctx, name=name,
                                          latency_ms=(time.perf_counter() - start) * 1000))
 
@@ -226,14 +237,18 @@ class Oracle:
         return await self.run_evaluator(item, route, kind, extra, providers=providers, config=config)
 
     async def aevaluate(self, task: Task | TaskInput | Mapping[str, Any],
-                        trajectories: Iterable[Any] | None = None) -> OracleResult:
+                        trajectories: Iterable[Any] | None = None, *, budget: Budget | None = None) -> OracleResult:
         """Route, evaluate with the chosen evaluator only, and attach any escalation request.
 
         With a human or a store, the request is answered at once (and the answer applied, status
-        ``escalated``) or filed (status ``pending`` when it blocks the verdict)."""
+        ``escalated``) or filed (status ``pending`` when it blocks the verdict). ``budget``: a
+        ``Budget`` for this evaluation (on top of the Oracle's); a request it cannot admit is not
+        sent and the result is ``skipped`` with reason ``budget``."""
         item = as_task_input(task, trajectories)
+        budgets.check_prices(self.config, budget)
         async with self._lease() as pool:
-            return await self._evaluate_item(item, pool)
+            with budgets.using(budget):
+                return await self._evaluate_item(item, pool)
 
     async def _evaluate_item(self, item: TaskInput, pool: ProviderPool) -> OracleResult:
         with telemetry.evaluation_span(item) as span:  # a no-op unless a tracer provider is configured
@@ -248,7 +263,7 @@ class Oracle:
 
             res = await settle(functools.partial(self.evaluate_once, providers=pool), item, res,
                                human=self.human, store=self.store)
-        if self.learning is not None:
+        if self.learning is not None and res.status.value != "skipped":  # not run: says nothing of hardness
             import asyncio
 
             await asyncio.to_thread(self.learning.record, item.task, res)
@@ -273,24 +288,29 @@ class Oracle:
             return OracleResult(task_id=item.task.id, status=Status.failed, route=route, result=None,
                                 escalation=escalation)
         result = await self.run_evaluator(item, route, route.evaluator, providers=providers, config=config)
-        if escalation is None and esc_cfg.enabled:
+        if result.status == Status.skipped:  # not run: nothing to ask a person about yet
+            escalation = None
+        elif escalation is None and esc_cfg.enabled:
             escalation = check_result(item.task, route, result, esc_cfg,
                                       [t.id for t in item.trajectories])
         return OracleResult(task_id=item.task.id, status=result.status, route=route, result=result,
                             escalation=escalation, rubric=rubric)
 
     def evaluate(self, task: Task | TaskInput | Mapping[str, Any],
-                 trajectories: Iterable[Any] | None = None) -> OracleResult:
+                 trajectories: Iterable[Any] | None = None, *, budget: Budget | None = None) -> OracleResult:
         """Synchronous runner over ``aevaluate`` (safe to call inside a running event loop).
 
         It runs on a private event loop, so it opens a pool for this call and closes it before the
-        loop ends, even while the Oracle is held open by ``async with`` elsewhere."""
+        loop ends, even while the Oracle is held open by ``async with`` elsewhere. ``budget``: as
+        in ``aevaluate``."""
 
         item = as_task_input(task, trajectories)
+        budgets.check_prices(self.config, budget)
 
         async def once() -> OracleResult:
-            async with ProviderPool(transport=self.providers.transport) as pool:
-                return await self._evaluate_item(item, pool)
+            async with ProviderPool(transport=self.providers.transport, budget=self.providers.budget) as pool:
+                with budgets.using(budget):
+                    return await self._evaluate_item(item, pool)
 
         return run_sync(once())  # type: ignore[no-any-return]
 

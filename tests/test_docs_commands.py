@@ -102,6 +102,11 @@ EXPECT: dict[tuple[str, str], Expect] = {
     ("docs/batch.md", "oracle batch docs/examples/tasks.jsonl -o results.jsonl --concurrency 4 --summary-json"):
         Expect(stdout=r"verifier"),
     ("docs/batch.md", "oracle routes summary results.jsonl"): Expect(stdout=r"rows: 4 "),
+    ("docs/batch.md", "oracle batch docs/examples/budget.jsonl -o budget-rows.jsonl --no-store --max-calls 0"):
+        Expect(stderr=r"3 row\(s\) skipped \(reason budget\)"),
+    ("docs/batch.md", "oracle batch docs/examples/budget.jsonl -o budget-rows.jsonl --no-store --max-calls 20"):
+        Expect(needs=LOCAL, stdout=r"2 resumed, 3 computed \(3 skipped before, run again\)",
+               offline=Expect(exit=2, stderr=_NO_MODEL)),
     ("docs/calibration.md", "oracle calibrate docs/examples/yesno.jsonl --evaluator decision_judge "
                             "-o calibration.json --review-rate 0.1"):
         Expect(needs=LOCAL, stdout=r"wrote calibration\.json",

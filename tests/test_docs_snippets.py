@@ -24,6 +24,7 @@ EXPECT: dict[tuple[str, int], list[str]] = {
     ("docs/library.md", 0): [r"^verifier ok \['good'\]$", r'"task_id":"add"'],
     ("docs/library.md", 1): [r"^\[\('capital-0', True\), \('capital-1', False\)\]$"],
     ("docs/library.md", 2): [r"^task\.tests\[0\]$"],
+    ("docs/library.md", 3): [r"^skipped budget 0$", r"^ok 0 1$"],
     ("docs/comparisons.md", 0): [r"^verifier 1\.0 \(1\.0, 1\.0\) cmp-py/report\.html$"],
 }
 

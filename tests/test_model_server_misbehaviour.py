@@ -92,7 +92,8 @@ async def test_a_failed_row_counts_every_request(scripted_server, native):
     assert result.status == Status.failed and result.error.type == "ProviderHTTPError"
     assert len(scripted_server.requests) == 4
     assert result.calls == 4                                      # not 0
-    assert [f.model_dump() for f in result.provenance.failed_calls] == [{"error": "ProviderHTTPError", "attempts": 4, "member": None}]
+    assert [f.model_dump() for f in result.provenance.failed_calls] == [
+        {"error": "ProviderHTTPError", "attempts": 4, "member": None}]
     assert result.provenance.requests == 4 and result.provenance.retries == 3
 
 

@@ -18,7 +18,9 @@ EXPECTED = {"Escalation", "EvaluationResult", "Oracle", "OracleConfig", "OracleE
             "BasePolicy", "EvaluationContext", "ProviderPool", "Signals", "Vote", "register_policy",
             "register_evaluator",
             # research comparisons (oracle/comparison/)
-            "acompare", "compare"}
+            "acompare", "compare",
+            # budgets (oracle/providers/budget.py)
+            "Budget", "BudgetExhausted"}
 
 
 def test_public_names_are_exactly_the_documented_set():
@@ -50,7 +52,7 @@ def test_vars_of_the_package_hold_only_the_public_names():
 
 def test_status_names_are_the_contract():
     assert [s.value for s in oracle.Status] == ["ok", "failed", "abstained", "unparsed", "escalated",
-                                                "pending"]
+                                                "pending", "skipped"]
 
 
 def test_installed_package_claims_only_the_oracle_import_name(tmp_path):
@@ -80,7 +82,7 @@ PUBLIC_MODULES = {
     "oracle.strategies", "oracle.strategies.protocol",
     "oracle.providers", "oracle.providers.clients", "oracle.providers.pool", "oracle.providers.types",
     "oracle.providers.openai_chat", "oracle.providers.anthropic", "oracle.providers.decisions",
-    "oracle.providers.prices",
+    "oracle.providers.prices", "oracle.providers.budget",
     "oracle.escalation", "oracle.escalation.human", "oracle.escalation.store", "oracle.escalation.resume",
     "oracle.comparison", "oracle.comparison.api", "oracle.comparison.summary", "oracle.comparison.records",
     "oracle.integrations", "oracle.integrations.sample", "oracle.integrations.inspect",

@@ -11,7 +11,7 @@ from __future__ import annotations
 import json
 import os
 from collections import Counter
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable, Iterable, Iterator, overload
 
@@ -49,6 +49,14 @@ class ConfigChanged(TaskValidationError):
     """The output holds rows computed under another config than this run's (exit 2)."""
 
 
+SKIPPED = "skipped"
+"""A row not run (a budget ran out): written so every line has its row, never counted as finished."""
+
+
+def is_skipped(row: dict[str, Any]) -> bool:
+    return row.get("status") == SKIPPED
+
+
 def row_config_hash(row: dict[str, Any]) -> str | None:
     """The config hash a row was computed under: its own field, else (rows written before rows
     carried it) the one its route trace names; None when neither is there."""
@@ -79,6 +87,9 @@ class Resume:
     stale: Counter[str]
     """Config hash -> rows of keys that have no row under the run's config ("none recorded" when a
     row names none): what ``recompute`` computes again."""
+    skipped: Counter[str] = field(default_factory=Counter)
+    """Keys whose rows (under the run's config) are all ``skipped``: computed again, each old row
+    kept until its new one is written (``compact`` then keeps the new one)."""
 
 
 def scan_output(path: str | Path, *, config_hash: str | None = None, recompute: bool = False) -> Resume:
@@ -91,7 +102,8 @@ def scan_output(path: str | Path, *, config_hash: str | None = None, recompute: 
     ``config_hash``: only rows computed under this config count as finished. Rows of another config
     are refused (``ConfigChanged``, raised before anything in the file changes) unless
     ``recompute``: then their keys count as not finished, each old row stays until the rerun
-    writes its new one, and ``compact`` keeps the new one.
+    writes its new one, and ``compact`` keeps the new one. A ``skipped`` row (not run: its budget
+    ran out) never counts as finished: a rerun computes exactly those lines (``Resume.skipped``).
     """
     path = Path(path)
     if not path.exists():
@@ -99,6 +111,8 @@ def scan_output(path: str | Path, *, config_hash: str | None = None, recompute: 
     data = path.read_bytes()
     cut = data.rfind(b"\n") + 1
     hashes: dict[str, list[str | None]] = {}
+    ran: set[str] = set()
+    """Keys with a row that was run (not skipped) under the run's config (or any, without one)."""
     unreadable = False
     for raw in data[:cut].split(b"\n"):
         if not raw.strip():
@@ -107,7 +121,10 @@ def scan_output(path: str | Path, *, config_hash: str | None = None, recompute: 
         if row is None:
             unreadable = True
             continue
-        hashes.setdefault(row["key"], []).append(row_config_hash(row))
+        found_hash = row_config_hash(row)
+        hashes.setdefault(row["key"], []).append(found_hash)
+        if not is_skipped(row) and (config_hash is None or found_hash == config_hash):
+            ran.add(row["key"])
     stale: Counter[str] = Counter()
     if config_hash is not None:
         stale.update((found[0] or "none recorded") for found in hashes.values() if config_hash not in found)
@@ -118,10 +135,12 @@ def scan_output(path: str | Path, *, config_hash: str | None = None, recompute: 
             fh.truncate(cut)
             fh.flush()
             os.fsync(fh.fileno())
-    done = Counter(key for key, found in hashes.items() if config_hash is None or config_hash in found)
+    done = Counter(key for key in hashes if key in ran)
+    skipped = Counter(key for key, found in hashes.items()
+                      if key not in ran and (config_hash is None or config_hash in found))
     if unreadable or any(len(found) > 1 for found in hashes.values()):
         _rewrite_clean(path, prefer=config_hash)
-    return Resume(done, stale)
+    return Resume(done, stale, skipped)
 
 
 def prepare_output(path: str | Path, *, config_hash: str | None = None, recompute: bool = False) -> Counter[str]:
@@ -130,8 +149,9 @@ def prepare_output(path: str | Path, *, config_hash: str | None = None, recomput
 
 
 def compact(path: str | Path, config_hash: str) -> None:
-    """After a ``recompute`` run: one row per key again, the one computed under ``config_hash``
-    where there is one (atomic; nothing is rewritten when every key already has one row)."""
+    """After a ``recompute`` run or a rerun of skipped rows: one row per key again, the one computed
+    under ``config_hash`` where there is one, a row that ran over a skipped one, the latest of two
+    skipped ones (atomic; nothing is rewritten when every key already has one row)."""
     path = Path(path)
     if not path.exists():
         return
@@ -172,16 +192,18 @@ def _parse_row(raw: bytes) -> dict[str, Any] | None:
 
 def _rewrite_clean(path: Path, prefer: str | None = None) -> None:
     """Rewrite keeping only whole rows, one row per key: the first one computed under ``prefer``
-    when a key has one, else its first row; atomic (temp file + replace), in the file's order."""
+    when a key has one, else its first row, a row that ran before a skipped one (the latest of
+    skipped ones); atomic (temp file + replace), in the file's order."""
     tmp = path.with_suffix(path.suffix + ".tmp")
-    chosen: dict[str, tuple[int, bool]] = {}
-    """key -> (position of the row kept, whether it is under ``prefer``)."""
+    chosen: dict[str, tuple[int, tuple[bool, bool]]] = {}
+    """key -> (position of the row kept, its rank: under ``prefer``, was run)."""
     for n, row in enumerate(iter_rows(path, on_bad=lambda: None)):
         if row is None:
             continue
-        preferred = prefer is not None and row_config_hash(row) == prefer
-        if row["key"] not in chosen or (preferred and not chosen[row["key"]][1]):
-            chosen[row["key"]] = (n, preferred)
+        rank = (prefer is not None and row_config_hash(row) == prefer, not is_skipped(row))
+        held = chosen.get(row["key"])
+        if held is None or rank > held[1] or (rank == held[1] and not rank[1]):
+            chosen[row["key"]] = (n, rank)
     keep = {n for n, _ in chosen.values()}
     try:
         os.unlink(tmp)  # a crash's leftover, or a link planted there: removed, never written through

@@ -1,7 +1,8 @@
 """One output row per input line: the same shape whichever engine produced it, and the shape of
 ``oracle evaluate --json`` (``line`` its position in the file, ``key`` null: only a batch resumes).
 
-A row holds the verdict in flat fields (status, evaluator, best, score, passed, escalation) for
+A row holds the verdict in flat fields (status, evaluator, best, score, passed, escalation; ``reason``
+says why a ``skipped`` row was not run: ``budget``) for
 summaries and diffs, and the whole ``OracleResult`` under ``result`` for anyone who needs the trace.
 Every row names the ``config_hash`` it was computed under: a rerun into the same output resumes
 only rows of the same config (oracle/batch/output.py).
@@ -27,7 +28,7 @@ DEFAULT_TASK_TIMEOUT_S = 600.0
 def invalid_row(entry: InputEntry, err: TaskValidationError, task_id: str | None) -> dict[str, Any]:
     return {"line": entry.line, "task_id": task_id, "key": entry.key, "valid": False,
             "status": Status.failed.value, "evaluator": None, "best": [], "score": None, "passed": None,
-            "escalation": None, "latency_ms": None, "cost_usd": None, "calls": 0, "result": None,
+            "escalation": None, "latency_ms": None, "cost_usd": None, "calls": 0, "reason": None, "result": None,
             "error": {"type": "TaskValidationError", "message": str(err), "field": err.field}}
 
 
@@ -49,7 +50,7 @@ def oracle_row(res: OracleResult, *, line: int | None, key: str | None, wall_ms:
             "score": top.score if top else None, "passed": top.passed if top else None,
             "escalation": ({"id": esc.id, "reason": esc.reason, "blocking": esc.blocking} if esc else None),
             "latency_ms": round(wall_ms, 3), "cost_usd": model_cost(result),
-            "calls": result.calls if result else 0,
+            "calls": result.calls if result else 0, "reason": result.reason if result else None,
             "error": result.error.model_dump() if (result and result.error) else None,
             "result": res.model_dump(mode="json", exclude=None if with_route else {"route"})}
 
@@ -65,7 +66,7 @@ def crash_row(entry: InputEntry, task_id: str | None, valid: bool | None, exc: B
     return {"line": entry.line, "task_id": task_id, "key": entry.key, "valid": valid,
             "status": Status.failed.value, "evaluator": None, "best": [], "score": None, "passed": None,
             "escalation": None, "latency_ms": round(wall_ms, 3), "cost_usd": None,
-            "calls": None if valid else 0,
+            "calls": None if valid else 0, "reason": None,
             "error": ErrorInfo.from_exception(exc).model_dump(), "result": None}
 
 

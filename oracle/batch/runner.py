@@ -22,6 +22,7 @@ from oracle.batch.source import InputEntry, count_entries, iter_entries
 from oracle.batch.summary import summarize
 from oracle.config.model import OracleConfig
 from oracle.errors import TaskValidationError
+from oracle.providers.budget import Budget, check_prices
 from oracle.tasks.files import check_input_file
 
 log = get_logger("oracle.batch")
@@ -43,6 +44,10 @@ class BatchReport:
     not running (the error's message, with the hint that says how to start it); None otherwise."""
     recomputed: int = 0
     """Rows of another config that this run was asked to recompute (``recompute``)."""
+    rerun_skipped: int = 0
+    """Lines whose earlier rows were ``skipped`` (a budget ran out) and that this run computed again."""
+    budget: dict[str, Any] | None = None
+    """The run's budget: its limits, the requests sent, the cost charged, the requests refused."""
 
 
 def _todo(entries: Iterator[InputEntry], done: Counter[str]) -> Iterator[InputEntry]:
@@ -59,7 +64,7 @@ def run_batch(input_path: str | Path, output_path: str | Path, *, config: Oracle
               store_path: str | None = None, timeout_s: float | None = DEFAULT_TASK_TIMEOUT_S,
               progress_stream: TextIO | None = None, progress_interval_s: float = 5.0,
               progress_tty: bool | None = None, progress_bar: BarFactory | None = None,
-              learn_history: bool = True, recompute: bool = False) -> BatchReport:
+              learn_history: bool = True, recompute: bool = False, budget: Budget | None = None) -> BatchReport:
     """Evaluate every line of ``input_path`` into ``output_path``; safe to rerun after a crash.
 
     With a store and ``learn_history``, routing reads prior hardness from the store's outcome log
@@ -77,8 +82,18 @@ def run_batch(input_path: str | Path, output_path: str | Path, *, config: Oracle
     one is written. When the model endpoint on this machine turns out not to be running, the run
     stops at the first line that needed it (oracle/batch/halt.py): ``BatchReport.stopped`` says
     why, and a rerun computes the lines left.
+
+    ``budget``: one ``Budget`` for every model request of this run (oracle/providers/budget.py); a
+    line whose request it cannot admit gets a ``skipped`` row (reason ``budget``), and a rerun
+    (with a larger budget, or none) computes exactly those lines. The local engine only: on Ray
+    every worker process would hold its own count.
     """
     config = config or OracleConfig.load()
+    if budget is not None and engine == "ray":
+        raise TaskValidationError("--max-calls/--max-cost-usd: a budget needs the local engine (each Ray worker "
+                                  "would count its own requests); drop --engine ray or the budget",
+                                  field="--engine")
+    check_prices(config, budget)
     check_input_file(input_path)
     if Path(output_path).is_dir():
         raise TaskValidationError(f"is a directory, not an output file: {output_path}", field="--output")
@@ -87,14 +102,14 @@ def run_batch(input_path: str | Path, output_path: str | Path, *, config: Oracle
                            ray_address=ray_address, store_path=store_path, timeout_s=timeout_s,
                            progress_stream=progress_stream, progress_interval_s=progress_interval_s,
                            progress_tty=progress_tty, progress_bar=progress_bar, learn_history=learn_history,
-                           recompute=recompute)
+                           recompute=recompute, budget=budget)
 
 
 def _run_locked(input_path: str | Path, output_path: str | Path, *, config: OracleConfig, concurrency: int,
                 engine: Literal["local", "ray"], ray_address: str | None, store_path: str | None,
                 timeout_s: float | None, progress_stream: TextIO | None, progress_interval_s: float,
                 progress_tty: bool | None, progress_bar: BarFactory | None, learn_history: bool,
-                recompute: bool) -> BatchReport:
+                recompute: bool, budget: Budget | None = None) -> BatchReport:
     started = time.perf_counter()
     limits = config.limits
     total = count_entries(input_path, limits)
@@ -129,7 +144,7 @@ def _run_locked(input_path: str | Path, output_path: str | Path, *, config: Orac
             store = EscalationStore(store_path) if store_path else None
             try:
                 oracle = Oracle(config, store=store, learn_history=learn_history and store is not None,
-                                history_through=through)
+                                history_through=through, budget=budget)
                 asyncio.run(run_local(entries, oracle, writer, concurrency=concurrency,
                                       on_row=progress.update, timeout_s=timeout_s, limits=limits,
                                       halt=halt))
@@ -139,11 +154,12 @@ def _run_locked(input_path: str | Path, output_path: str | Path, *, config: Orac
     finally:
         writer.close()
         progress.close()
-    if recompute:
+    if recompute or found.skipped:
         compact(output_path, config.hash())
     report = BatchReport(total=total, resumed=resumed, computed=writer.rows,
                          elapsed_s=time.perf_counter() - started, summary=summarize(output_path), nodes=nodes,
-                         stopped=halt.reason, recomputed=recomputed)
+                         stopped=halt.reason, recomputed=recomputed, rerun_skipped=sum(found.skipped.values()),
+                         budget=budget.as_dict() if budget is not None else None)
     log.info("batch_done", rows=report.summary["rows"], total=total, computed=writer.rows,
              elapsed_s=round(report.elapsed_s, 3), **({"nodes": nodes} if nodes else {}))
     return report

@@ -33,6 +33,8 @@ class EvaluatorStats:
     failures: int = 0
     escalations: int = 0
     pending: int = 0
+    skipped: int = 0
+    """Rows not run (a budget ran out): not failures, not in the pass rate; a rerun computes them."""
     cost_usd: float = 0.0
     cost_unknown: int = 0
     model_calls: int | None = 0
@@ -47,6 +49,7 @@ class EvaluatorStats:
         self.failures += row.get("status") in _FAILED
         self.escalations += row.get("escalation") is not None
         self.pending += row.get("status") == "pending"
+        self.skipped += row.get("status") == "skipped"
         if row.get("cost_usd") is not None:
             self.cost_usd += float(row["cost_usd"])
         elif row.get("calls") or ("calls" in row and row["calls"] is None):  # None: count unknown
@@ -59,7 +62,8 @@ class EvaluatorStats:
     def as_dict(self) -> dict[str, Any]:
         return {"count": self.count, "pass_rate": (self.passed / self.judged) if self.judged else None,
                 "judged": self.judged, "failures": self.failures, "escalations": self.escalations,
-                "pending": self.pending, "cost_usd": round(self.cost_usd, 6), "cost_unknown": self.cost_unknown,
+                "pending": self.pending, "skipped": self.skipped,
+                "cost_usd": round(self.cost_usd, 6), "cost_unknown": self.cost_unknown,
                 "model_calls": self.model_calls,
                 "latency_p50_ms": _percentile(self.latencies, 0.5),
                 "latency_p95_ms": _percentile(self.latencies, 0.95)}

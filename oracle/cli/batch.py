@@ -9,6 +9,7 @@ import sys
 from pathlib import Path
 
 from oracle.batch.rows import DEFAULT_TASK_TIMEOUT_S
+from oracle.cli.budget_flags import add_budget_flags, budget_from, report_budget
 from oracle.config.model import OracleConfig
 
 
@@ -40,6 +41,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--summary-json", action="store_true", help="print the summary as JSON instead of a table")
     p.add_argument("--strict", action="store_true",
                    help="exit 3 when any row is not ok (failed, unparsed, pending, abstained, invalid input)")
+    add_budget_flags(p)
     p.set_defaults(func=cmd_batch)
 
 
@@ -126,13 +128,14 @@ def cmd_batch(args: argparse.Namespace) -> int:
     from oracle.escalation._location import resolve_store_path
 
     config = OracleConfig.load(args.config)
+    budget = budget_from(args)
     store = None if (args.no_store or not config.escalation.enabled) else resolve_store_path(args.store, config)
     rows_path = rows_file(args)
     with spooled_jsonl(args.file) as source:
         report = run_batch(source, rows_path, config=config, concurrency=args.concurrency, engine=args.engine,
                            ray_address=args.ray_address, store_path=store, timeout_s=args.task_timeout or None,
                            progress_interval_s=args.progress_interval, progress_bar=rich_bar(),
-                           learn_history=not args.no_learn, recompute=args.recompute)
+                           learn_history=not args.no_learn, recompute=args.recompute, budget=budget)
     exported_ok = True
     if args.format == "candidates":
         from oracle.batch.output import iter_rows
@@ -152,13 +155,16 @@ def cmd_batch(args: argparse.Namespace) -> int:
             exported_ok = False
     if args.summary_json:
         print(json.dumps({"total": report.total, "resumed": report.resumed, "computed": report.computed,
+                          "rerun_skipped": report.rerun_skipped, "budget": report.budget,
                           "elapsed_s": round(report.elapsed_s, 3), **report.summary}, sort_keys=True))
     else:
         show(batch_summary_blocks(report.summary))
         print(f"{report.total} input lines, {report.resumed} resumed, {report.computed} computed"
               + (f" ({report.recomputed} recomputed under config {config.hash()})" if report.recomputed else "")
+              + (f" ({report.rerun_skipped} skipped before, run again)" if report.rerun_skipped else "")
               + f" in {report.elapsed_s:.1f}s")
         _escalation_hint(report.summary, store, args.no_store)
+    report_budget(budget, report.summary.get("statuses", {}).get("skipped", 0), "row(s)")
     if report.stopped:
         left = report.total - report.summary["rows"]
         print(f"error: the run stopped: {report.stopped}\n{left} of {report.total} input lines have no row yet; "

@@ -14,6 +14,8 @@ import json
 import sys
 from pathlib import Path
 
+from oracle.cli.budget_flags import add_budget_flags, budget_from
+
 
 def register(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser("calibrate", help="fit decision thresholds and probability calibration on labelled items")
@@ -34,6 +36,7 @@ def register(sub: argparse._SubParsersAction) -> None:
                        help="response cache directory, shared between runs (default: cache/ beside the --output "
                             "file, for every provider section that sets no cache_path)")
     cache.add_argument("--no-cache", action="store_true", help="no response cache: every model call is made")
+    add_budget_flags(p)
     p.set_defaults(func=cmd_calibrate)
 
 
@@ -55,6 +58,10 @@ def cmd_calibrate(args: argparse.Namespace) -> int:
         print(f"error: --output: a calibration file is JSON (.json), got {out.name}", file=sys.stderr)
         return 2
     config = OracleConfig.load(args.config)
+    budget = budget_from(args)
+    from oracle.providers.budget import check_prices, using
+
+    check_prices(config, budget)  # a cost budget over an unpriced model: exit 2 before any call
     items = load_labelled(args.labelled)  # TaskValidationError -> exit 2 before any call
     try:
         data_dir = shared_data_dir(args.data)
@@ -63,16 +70,20 @@ def cmd_calibrate(args: argparse.Namespace) -> int:
             raise
         data_dir = None
     try:
-        cal = asyncio.run(acalibrate(items, config, model=args.model, k=args.folds, seed=args.seed,
-                                     review_rate=args.review_rate, target_precision=args.target_precision,
-                                     data_dir=data_dir, source=str(args.labelled),
-                                     cache=False if args.no_cache else (args.cache or True),
-                                     cache_default_dir=out.parent / "cache"))
+        with using(budget):  # every request of the run (asyncio.run copies the context)
+            cal = asyncio.run(acalibrate(items, config, model=args.model, k=args.folds, seed=args.seed,
+                                         review_rate=args.review_rate, target_precision=args.target_precision,
+                                         data_dir=data_dir, source=str(args.labelled),
+                                         cache=False if args.no_cache else (args.cache or True),
+                                         cache_default_dir=out.parent / "cache"))
     except CalibrationRefused as exc:
-        print(f"error: {exc}", file=sys.stderr)
+        print(f"error: {exc}" + (f"; {_budget_cut(budget)}" if _budget_cut(budget) else ""), file=sys.stderr)
         return 2
     except EndpointUnreachable as exc:
         print(f"error: calibration stopped before fitting anything (nothing was written): {exc}", file=sys.stderr)
+        return 2
+    if _budget_cut(budget):  # a fit on the items the budget happened to reach: never
+        print(f"error: {_budget_cut(budget)}", file=sys.stderr)
         return 2
     out.parent.mkdir(parents=True, exist_ok=True)
     sha = write_calibration(out, cal)
@@ -94,3 +105,12 @@ def cmd_calibrate(args: argparse.Namespace) -> int:
     if ev.get("skipped"):
         print(f"  no point from: {json.dumps(ev['skipped'], sort_keys=True)}", file=sys.stderr)
     return 0
+
+
+def _budget_cut(budget: object) -> str | None:
+    """What to say when the budget refused a request (then nothing is written), else None."""
+    if budget is None or not getattr(budget, "refused", 0):
+        return None
+    used = budget.as_dict()  # type: ignore[attr-defined]
+    return (f"the budget was spent before every item was answered ({used['calls']} requests sent, "
+            f"{used['refused']} refused); nothing was written: rerun with a larger --max-calls/--max-cost-usd")

@@ -16,6 +16,7 @@ import sys
 from pathlib import Path
 from typing import Any, Iterator
 
+from oracle.cli.budget_flags import add_budget_flags, budget_from, report_budget
 from oracle.comparison.records import ARMS
 
 
@@ -51,6 +52,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     cache.add_argument("--no-cache", action="store_true", help="no response cache: every model call is made")
     p.add_argument("--no-report", action="store_true", help="skip report.html")
     p.add_argument("--summary-json", action="store_true", help="print summary.json instead of the table")
+    add_budget_flags(p)
     p.set_defaults(func=cmd_compare)
 
 
@@ -113,6 +115,7 @@ def cmd_compare(args: argparse.Namespace) -> int:
     config = OracleConfig.load(args.config)
     if args.seed is None:
         args.seed = config.llm_judge.seed
+    budget = budget_from(args)
     items, source, dropped = _load(args)
     if args.write_labelled:
         from oracle.comparison._plan import limit_items, select_items
@@ -136,7 +139,7 @@ def cmd_compare(args: argparse.Namespace) -> int:
                              limit=args.limit, select=args.select, seed=args.seed, timeout_s=args.timeout_s,
                              concurrency=args.concurrency, config=run_config, report=not args.no_report,
                              cache=False if args.no_cache else (args.cache or True),
-                             source=source, dropped_reserved=dropped, progress_bar=rich_bar())
+                             source=source, dropped_reserved=dropped, progress_bar=rich_bar(), budget=budget)
     except EndpointUnreachable as exc:
         print(f"error: the comparison stopped: {exc}\nthe runs written to {args.output} are kept; once the endpoint "
               "answers (or with --local-model), rerun the same command to compute the rest", file=sys.stderr)
@@ -148,6 +151,7 @@ def cmd_compare(args: argparse.Namespace) -> int:
         print(f"\nruns: {result.runs_path} ({result.computed} run now, {result.resumed} resumed{_cached(result)})\n"
               f"summary: {result.summary_path}\nreport: {_report_line(result, args.no_report)}\n"
               f"cache: {result.cache_path or 'off (--no-cache)'}")
+    report_budget(budget, sum(r.status == "skipped" for r in result.records), "run(s)")
     return 0
 
 

@@ -8,6 +8,7 @@ import sys
 
 from typing import TYPE_CHECKING
 
+from oracle.cli.budget_flags import add_budget_flags, budget_from, report_budget
 from oracle.config.model import OracleConfig
 
 if TYPE_CHECKING:
@@ -52,6 +53,7 @@ def register(sub: argparse._SubParsersAction) -> None:
                         "task_id, candidate_id, evaluator, passed, score, status, reason, cost_usd, latency_ms)")
     p.add_argument("-o", "--output", metavar="FILE",
                    help="also write the rows to FILE: .jsonl for rows; .jsonl, .csv or .parquet for candidates")
+    add_budget_flags(p)
     p.set_defaults(func=cmd_evaluate)
 
     p = sub.add_parser("config", help="configuration")
@@ -110,6 +112,7 @@ def cmd_evaluate(args: argparse.Namespace) -> int:
         print(f"error: {problem}", file=sys.stderr)
         return 2
     config = OracleConfig.load(args.config)
+    budget = budget_from(args)
     tasks = load_task_file(args.file, config.limits)
     human = store = None
     if args.human == "console":
@@ -124,8 +127,8 @@ def cmd_evaluate(args: argparse.Namespace) -> int:
         # Opened at the first request filed: a run that raises none leaves no file behind.
         store = EscalationStore(store_path, open_now=False)
     not_stored = None if filing else ("--no-store" if args.no_store else "escalation.enabled is false")
-    oracle = Oracle(config, history=_history(args), human=human, store=store)
-    not_ok = failed = 0
+    oracle = Oracle(config, history=_history(args), human=human, store=store, budget=budget)
+    not_ok = failed = skipped = 0
     written: list[dict] = []
     try:
         with _progress(args, len(tasks)) as progress:
@@ -139,6 +142,7 @@ def cmd_evaluate(args: argparse.Namespace) -> int:
                 progress.update({"status": res.status.value})
                 not_ok += res.status.value != "ok"
                 failed += res.status.value == "failed"
+                skipped += res.status.value == "skipped"
                 hint = escalation_hint(res.escalation, store_path, not_stored=not_stored)
                 if args.output:
                     written.append(row)
@@ -155,6 +159,7 @@ def cmd_evaluate(args: argparse.Namespace) -> int:
             store.close()
     if args.output:
         _write_output(args, written)
+    report_budget(budget, skipped)
     if args.strict and not_ok:
         return 3
     if failed and not args.allow_failures:

@@ -202,7 +202,8 @@ def _verdict(passed: bool | None) -> str | Text:
 
 
 def _status(value: str) -> Text:
-    return Text(value, style="green" if value == "ok" else "yellow" if value in ("pending", "escalated") else "red")
+    return Text(value, style="green" if value == "ok" else "yellow" if value in ("pending", "escalated", "skipped")
+                else "red")
 
 
 def result_blocks(res: OracleResult, *, show_route: bool = True, verbose: bool = False) -> list[Block]:
@@ -215,6 +216,8 @@ def result_blocks(res: OracleResult, *, show_route: bool = True, verbose: bool =
     status = _line("status: ")
     status.append_text(_status(res.status.value))
     r = res.result
+    if r is not None and r.reason:
+        status.append(f" (reason: {r.reason}: not run to the end, no verdict)", style="yellow")
     run = r.provenance.execution if r is not None else None
     if run is not None and run.integrity:
         sandbox = f", {run.backend} sandbox ({run.isolation_level})" if run.backend else ""
@@ -222,7 +225,9 @@ def result_blocks(res: OracleResult, *, show_route: bool = True, verbose: bool =
     blocks.append(status)
     if r is not None:
         if r.error:
-            blocks.append(_line((f"error: {r.error.type}: {r.error.message}", "red")))
+            style = "yellow" if res.status.value == "skipped" else "red"
+            label = "why" if style == "yellow" else "error"
+            blocks.append(_line((f"{label}: {r.error.type}: {r.error.message}", style)))
         for b in r.broken_tests:  # the task's fault: scored for no candidate
             blocks.append(_line(("broken test ", "yellow"), (b.test, "bold"), f": {b.reason}"))
         rows: list[Sequence[str | Text]] = [
@@ -360,10 +365,10 @@ def batch_summary_blocks(summary: Mapping[str, Any]) -> list[Block]:
             f" (+{s['cost_unknown']} unknown)" if s["cost_unknown"] else "")
         rows.append([name, str(s["count"]),
                      "-" if s["pass_rate"] is None else f"{s['pass_rate']:.1%} of {s['judged']}",
-                     str(s["failures"]), str(s["escalations"]), cost,
+                     str(s["failures"]), str(s.get("skipped", 0)), str(s["escalations"]), cost,
                      _fmt(s["latency_p50_ms"], ".1f"), _fmt(s["latency_p95_ms"], ".1f")])
-    columns = [Col("evaluator"), *(Col(h, numeric=True) for h in ("count", "pass rate", "failures", "escalations",
-                                                                  "cost", "p50 ms", "p95 ms"))]
+    columns = [Col("evaluator"), *(Col(h, numeric=True) for h in ("count", "pass rate", "failures", "skipped",
+                                                                  "escalations", "cost", "p50 ms", "p95 ms"))]
     return [Grid(columns, rows), _line(f"{summary['rows']} rows")]
 
 

@@ -35,6 +35,9 @@ def register(sub: argparse._SubParsersAction) -> None:
                                    "config, else .oracle/escalations.sqlite)")
     p.add_argument("--work-dir", help="where batch inputs and rows are kept (default: a temporary directory)")
     p.add_argument("--openapi", action="store_true", help="print the OpenAPI document and exit")
+    from oracle.cli.budget_flags import add_budget_flags
+
+    add_budget_flags(p)  # here: the ceiling of each request's budget (oracle/serve/settings.py)
     p.set_defaults(func=cmd_serve)
 
 
@@ -51,7 +54,7 @@ def _settings(args: argparse.Namespace):  # type: ignore[no-untyped-def]
                                  header_timeout_s=args.header_timeout,
                                  max_jobs=args.max_jobs, max_batches=args.max_batches,
                                  allow_in_process=args.allow_in_process, store_path=args.store,
-                                 work_dir=args.work_dir)
+                                 work_dir=args.work_dir, max_cost_usd=args.max_cost_usd, max_calls=args.max_calls)
     except ValidationError as exc:
         err = exc.errors()[0]
         option = {"max_body_bytes": "--max-body-mib", "request_timeout_s": "--request-timeout",
@@ -94,6 +97,10 @@ def cmd_serve(args: argparse.Namespace) -> int:
     except ServeConfigError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
+    if settings.max_cost_usd is not None:  # a model with no known price: refused now, not at the first request
+        from oracle.providers.budget import Budget, check_prices
+
+        check_prices(config, Budget(max_cost_usd=settings.max_cost_usd))
     if args.openapi:
         sys.stdout.write(render(build(create_app(config, settings).fastapi)))  # type: ignore[attr-defined]
         return 0

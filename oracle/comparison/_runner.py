@@ -151,8 +151,13 @@ class _Executor:
 async def run_units(items: Sequence[LabelledItem], out_dir: Path, *, config: OracleConfig, settings: RunSettings,
                     progress_stream: TextIO | None = None, progress_tty: bool | None = None,
                     progress_interval_s: float = 5.0, progress_bar: BarFactory | None = None,
-                    overlays: dict[str, dict[str, dict[str, Any]]] | None = None) -> RunOutcome:
-    """Run every unit not yet in ``out_dir/runs.jsonl``; returns all records of this comparison."""
+                    overlays: dict[str, dict[str, dict[str, Any]]] | None = None,
+                    budget: Any = None) -> RunOutcome:
+    """Run every unit not yet in ``out_dir/runs.jsonl``; returns all records of this comparison.
+
+    ``budget``: one ``Budget`` for every model request of this run; a run it stops is recorded
+    ``skipped`` and does not count as done: a rerun (with a larger budget) computes it again, and the
+    new record replaces it."""
     from oracle.batch.halt import Halt
     from oracle.batch.output import RowWriter, iter_rows, prepare_output
     from oracle.batch.progress import Progress
@@ -170,11 +175,11 @@ async def run_units(items: Sequence[LabelledItem], out_dir: Path, *, config: Ora
                 known.setdefault(row["key"], RunRecord.model_validate(row))
     units = plan_units(items, settings.arms, settings.repeats, settings.orders)
     wanted = {u.key for u in units}
-    todo = [u for u in units if u.key not in known]
+    todo = [u for u in units if u.key not in known or known[u.key].status == "skipped"]
     resumed = len(units) - len(todo)
     progress = Progress(len(units), skipped=resumed, stream=progress_stream, interval_s=progress_interval_s,
                         tty=progress_tty, label="compare", bar=progress_bar)
-    pool = ProviderPool()
+    pool = ProviderPool(budget=budget)
     executor = _Executor(config, settings, known, pool, overlays)
     writer = RowWriter(runs_path)
     write_lock = asyncio.Lock()

@@ -23,6 +23,7 @@ from oracle.comparison.records import ARMS, RunRecord
 from oracle.comparison._runner import RunSettings, run_config, run_units, summarize_runs
 from oracle.comparison.summary import CompareSummary
 from oracle.config.model import OracleConfig
+from oracle.providers.budget import Budget, check_prices
 from oracle.errors import TaskValidationError
 
 if TYPE_CHECKING:
@@ -84,17 +85,22 @@ async def acompare(labelled: str | Path | Sequence[LabelledItem], out_dir: str |
                    cache: str | Path | bool | None = True,
                    config: OracleConfig | None = None, report: bool = True, source: str | None = None,
                    dropped_reserved: int = 0, progress_stream: TextIO | None = None,
-                   progress_tty: bool | None = None, progress_bar: BarFactory | None = None) -> CompareResult:
+                   progress_tty: bool | None = None, progress_bar: BarFactory | None = None,
+                   budget: Budget | None = None) -> CompareResult:
     """Run the comparison into ``out_dir`` (resuming what an earlier call left there).
 
     ``seed`` (default: the config's ``llm_judge.seed``) fixes every random choice, the LLM judge's
     placement included. ``cache``: True caches model replies in ``out_dir/cache/``, a directory
-    caches there (shared between runs), False turns caching off (see ``_runner.run_config``)."""
+    caches there (shared between runs), False turns caching off (see ``_runner.run_config``).
+    ``budget``: a ``Budget`` for every model request of this call (a cost budget over a model
+    with no known price is refused before anything runs); runs it stops are ``skipped`` and a
+    rerun computes them."""
     from oracle.batch.lock import OutputLock
 
     arms_t = check_settings(arms, repeats, limit, timeout_s, concurrency)
     config = config or OracleConfig.load()
     seed = config.llm_judge.seed if seed is None else seed
+    check_prices(config, budget)
     if isinstance(labelled, (str, Path)):
         source = source or str(labelled)
         items = load_labelled(labelled)
@@ -116,7 +122,8 @@ async def acompare(labelled: str | Path | Sequence[LabelledItem], out_dir: str |
     runs_path = out / "runs.jsonl"
     with OutputLock(runs_path, input_path=source):
         outcome = await run_units(items, out, config=config, settings=settings, progress_stream=progress_stream,
-                                  progress_tty=progress_tty, progress_bar=progress_bar, overlays=overlays)
+                                  progress_tty=progress_tty, progress_bar=progress_bar, overlays=overlays,
+                                  budget=budget)
         summary = summarize_runs(outcome.records, items, settings=settings, config=config, source=source,
                                  dropped_reserved=dropped_reserved, elapsed_s=outcome.elapsed_s)
         if rubric_hashes:

@@ -16,7 +16,7 @@ from pydantic import BaseModel, ConfigDict, Field
 ARMS = ("verifier", "decision_judge", "llm_judge", "routed", "baseline")
 EVALUATOR_ARMS = ("verifier", "decision_judge", "llm_judge")
 Order = Literal["given", "reversed"]
-RunStatus = Literal["ok", "failed", "abstained", "unparsed", "escalated", "pending", "n/a"]
+RunStatus = Literal["ok", "failed", "abstained", "unparsed", "escalated", "pending", "skipped", "n/a"]
 
 
 def run_key(arm: str, item_id: str, repeat: int, order: str) -> str:

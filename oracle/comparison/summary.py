@@ -60,6 +60,9 @@ class ArmSummary(BaseModel):
     abstained: int
     unparsed: int
     failed: int
+    skipped: int = 0
+    """Runs not run to the end because the budget was spent (``--max-calls``/``--max-cost-usd``); a rerun
+    with a larger budget computes them."""
     failure_reasons: dict[str, int] = Field(default_factory=dict)
     """What the failed runs said ("ErrorType: message") -> how many said it, the first failure's
     reason first (records in key order, so a resumed comparison says the same)."""
@@ -167,7 +170,8 @@ def arm_summary(arm: str, records: Sequence[RunRecord], by_id: dict[str, Labelle
         kappa=cohen_kappa([(u.label, u.verdict) for u in decided if u.kind in ("passed", "answers")]),
         by_kind=per_kind, **stab,
         abstained=sum(r.status == "abstained" for r in live), unparsed=sum(r.status == "unparsed" for r in live),
-        failed=sum(r.status == "failed" for r in live), failure_reasons=failure_reasons(live),
+        failed=sum(r.status == "failed" for r in live), skipped=sum(r.status == "skipped" for r in live),
+        failure_reasons=failure_reasons(live),
         late=sum(not r.within_timeout for r in live),
         latency_ms={"p50": percentile(latencies, 50), "p95": percentile(latencies, 95)},
         call_latency_ms={"p50": percentile(call_lat, 50), "p95": percentile(call_lat, 95)},

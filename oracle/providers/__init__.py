@@ -28,7 +28,8 @@ known) and ``provenance``. API keys come from ``api_key_env``/``api_key`` and ar
 cached or traced.
 
 Public modules: this package, ``clients``, ``pool`` (``ProviderPool``), ``types``, the wire formats
-``openai_chat``, ``anthropic`` and ``decisions``, and ``prices``; the ``_`` modules (HTTP transport,
+``openai_chat``, ``anthropic`` and ``decisions``, ``prices``, and ``budget`` (``Budget``: a ceiling on
+requests and USD, checked before each request); the ``_`` modules (HTTP transport,
 retries, the response cache, body reading, the shared client core) are private.
 
 Names are imported on first use (module ``__getattr__``): the provider pool an ``Oracle`` holds

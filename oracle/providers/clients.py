@@ -25,6 +25,7 @@ from oracle.errors import ConfigError
 from oracle.providers._body import aread_capped, read_capped
 from oracle.providers._core import ClientCore, Prepared, WireFormat, as_hit
 from oracle.providers._http import SlotPool, run_async, run_sync
+from oracle.providers.budget import Budget, Meter, meter_for
 from oracle.providers.anthropic import AnthropicMessagesFormat
 from oracle.providers.decisions import DecisionsFormat, SystemOneFormat
 from oracle.providers.openai_chat import OpenAIChatFormat
@@ -59,12 +60,32 @@ def decision_format(settings: ProviderSettings) -> WireFormat:
                       "use a logprob readout over the chat client instead")
 
 
+def _meter(client: Any, prepared: Any) -> Meter:
+    """The budget meter of one call (oracle/providers/budget.py)."""
+    core = client._core
+    return meter_for(client.budget, core.settings, core.prices, prepared.content, prepared.sent)
+
+
+def _billed(meter: Meter, send: Callable[[], httpx.Response]) -> httpx.Response:
+    """``send()``; an attempt that never connected or got an error status costs nothing."""
+    try:
+        response = send()
+    except httpx.ConnectError:
+        meter.not_billed()
+        raise
+    if not response.is_success:
+        meter.not_billed()
+    return response
+
+
 class _SyncClient:
     def __init__(self, settings: ProviderSettings, wire: WireFormat, *, prices: Prices = None,
                  transport: httpx.BaseTransport | None = None,
                  sleep: Callable[[float], None] = time.sleep, clock: Callable[[], float] = time.monotonic,
-                 rng: random.Random | None = None) -> None:
+                 rng: random.Random | None = None, budget: Budget | None = None) -> None:
         self._core = ClientCore(settings, wire, prices=prices, clock=clock, rng=rng)
+        self.budget = budget
+        """The pool's budget (oracle/providers/budget.py); budgets scoped with ``using`` apply too."""
         self._http = httpx.Client(transport=transport, follow_redirects=False, verify=shared_ssl_context())
         self._sleep = sleep
         self._limiter = threading.BoundedSemaphore(settings.concurrency)
@@ -85,17 +106,20 @@ class _SyncClient:
             return hit
         cap = core.settings.max_reply_bytes
 
-        def send(timeout_s: float) -> httpx.Response:
+        def send(timeout_s: float, meter: Meter) -> httpx.Response:
+            meter.before_send()  # the budget: every attempt asks first, after the cache lookup
             request = self._http.build_request("POST", prepared.url, content=prepared.content,
                                                headers=prepared.headers, timeout=timeout_s)
-            response = self._http.send(request, stream=True)
+            response = _billed(meter, lambda: self._http.send(request, stream=True))
             try:
                 return read_capped(response, cap, timeout_s=timeout_s)
             finally:
                 response.close()
 
-        delivered = run_sync(core.flow(prepared), send, sleep=self._sleep, limiter=self._limiter, clock=core.clock)
-        return core.finish(req, prepared, delivered)
+        with _meter(self, prepared) as meter:
+            delivered = run_sync(core.flow(prepared), lambda t: send(t, meter), sleep=self._sleep,
+                                 limiter=self._limiter, clock=core.clock)
+            return meter.charged(core.finish(req, prepared, delivered))
 
     def close(self) -> None:
         self._http.close()
@@ -112,8 +136,11 @@ class _AsyncClient:
     def __init__(self, settings: ProviderSettings, wire: WireFormat, *, prices: Prices = None,
                  transport: httpx.AsyncBaseTransport | None = None,
                  sleep: Callable[[float], Awaitable[None]] = asyncio.sleep,
-                 clock: Callable[[], float] = time.monotonic, rng: random.Random | None = None) -> None:
+                 clock: Callable[[], float] = time.monotonic, rng: random.Random | None = None,
+                 budget: Budget | None = None) -> None:
         self._core = ClientCore(settings, wire, prices=prices, clock=clock, rng=rng)
+        self.budget = budget
+        """The pool's budget (oracle/providers/budget.py); budgets scoped with ``using`` apply too."""
         # An injected transport is one pool already; sharding only helps with our own transports.
         shards = 1 if transport is not None else math.ceil(settings.concurrency / SHARD_CONNECTIONS)
         per_shard = math.ceil(settings.concurrency / shards)
@@ -164,19 +191,27 @@ class _AsyncClient:
         core = self._core
         cap = core.settings.max_reply_bytes
 
-        async def send(timeout_s: float, shard: int) -> httpx.Response:
+        async def send(timeout_s: float, shard: int, meter: Meter) -> httpx.Response:
+            meter.before_send()  # the budget: every attempt asks first, after the cache lookup
             http = self._shards[shard]
             request = http.build_request("POST", prepared.url, content=prepared.content,
                                          headers=prepared.headers, timeout=timeout_s)
-            response = await http.send(request, stream=True)
+            try:
+                response = await http.send(request, stream=True)
+            except httpx.ConnectError:
+                meter.not_billed()
+                raise
+            if not response.is_success:
+                meter.not_billed()
             try:
                 return await aread_capped(response, cap)
             finally:
                 await response.aclose()
 
-        delivered = await run_async(core.flow(prepared), send, sleep=self._sleep, slots=self._slots,
-                                    clock=core.clock)
-        return core.finish(req, prepared, delivered)
+        with _meter(self, prepared) as meter:
+            delivered = await run_async(core.flow(prepared), lambda t, shard: send(t, shard, meter),
+                                        sleep=self._sleep, slots=self._slots, clock=core.clock)
+            return meter.charged(core.finish(req, prepared, delivered))
 
     async def aclose(self) -> None:
         for http in self._shards:

@@ -22,6 +22,7 @@ if TYPE_CHECKING:
     import httpx
 
     from oracle.config.model import Price, ProviderSettings
+    from oracle.providers.budget import Budget
     from oracle.providers.clients import AsyncChatClient, AsyncDecisionClient
 
 __all__ = ["ProviderPool", "ProviderPoolError", "endpoint_key"]
@@ -47,10 +48,13 @@ class ProviderPool:
 
     ``transport`` (optional) is handed to every client this pool opens: the seam tests use to
     fault-inject at the httpx level. Without it each client opens real connections.
+    ``budget`` (optional, oracle/providers/budget.py): every request of every client this pool opens
+    must fit it (a budget scoped with ``budget.using`` applies as well).
     """
 
-    def __init__(self, *, transport: httpx.AsyncBaseTransport | None = None) -> None:
+    def __init__(self, *, transport: httpx.AsyncBaseTransport | None = None, budget: Budget | None = None) -> None:
         self.transport = transport
+        self.budget = budget
         self._clients: dict[tuple[str, str], Any] = {}
         self._loop: asyncio.AbstractEventLoop | None = None
 
@@ -81,7 +85,7 @@ class ProviderPool:
         client = self._clients.get(key)
         if client is None:
             client = self._clients[key] = make(settings, prices=dict(prices) if prices is not None else None,
-                                               transport=self.transport)
+                                               transport=self.transport, budget=self.budget)
         return client
 
     @property

@@ -5,7 +5,7 @@ is how the verdict was produced, ``details`` is free-form evidence for people.
 
 A result that could not be scored says so (``status``, ``error``, ``score=None``); nothing is ever
 mapped to a midpoint. Status names are a contract: ok, failed, abstained, unparsed, escalated,
-pending.
+pending, skipped.
 """
 
 from __future__ import annotations
@@ -36,6 +36,9 @@ class Status(str, Enum):
     """A human answered an escalation request and the verdict reflects it."""
     pending = "pending"
     """Waiting for a human answer stored in the escalation store."""
+    skipped = "skipped"
+    """Not run, or not run to the end, by a budget or a selection; ``reason`` says which (``budget``).
+    The calls and cost spent before it stopped are kept; no candidate is scored."""
 
     def __str__(self) -> str:
         return self.value
@@ -101,6 +104,8 @@ class EvaluationResult(BaseModel):
     """None when any call's price is unknown (never silently 0)."""
     latency_ms: float = 0.0
     error: ErrorInfo | None = None
+    reason: str | None = None
+    """Why a ``skipped`` result was not run: ``budget`` (oracle/providers/budget.py); None otherwise."""
     explanation: str | None = None
     details: dict[str, Any] = Field(default_factory=dict)
     """Evaluator-specific evidence for people and reports; nothing downstream reads it by key."""
@@ -122,6 +127,23 @@ class EvaluationResult(BaseModel):
         else:
             error = ErrorInfo(type=error_type or "EvaluationFailed", message=exc_or_message)
         return cls(evaluator=evaluator, status=Status.failed, error=error, **fields)
+
+    def skipped(self, reason: str, error: BaseException, *, calls: int | None = None,
+                cost_usd: float | None = None) -> "EvaluationResult":
+        """This result as ``skipped`` for ``reason``: its calls, cost and provenance kept (``calls``
+        and ``cost_usd``, when given, count what the ledger could not see: a refused call's earlier
+        attempts, calls cancelled in flight), no verdict (no best, no ranking, each candidate unscored
+        and ``skipped``), no concerns."""
+        spent: dict[str, Any] = {}
+        if calls is not None and calls > self.calls:
+            spent["calls"] = calls
+        if cost_usd is not None and (self.cost_usd is None or cost_usd > self.cost_usd):
+            spent["cost_usd"] = cost_usd
+        return self.model_copy(update={**spent,
+            "status": Status.skipped, "reason": reason, "best": [], "ranking": [], "concerns": [],
+            "candidates": [CandidateResult(id=c.id, status=Status.skipped) for c in self.candidates],
+            "error": ErrorInfo.from_exception(error), "details": {},
+            "explanation": f"not run to the end: {error}"})
 
     def candidate(self, candidate_id: str) -> CandidateResult | None:
         return next((c for c in self.candidates if c.id == candidate_id), None)

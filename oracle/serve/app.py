@@ -12,6 +12,7 @@ Batch input is uploaded, never named by path: a caller cannot make the server re
 from __future__ import annotations
 
 import asyncio
+import functools
 from contextlib import asynccontextmanager
 from typing import Any, AsyncIterator, Callable, Literal
 
@@ -43,6 +44,11 @@ def _error(status: int, error: str, message: str, *, field: str | None = None, j
     body = ApiError(error=error, message=message, field=field, job_id=job_id)
     return JSONResponse(body.model_dump(mode="json", exclude_none=True), status_code=status, headers=headers)
 
+
+_MAX_CALLS = ("this request's budget in model requests (retries count, cache hits do not): what it cannot admit "
+              "is not sent and the result is skipped, reason budget; at most the server's --max-calls")
+_MAX_COST = ("this request's budget in USD (estimated from the price table before each model request, charged "
+             "at the actual cost); at most the server's --max-cost-usd; a model with no known price: 422")
 
 _TASK_BODY = {"requestBody": {"required": True, "content": {"application/json": {
     "schema": {"$ref": "#/components/schemas/TaskInput"}}}}}
@@ -126,12 +132,16 @@ def create_app(config: OracleConfig, settings: ServeSettings, *,
                          202: {"model": JobInfo, "description": "wait=false: the job, running"}, **_ERRORS})
     async def evaluate(request: Request, wait: bool = Query(
             True, description="wait for the result (up to the request timeout; then 504 naming the job), "
-                              "or return the job at once to poll")) -> JSONResponse:
+                              "or return the job at once to poll"),
+            max_calls: int | None = Query(None, ge=0, description=_MAX_CALLS),
+            max_cost_usd: float | None = Query(None, ge=0, allow_inf_nan=False, description=_MAX_COST)
+            ) -> JSONResponse:
         """Route and evaluate one task."""
         s = svc()
+        budget = s.budget(max_calls, max_cost_usd)
         item = await asyncio.to_thread(s.task, await request.body())
         await asyncio.to_thread(s.route, item)  # bad input (an unknown rubric) is 422 now, not a failed job
-        job = s.submit(item)
+        job = s.submit(item, budget)
         if not wait:
             return JSONResponse(job_info(job), status_code=202)
         budget = max(settings.request_timeout_s - 1.0, settings.request_timeout_s / 2)
@@ -151,13 +161,18 @@ def create_app(config: OracleConfig, settings: ServeSettings, *,
 
     @app.post("/v1/batches", status_code=202, response_model=BatchInfo, tags=["batch"], openapi_extra=_BATCH_BODY,
               responses=_ERRORS)
-    async def submit_batch(request: Request) -> JSONResponse:
-        """Start a batch over an uploaded JSONL file; every non-blank line gets one row."""
+    async def submit_batch(request: Request,
+                           max_calls: int | None = Query(None, ge=0, description=_MAX_CALLS),
+                           max_cost_usd: float | None = Query(None, ge=0, allow_inf_nan=False, description=_MAX_COST)
+                           ) -> JSONResponse:
+        """Start a batch over an uploaded JSONL file; every non-blank line gets one row (``skipped``,
+        reason ``budget``, for the lines its budget did not reach)."""
         s = svc()
+        budget = s.budget(max_calls, max_cost_usd)
         body = await request.body()
         total = await asyncio.to_thread(s.batch_lines, body)
         try:
-            batch = s.batches.submit(body, total, s.run_batch)
+            batch = s.batches.submit(body, total, functools.partial(s.run_batch, budget=budget))
         except Full as exc:
             raise ApiProblem(503, "busy", str(exc), headers={"Retry-After": "5"}) from None
         return JSONResponse(batch_info(batch), status_code=202)

@@ -134,9 +134,33 @@ class Service:
         except TaskValidationError as exc:  # a rubric that cannot be used
             raise invalid_task(exc) from None
 
-    def submit(self, item: TaskInput) -> Any:
+    def budget(self, max_calls: int | None, max_cost_usd: float | None) -> Any:
+        """The budget of one request: what it asks for, within the server's ceiling (``--max-calls``,
+        ``--max-cost-usd``); None when neither sets one. Asking for more than the ceiling, or a cost
+        budget over a model with no known price, is a 422 naming the parameter."""
+        from oracle.errors import ConfigError
+        from oracle.providers.budget import Budget, check_prices
+
+        limits: dict[str, Any] = {}
+        for name, asked, ceiling in (("max_calls", max_calls, self.settings.max_calls),
+                                     ("max_cost_usd", max_cost_usd, self.settings.max_cost_usd)):
+            if asked is not None and ceiling is not None and asked > ceiling:
+                raise ApiProblem(422, "request_validation", f"{name}: {asked:g} is over this server's ceiling of "
+                                 f"{ceiling:g} (oracle serve --{name.replace('_', '-')})", field=name)
+            limits[name] = asked if asked is not None else ceiling
+        if limits["max_calls"] is None and limits["max_cost_usd"] is None:
+            return None
+        try:
+            budget = Budget(**limits)
+            check_prices(self.config, budget)
+        except ConfigError as exc:
+            raise ApiProblem(422, "request_validation", str(exc),
+                             field="max_cost_usd" if "price" in str(exc) else str(exc).split(":", 1)[0]) from None
+        return budget
+
+    def submit(self, item: TaskInput, budget: Any = None) -> Any:
         async def work() -> dict[str, Any]:
-            res = await self.oracle.aevaluate(item)
+            res = await self.oracle.aevaluate(item, budget=budget)
             return res.model_dump(mode="json")
 
         try:
@@ -144,18 +168,18 @@ class Service:
         except Full as exc:
             raise ApiProblem(503, "busy", str(exc), headers={"Retry-After": "1"}) from None
 
-    def run_batch(self, batch: Batch) -> dict[str, Any]:
+    def run_batch(self, batch: Batch, budget: Any = None) -> dict[str, Any]:
         from oracle.batch import run_batch
 
         store = self.store_path if self.store is not None else None
         report = run_batch(batch.input_path, batch.output_path, config=self.config, concurrency=4,
-                           store_path=store, progress_tty=False)
+                           store_path=store, progress_tty=False, budget=budget)
         if report.stopped:  # the model endpoint is down: the batch failed, its rows so far are kept
             from oracle.errors import EndpointUnreachable
 
             raise EndpointUnreachable(report.stopped)
         return {"total": report.total, "computed": report.computed, "elapsed_s": round(report.elapsed_s, 3),
-                **report.summary}
+                **({"budget": report.budget} if report.budget is not None else {}), **report.summary}
 
     def stored(self) -> Any:
         """The escalation store, or 404 when evaluations file none."""

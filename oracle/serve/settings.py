@@ -62,6 +62,12 @@ class ServeSettings(BaseModel):
     """Escalation store; None: ``$ORACLE_STORE``, else ``escalation.store_path`` of the config."""
     work_dir: str | None = None
     """Where batch inputs and rows are kept; None: a fresh temporary directory."""
+    max_cost_usd: float | None = Field(default=None, ge=0, allow_inf_nan=False)
+    """The budget of each request (one evaluate, or one batch as a whole), USD; a request may ask for
+    less (``?max_cost_usd=``), never more. None: no ceiling."""
+    max_calls: int | None = Field(default=None, ge=0)
+    """The budget of each request in model requests (retries count, cache hits do not); a request
+    may ask for fewer (``?max_calls=``), never more. None: no ceiling."""
 
     def check(self) -> None:
         """Refuse settings that would expose the server: raises ``ServeConfigError``."""
