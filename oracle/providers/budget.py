@@ -12,10 +12,13 @@ The rules, in one place:
   ``max_cost_usd`` after what was spent and what requests in flight hold. Otherwise the request is
   not sent and the call raises ``BudgetExhausted``. Reserve-then-settle under one lock: requests in
   flight together can never overshoot together.
-- The estimate: input tokens = the request body's UTF-8 bytes / 4, rounded up (the body holds the
-  prompt, and JSON's own overhead keeps the guess on the high side; no tokenizer: tiktoken fetches
-  its tables from the network on first use), output tokens = the request's ``max_tokens`` (a
-  decision request: 16 per question), priced by the one price table (oracle/providers/prices.py).
+- The estimate is an upper bound, so a cost budget is never exceeded: input tokens = the request
+  body's UTF-8 bytes (a token of a byte-level tokenizer covers at least one byte of the text, and
+  the body holds the prompt plus JSON's own overhead, more than a chat template adds; no
+  tokenizer: each model has its own, and tiktoken fetches its tables from the network on first
+  use), output tokens = the request's ``max_tokens`` (a decision request: 16 per question), priced
+  by the one price table (oracle/providers/prices.py). The price of that guarantee: a run may stop
+  with up to the estimate's surplus of its budget unspent.
 - Settled after the reply: charged its actual cost (not the estimate); 0 when the server answered
   with an error status or no connection was made; the estimate when the cost cannot be known (a
   timeout, an unreadable 2xx, a cancelled request: the provider may have billed it).
@@ -45,7 +48,8 @@ if TYPE_CHECKING:
 
 __all__ = ["Budget", "BudgetExhausted", "check_prices", "estimate_tokens", "using", "watch"]
 
-BYTES_PER_TOKEN = 4
+BYTES_PER_TOKEN = 1
+"""Bytes of the request body per estimated input token: 1 is the upper bound (see above)."""
 DECISION_TOKENS_PER_QUESTION = 16
 SKIP_REASON = "budget"
 """The ``reason`` of a result not run (or not run to the end) because the budget was spent."""
@@ -198,7 +202,7 @@ def in_force(own: Budget | None) -> tuple[Budget, ...]:
 
 
 def estimate_tokens(content: bytes, request: Any) -> tuple[int, int]:
-    """(input, output) tokens a request may use: body bytes / 4 up, and ``max_tokens`` (see above)."""
+    """(input, output) tokens a request may use at most: body bytes, and ``max_tokens`` (see above)."""
     questions = getattr(request, "questions", None)
     out = getattr(request, "max_tokens", None)
     if not isinstance(out, int):
