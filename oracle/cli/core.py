@@ -52,6 +52,7 @@ def register(sub: argparse._SubParsersAction) -> None:
                         "task_id, candidate_id, evaluator, passed, score, status, reason, cost_usd, latency_ms)")
     p.add_argument("-o", "--output", metavar="FILE",
                    help="also write the rows to FILE: .jsonl for rows; .jsonl, .csv or .parquet for candidates")
+    add_seed_flag(p)
     p.set_defaults(func=cmd_evaluate)
 
     p = sub.add_parser("config", help="configuration")
@@ -89,6 +90,20 @@ def cmd_route(args: argparse.Namespace) -> int:
     return 0
 
 
+def add_seed_flag(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--seed", type=int, default=None,
+                   help="llm_judge.seed for this run (candidate placement, sampling seeds); default: the config's")
+
+
+def with_seed(config: OracleConfig, seed: int | None) -> OracleConfig:
+    """The config with ``llm_judge.seed`` set for this run (validated as a config file is)."""
+    if seed is None:
+        return config
+    data = config.model_dump(mode="python")
+    data["llm_judge"]["seed"] = seed
+    return type(config).model_validate(data)
+
+
 def cmd_evaluate(args: argparse.Namespace) -> int:
     import time
 
@@ -109,7 +124,7 @@ def cmd_evaluate(args: argparse.Namespace) -> int:
     if problem:
         print(f"error: {problem}", file=sys.stderr)
         return 2
-    config = OracleConfig.load(args.config)
+    config = with_seed(OracleConfig.load(args.config), args.seed)
     tasks = load_task_file(args.file, config.limits)
     human = store = None
     if args.human == "console":
