@@ -37,7 +37,8 @@ def seeded_order(seed: int, task: Task, ids: Sequence[str]) -> list[str]:
 
 def first_seat(seed: int, task: Task, a: str, b: str) -> tuple[str, str]:
     """The pair as (seat A first, then seat B): a seeded coin per pair, independent of the schedule."""
-    return (a, b) if _rng(seed, task, "seat", (a, b)).random() < 0.5 else (b, a)
+    x, y = sorted((a, b))
+    return (x, y) if _rng(seed, task, "seat", (x, y)).random() < 0.5 else (y, x)
 
 
 def request_seed(seed: int, repeat: int) -> int:
