@@ -128,3 +128,42 @@ async def test_k_repeats_at_temperature_are_k_cache_entries(scripted_server, tmp
     again = await evaluate(c, ctx(c, TASK, "alpha"))
     assert len(scripted_server.requests) == 3 and again.provenance.cached_calls == 3  # a rerun draws them again
     assert again.candidates[0].score == first.candidates[0].score
+
+
+def test_a_compare_run_twice_with_the_same_seed_gives_the_same_summary(shared_data, scripted_server, tmp_path):
+    """The issue's measured figure: an llm_judge arm (a panel with a seat-A member, seeded), two
+    runs into two folders, byte-identical summary.json once timings are removed."""
+    import re
+
+    from oracle._internal.canonical import canonical_json
+    from oracle.comparison._importers import import_suite
+    from oracle.comparison.api import compare
+    from tests.test_compare_determinism import TIMING_KEYS, without
+
+    def handler(req):
+        text = user_text(req)
+        if 'id="B"' in text:
+            a, b = seats(req)
+            return chat_reply(pairwise_reply("A" if req.json["model"] == "seat-a" or len(a) <= len(b) else "B"),
+                              model=req.json["model"])
+        ids = re.findall(r'"(\w+)": \{"rationale"', text) or ["overall"]
+        return chat_reply(pointwise_json({i: 3 + len(text) % 7 for i in ids}), model=req.json["model"])
+
+    scripted_server.set_handler(handler)
+    suite = shared_data("suite/dev_suite.jsonl")
+    items, _ = import_suite(suite, suite.parent.parent)
+    picked = [i for prefix, n in (("decision/halueval-general/", 3), ("decision/truthfulqa-mc/", 2),
+                                  ("decision/halueval-qa/", 2)) for i in [x for x in items if x.id.startswith(prefix)][:n]]
+    config = OracleConfig.model_validate({
+        "providers": {"judge": scripted_server.provider_settings().model_dump()},
+        "llm_judge": {"seed": 7, "logprobs": False, "repeats": 2, "temperature": 0.5,
+                      "panel": [{"base_url": scripted_server.base_url, "model": "honest-1"},
+                                {"base_url": scripted_server.base_url, "model": "seat-a"}]}})
+    results = [compare(picked, tmp_path / name, repeats=2, both_orders=True, seed=7, config=config,
+                       arms=["llm_judge"], report=False) for name in ("one", "two")]
+    one, two = (canonical_json(without(json.loads(r.summary_path.read_text()), TIMING_KEYS)) for r in results)
+    assert one == two
+    arm = json.loads(results[0].summary_path.read_text())["results"][0]
+    assert arm["arm"] == "llm_judge" and arm["n"] == len(picked) and arm["failed"] == 0
+    print(f"\nsummary bytes (timings removed): {len(one)}; identical: {one == two}; "
+          f"requests at the server: {len(scripted_server.requests)}")
