@@ -153,7 +153,8 @@ def test_a_compare_run_twice_with_the_same_seed_gives_the_same_summary(shared_da
     suite = shared_data("suite/dev_suite.jsonl")
     items, _ = import_suite(suite, suite.parent.parent)
     picked = [i for prefix, n in (("decision/halueval-general/", 3), ("decision/truthfulqa-mc/", 2),
-                                  ("decision/halueval-qa/", 2)) for i in [x for x in items if x.id.startswith(prefix)][:n]]
+                                  ("decision/halueval-qa/", 2))
+              for i in [x for x in items if x.id.startswith(prefix)][:n]]
     config = OracleConfig.model_validate({
         "providers": {"judge": scripted_server.provider_settings().model_dump()},
         "llm_judge": {"seed": 7, "logprobs": False, "repeats": 2, "temperature": 0.5,
@@ -167,3 +168,30 @@ def test_a_compare_run_twice_with_the_same_seed_gives_the_same_summary(shared_da
     assert arm["arm"] == "llm_judge" and arm["n"] == len(picked) and arm["failed"] == 0
     print(f"\nsummary bytes (timings removed): {len(one)}; identical: {one == two}; "
           f"requests at the server: {len(scripted_server.requests)}")
+
+
+def test_seed_flag_on_evaluate_overrides_the_config(scripted_server, tmp_path):
+    """``oracle evaluate --seed N`` (a real subprocess) judges with llm_judge.seed = N."""
+    import subprocess
+    import sys
+
+    import yaml
+
+    judge(scripted_server)
+    (tmp_path / "oracle.yaml").write_text(yaml.safe_dump({
+        "providers": {"judge": {"kind": "openai", "base_url": scripted_server.base_url, "model": "scripted-model"}},
+        "llm_judge": {"seed": 1, "logprobs": False, "mode": "pointwise"}}))
+    (tmp_path / "task.yaml").write_text(yaml.safe_dump({
+        "task": {"id": "seeded", "prompt": "Name a letter.", "evaluator": "llm_judge"},
+        "trajectories": [{"id": i, "answer": a} for i, a in zip(IDS, ANSWERS)]}))
+    rows = {}
+    for seed in ("5", None):
+        args = [sys.executable, "-m", "oracle.cli.main", "--config", "oracle.yaml", "evaluate", "task.yaml",
+                "--json", "--no-store", *(["--seed", seed] if seed else [])]
+        done = subprocess.run(args, cwd=tmp_path, capture_output=True, text=True, timeout=120)
+        assert done.returncode == 0, done.stderr
+        rows[seed] = json.loads(done.stdout.splitlines()[0])["result"]["result"]
+    assert rows["5"]["details"]["placement"]["seed"] == 5 and rows["5"]["provenance"]["seed"] == 5
+    task = Task(id="seeded", prompt="Name a letter.", evaluator="llm_judge")
+    assert rows["5"]["details"]["placement"]["order"] == seeded_order(5, task, IDS)
+    assert rows[None]["details"]["placement"]["seed"] == 1

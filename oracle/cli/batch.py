@@ -9,7 +9,7 @@ import sys
 from pathlib import Path
 
 from oracle.batch.rows import DEFAULT_TASK_TIMEOUT_S
-from oracle.cli.core import add_seed_flag, with_seed
+from oracle.cli.seed_option import add_seed_flag, with_seed
 from oracle.config.model import OracleConfig
 
 

@@ -8,6 +8,7 @@ import sys
 
 from typing import TYPE_CHECKING
 
+from oracle.cli.seed_option import add_seed_flag, with_seed
 from oracle.config.model import OracleConfig
 
 if TYPE_CHECKING:
@@ -88,20 +89,6 @@ def cmd_route(args: argparse.Namespace) -> int:
         else:
             show([*route_blocks(route, item.task.id, verbose=args.verbose), BLANK])
     return 0
-
-
-def add_seed_flag(p: argparse.ArgumentParser) -> None:
-    p.add_argument("--seed", type=int, default=None,
-                   help="llm_judge.seed for this run (candidate placement, sampling seeds); default: the config's")
-
-
-def with_seed(config: OracleConfig, seed: int | None) -> OracleConfig:
-    """The config with ``llm_judge.seed`` set for this run (validated as a config file is)."""
-    if seed is None:
-        return config
-    data = config.model_dump(mode="python")
-    data["llm_judge"]["seed"] = seed
-    return type(config).model_validate(data)
 
 
 def cmd_evaluate(args: argparse.Namespace) -> int:

@@ -27,7 +27,8 @@ T = TypeVar("T")
 class ChatCompleter(Protocol):
     """What the judge needs from a provider client."""
 
-    capabilities: Capabilities
+    @property
+    def capabilities(self) -> Capabilities: ...
 
     async def complete(self, req: ChatRequest) -> ChatReply: ...
 

@@ -106,11 +106,11 @@ def combine_scores(cid: str, members: Mapping[str | None, CandidateResult], item
                            "members": norms, "samples": raws,
                            "rationales": [r for c in read.values() for r in c.details["criteria"][it.id]["rationales"]]}
     score = weighted(normalized, items)
-    lp = [c.details.get("logprob_weighted_score") for c in read.values()]
+    lp: list[float] = [v for c in read.values() if (v := c.details.get("logprob_weighted_score")) is not None]
     base.update({"samples_read": sum(c.details.get("samples_read", 0) for c in read.values()),
                  "criteria": criteria,
                  "repeat_spread": spread([s for c in read.values() for s in _per_sample(c)]),
-                 "logprob_weighted_score": statistics.fmean(lp) if all(v is not None for v in lp) else None,
+                 "logprob_weighted_score": statistics.fmean(lp) if len(lp) == len(read) else None,
                  "panel": {"members": report, "agreement": agreement}})
     passed = None if cfg.pass_threshold is None else score >= cfg.pass_threshold
     return CandidateResult(id=cid, score=score, passed=passed, status=Status.ok, details=base)
