@@ -43,6 +43,8 @@ class Grader:
     label: str | None
     cfg: LLMJudgeConfig
     run_repeat: int = 0
+    own_answer: str | None = None
+    """Commit-first grading: this grader's own answer to the task, its reference for every candidate."""
 
     @property
     def capabilities(self) -> Capabilities:

@@ -60,7 +60,8 @@ async def judge_order(grader: Grader, ledger: CallLedger, task: Task, first: Tra
                       repeat: int = 0) -> tuple[OrderJudgement, dict[str, Any]]:
     """One order of one pair: first in seat A, second in seat B."""
     items = rubric(task) if task.criteria else None
-    req = judge_request(grader, pairwise_messages(task, first, second, items), PAIRWISE_SCHEMA, repeat=repeat)
+    req = judge_request(grader, pairwise_messages(task, first, second, items, grader.own_answer), PAIRWISE_SCHEMA,
+                        repeat=repeat)
     asked = await ask(grader, ledger, req, parse_pairwise, source=_seat_source)
     evidence: dict[str, Any] = {"seat_a": first.id, "seat_b": second.id, **asked.evidence()}
     if asked.value is None:

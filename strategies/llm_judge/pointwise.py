@@ -57,7 +57,7 @@ async def _one_sample(grader: Grader, ledger: CallLedger, task: Task, candidate:
     def request(group: list[RubricItem]):
         ids = [it.id for it in group]
         req = judge_request(grader, pointwise_messages(task, candidate, group, scale_min=cfg.scale_min,
-                                                       scale_max=cfg.scale_max),
+                                                       scale_max=cfg.scale_max, own_answer=grader.own_answer),
                             pointwise_schema(group, cfg.scale_min, cfg.scale_max), repeat=repeat)
         return ask(grader, ledger, req, lambda text: parse_pointwise(text, ids, cfg.scale_min, cfg.scale_max),
                    source="sampled" if cfg.repeats > 1 and cfg.temperature > 0 else "verbalized")
@@ -85,7 +85,7 @@ async def score_candidate(grader: Grader, ledger: CallLedger, task: Task, candid
     calls_evidence = [ev for _, _, evs in samples for ev in evs]
     read = [(s, r) for s, r, _ in samples if s is not None]
     base: dict[str, Any] = {"mode": "pointwise", "repeats": cfg.repeats, "samples_read": len(read),
-                            "aggregate": cfg.aggregate, "reference_guided": bool(task.reference),
+                            "aggregate": cfg.aggregate, "reference_guided": bool(task.reference or grader.own_answer),
                             "replies": calls_evidence}
     if not read:
         return CandidateResult(id=candidate.id, score=None, passed=None, status=Status.unparsed, details=base)

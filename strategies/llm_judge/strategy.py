@@ -40,11 +40,12 @@ from oracle.strategies._judging.panel import Panel
 from oracle.strategies._judging.placement import seeded_order
 from oracle.strategies.llm_judge.calls import ChatCompleter, Grader
 from oracle.strategies.llm_judge.combine import combine_scores
+from oracle.strategies.llm_judge.commit_first import commit
 from oracle.strategies.llm_judge.concerns import judge_concerns
 from oracle.strategies.llm_judge.pairwise import PairwiseRun, run_pairwise
 from oracle.strategies.llm_judge.panel_report import pairwise_repeat_spread, panel_report
 from oracle.strategies.llm_judge.pointwise import score_candidate
-from oracle.strategies.llm_judge.prompts import prompt_hash, rubric, task_template_hashes
+from oracle.strategies.llm_judge.prompts import commit_template_hashes, prompt_hash, rubric, task_template_hashes
 from oracle.strategies.llm_judge.ranking import (all_pairs_judgements, judgement_budget, normalized_copeland,
                                 position_bias)
 
@@ -116,6 +117,8 @@ class LLMJudge:
             mode = self.resolve_mode(ctx.trajectories, ctx.config.llm_judge)
             panel = self._panel(ctx)
             client = panel.members[0][1].client
+            committed = (await commit(panel, ledger, ctx.task, ctx.trajectories, ctx.config.llm_judge)
+                         if ctx.config.llm_judge.commit_first else None)
             if mode == "pointwise":
                 result = await self._pointwise(panel, ledger, ctx)
             elif mode == "cascade":
@@ -124,6 +127,10 @@ class LLMJudge:
                 result = await self._pairwise(panel, ledger, ctx)
             result.details["placement"] = {"seed": ctx.config.llm_judge.seed, **result.details.get("placement", {})}
             result.details["panel"] = panel_report(panel, result, ctx.config.llm_judge)
+            if committed is not None:
+                result.details["commit_first"] = committed
+                if committed["applied"] and result.explanation:
+                    result.explanation = "graded against the judge's own answer (commit-first); " + result.explanation
             if panel.retired and result.explanation:
                 result.explanation += ("; panel member(s) " + ", ".join(panel.retired)
                                        + " failed and were left out: judged by " + ", ".join(
@@ -272,7 +279,8 @@ class LLMJudge:
             evaluator=self.spec(config), config_hash=config.hash(), mode=mode,
             model_requested=config.providers.judge.model,
             base_url=config.providers.judge.base_url, prompt_template_hash=prompt_hash(task),
-            prompt_templates=task_template_hashes(task),
+            prompt_templates={**task_template_hashes(task),
+                              **(commit_template_hashes() if config.llm_judge.commit_first else {})},
             structured_output=caps.structured_output if caps is not None else None,
             latency_ms=latency_ms, seed=seed)
 
