@@ -278,6 +278,19 @@ def test_a_clear_pairwise_winner_raises_nothing(scripted_server):
     assert res.result.concerns == [] and res.escalation is None and res.result.best == ["a"]
 
 
+def test_a_split_judge_panel(scripted_server):
+    from tests.test_llm_judge_panel import panel_config, panel_server
+
+    panel_server(scripted_server)  # honest-1 prefers the better answer in either seat; seat-a picks seat A
+    cfg = panel_config(scripted_server, ["honest-1", "seat-a"], mode="pairwise")
+    data = {"task": {"id": "panel", "prompt": "p", "evaluator": "llm_judge"},
+            "trajectories": [{"id": "m", "answer": "middle answer"}, {"id": "b", "answer": "best answer"}]}
+    res = _run(cfg, data)
+    assert "panel_disagreement" in _kinds(res) and res.result.best == ["b"]
+    esc = _request(res, data, "panel_disagreement")
+    assert esc.options == ["m", "b"] and esc.evidence["members"] == ["honest-1", "seat-a"]
+
+
 def test_every_result_level_reason_is_covered_end_to_end():
     if len(COVERED) < 3:
         pytest.skip("run with the whole module")

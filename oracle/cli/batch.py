@@ -10,6 +10,7 @@ from pathlib import Path
 
 from oracle.batch.rows import DEFAULT_TASK_TIMEOUT_S
 from oracle.cli.budget_flags import add_budget_flags, budget_from, report_budget
+from oracle.cli.seed_option import add_seed_flag, with_seed
 from oracle.config.model import OracleConfig
 
 
@@ -38,6 +39,7 @@ def register(sub: argparse._SubParsersAction) -> None:
                    help="what -o holds: rows (the resumable JSONL rows) or candidates (one row per candidate as "
                         ".jsonl, .csv or .parquet from the extension; the rows are then kept beside it in "
                         "NAME.rows.jsonl, which a rerun resumes)")
+    add_seed_flag(p)
     p.add_argument("--summary-json", action="store_true", help="print the summary as JSON instead of a table")
     p.add_argument("--strict", action="store_true",
                    help="exit 3 when any row is not ok (failed, unparsed, pending, abstained, invalid input)")
@@ -127,7 +129,7 @@ def cmd_batch(args: argparse.Namespace) -> int:
         return _bad(problem)
     from oracle.escalation._location import resolve_store_path
 
-    config = OracleConfig.load(args.config)
+    config = with_seed(OracleConfig.load(args.config), args.seed)
     budget = budget_from(args)
     store = None if (args.no_store or not config.escalation.enabled) else resolve_store_path(args.store, config)
     rows_path = rows_file(args)

@@ -9,6 +9,7 @@ import sys
 from typing import TYPE_CHECKING
 
 from oracle.cli.budget_flags import add_budget_flags, budget_from, report_budget
+from oracle.cli.seed_option import add_seed_flag, with_seed
 from oracle.config.model import OracleConfig
 
 if TYPE_CHECKING:
@@ -54,6 +55,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("-o", "--output", metavar="FILE",
                    help="also write the rows to FILE: .jsonl for rows; .jsonl, .csv or .parquet for candidates")
     add_budget_flags(p)
+    add_seed_flag(p)
     p.set_defaults(func=cmd_evaluate)
 
     p = sub.add_parser("config", help="configuration")
@@ -111,7 +113,7 @@ def cmd_evaluate(args: argparse.Namespace) -> int:
     if problem:
         print(f"error: {problem}", file=sys.stderr)
         return 2
-    config = OracleConfig.load(args.config)
+    config = with_seed(OracleConfig.load(args.config), args.seed)
     budget = budget_from(args)
     tasks = load_task_file(args.file, config.limits)
     human = store = None

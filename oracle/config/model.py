@@ -413,6 +413,11 @@ class LLMJudgeConfig(BaseModel):
     panel_disagreement: float = Field(default=0.25, ge=0, le=1)
     """Members whose normalized scores for one criterion differ by more than this, or who pick
     different winners of a pair, raise an escalating ``panel_disagreement`` concern."""
+    commit_first: bool = False
+    """A question with a short answer and no reference: the judge answers it itself before it sees
+    any candidate (one call per judge), then grades every candidate against its own answer."""
+    commit_first_max_chars: int = Field(default=200, ge=1)
+    """commit_first: "a short answer" means every candidate's answer has at most this many characters."""
 
     _panel = field_validator("panel")(classmethod(lambda cls, v: _check_panel(v)))
 

@@ -26,6 +26,7 @@ from oracle.results.concerns import (
     DecisionRefusal,
     NoCandidatePassed,
     OrderInconsistent,
+    PanelDisagreement,
     PreferenceCycle,
     SandboxFailure,
     TaskUnrunnable,
@@ -44,7 +45,7 @@ EscalationRequest = Escalation
 REASONS = ("no_feasible_evaluator", "low_route_confidence", "verifier_infrastructure_failure",
            "verifier_task_unrunnable", "broken_tests",
            "isolation_below_required", "decision_refusal", "claim_check_undecided", "decision_abstention",
-           "pairwise_order_inconsistent", "preference_cycle", "decision_order_flip",
+           "pairwise_order_inconsistent", "preference_cycle", "panel_disagreement", "decision_order_flip",
            "decision_low_confidence", "inseparable_candidates")
 """Every reason code, most blocking first (the order ``check_result`` tries them in)."""
 
@@ -306,6 +307,23 @@ def _cycle(task: Task, result: EvaluationResult, config: EscalationConfig,
                            "evaluator": result.evaluator})
 
 
+def _panel_disagreement(task: Task, result: EvaluationResult, config: EscalationConfig,
+                        ids: list[str]) -> Escalation | None:
+    """The judges of a panel split: the verdict is their aggregate, a person says whether it stands."""
+    concern = _concern(result, PanelDisagreement)
+    if concern is None:
+        return None
+    ev = concern.evidence
+    ask = (f"Does candidate {ids[0]!r} satisfy the task?" if len(ids) == 1 else f"Which of {_join(ids)} is best?")
+    return _make(task, "panel_disagreement",
+                 f"The {result.evaluator}'s panel ({', '.join(ev.members)}) split judging task {task.id!r}: "
+                 f"{concern.message.removeprefix('the judge panel split: ')}. {ask}",
+                 options=_verdict_options(ids), blocking=False,
+                 evidence={"candidate_ids": concern.candidates, "members": ev.members, "threshold": ev.threshold,
+                           "spreads": ev.spreads, "pairs": [list(p) for p in ev.pairs], "winners": ev.winners,
+                           "scores": _scores(result), "evaluator": result.evaluator})
+
+
 def _decision_order_flip(task: Task, result: EvaluationResult, config: EscalationConfig,
                          ids: list[str]) -> Escalation | None:
     concern = _concern(result, DecisionOrderFlip)
@@ -383,7 +401,7 @@ def _inseparable(task: Task, result: EvaluationResult, config: EscalationConfig,
 
 RESULT_TRIGGERS: tuple[Callable[[Task, EvaluationResult, EscalationConfig, list[str]], Escalation | None], ...] = (
     _verifier_failure, _broken_tests, _weak_isolation, _decision_refusal, _claim_undecided, _decision_abstention,
-    _order_inconsistent, _cycle, _decision_order_flip, _decision_low_confidence, _inseparable)
+    _order_inconsistent, _cycle, _panel_disagreement, _decision_order_flip, _decision_low_confidence, _inseparable)
 
 
 def result_triggers(task: Task, route: Route, result: EvaluationResult, config: EscalationConfig,

@@ -12,7 +12,8 @@ Which evaluator emits what:
   (exact ties included), ``decision_order_flip``, ``claim_undecided`` (a claim check whose two
   questions disagree or are weak), ``no_candidate_passed`` (each candidate's first unmet criterion),
   ``unparsed``;
-- LLM judge: ``order_inconsistent``, ``preference_cycle``, ``unparsed``, ``tied_best``;
+- LLM judge: ``order_inconsistent``, ``preference_cycle``, ``unparsed``, ``tied_best``,
+  ``panel_disagreement`` (the members of a judge panel split on a criterion or a pair);
 - both judges: ``candidate_unjudged`` (a call failed on one candidate's input: that candidate, or
   pair, was left out and the others were judged);
 - verifier: ``sandbox_failure`` (also when it hit only some candidates' runs: those are left
@@ -96,6 +97,19 @@ class UnjudgedEvidence(_Model):
     """Per candidate left out: the error of its failed call."""
     pairs: list[tuple[str, str]] = Field(default_factory=list)
     """Pairs whose comparison call failed (the candidates' other pairs still counted)."""
+
+
+class PanelEvidence(_Model):
+    members: list[str] = Field(default_factory=list)
+    """The panel's member labels."""
+    threshold: float
+    """The configured spread (normalized score) above which members count as split."""
+    spreads: dict[str, dict[str, float]] = Field(default_factory=dict)
+    """Per candidate, per criterion the members split on: max - min of their normalized scores."""
+    pairs: list[tuple[str, str]] = Field(default_factory=list)
+    """Pairs whose members named different winners (a tie counts as a pick of its own)."""
+    winners: dict[str, dict[str, str | None]] = Field(default_factory=dict)
+    """Per split pair ("a/b"), each member's winner (None: a tie)."""
 
 
 class IsolationEvidence(_Model):
@@ -200,6 +214,11 @@ class TiedBest(_Concern):
     evidence: ScoresEvidence = Field(default_factory=ScoresEvidence)
 
 
+class PanelDisagreement(_Concern):
+    kind: Literal["panel_disagreement"] = "panel_disagreement"
+    evidence: PanelEvidence
+
+
 class SandboxFailure(_Concern):
     kind: Literal["sandbox_failure"] = "sandbox_failure"
     evidence: ErrorEvidence
@@ -238,7 +257,7 @@ class BrokenTests(_Concern):
 Concern = Annotated[Union[DecisionRefusal, DecisionAbstention, DecisionLowConfidence, DecisionOrderFlip,
                           ClaimUndecided, OrderInconsistent, PreferenceCycle, Unparsed, TiedBest, SandboxFailure,
                           TaskUnrunnable, WeakIsolation, NoCandidatePassed, CandidateUnjudged, Tampering,
-                          BrokenTests],
+                          BrokenTests, PanelDisagreement],
                     Field(discriminator="kind")]
 """Any concern; ``kind`` tells which (it is the JSON discriminator)."""
 
@@ -268,6 +287,7 @@ __all__ = [
     "DecisionRefusal",
     "NoCandidatePassed",
     "OrderInconsistent",
+    "PanelDisagreement",
     "PreferenceCycle",
     "ProtectedFileChange",
     "SandboxFailure",

@@ -11,11 +11,13 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Callable, Generic, Protocol, TypeVar, Union
 
+from oracle.config.model import LLMJudgeConfig
 from oracle.errors import ProviderError
 from oracle.results.ledger import CallLedger
 from oracle.results.provenance import ProbabilitySource
 from oracle.providers.types import Capabilities, ChatMessage, ChatReply, ChatRequest
 
+from oracle.strategies._judging.placement import cache_salt, request_seed
 from oracle.strategies.llm_judge.parse import ParseProblem
 from oracle.strategies.llm_judge.prompts import prompt_hash, repair_messages
 
@@ -25,9 +27,31 @@ T = TypeVar("T")
 class ChatCompleter(Protocol):
     """What the judge needs from a provider client."""
 
-    capabilities: Capabilities
+    @property
+    def capabilities(self) -> Capabilities: ...
 
     async def complete(self, req: ChatRequest) -> ChatReply: ...
+
+
+@dataclass(frozen=True)
+class Grader:
+    """One judge that answers: its client, its label in the ledger (None: the single ``judge``
+    endpoint; a panel member's label otherwise), the settings it judges with (a member's own
+    temperature applied) and the run's repeat index (``ctx.extra["repeat"]``, for the cache salt)."""
+
+    client: ChatCompleter
+    label: str | None
+    cfg: LLMJudgeConfig
+    run_repeat: int = 0
+    own_answer: str | None = None
+    """Commit-first grading: this grader's own answer to the task, its reference for every candidate."""
+
+    @property
+    def capabilities(self) -> Capabilities:
+        return self.client.capabilities
+
+    async def complete(self, req: ChatRequest) -> ChatReply:
+        return await self.client.complete(req)
 
 
 Source = Union[ProbabilitySource, Callable[[ChatReply], ProbabilitySource]]
@@ -40,15 +64,16 @@ async def complete(client: ChatCompleter, ledger: CallLedger, req: ChatRequest, 
 
     A server that ignores ``logprobs`` answers anyway: the client keeps that reply (never retried)
     and stops asking; the judge records ``logprobs_dropped`` and reads the written verdict."""
+    member = client.label if isinstance(client, Grader) else None
     try:
         reply = await client.complete(req)
     except ProviderError as exc:
-        ledger.add_failure(exc)  # spent, even though it failed after its retries
+        ledger.add_failure(exc, member=member)  # spent, even though it failed after its retries
         raise
     if req.logprobs and reply.logprobs is None:
         ledger.logprobs_dropped = True
     ledger.add(reply, source=source(reply) if callable(source) else source, template_hash=prompt_hash(),
-               repair=repair)
+               repair=repair, member=member)
     return reply
 
 
@@ -93,11 +118,26 @@ async def ask(client: ChatCompleter, ledger: CallLedger, req: ChatRequest, parse
 
 
 def chat_request(messages: list[ChatMessage], *, schema: dict[str, Any] | None, capabilities: Capabilities,
-                 temperature: float, max_tokens: int, logprobs: bool, top_logprobs: int) -> ChatRequest:
-    """A request using structured output and logprobs only where the endpoint offers them."""
+                 temperature: float, max_tokens: int, logprobs: bool, top_logprobs: int,
+                 repeat: int = 0, run_repeat: int = 0, seed: int = 0) -> ChatRequest:
+    """A request using structured output and logprobs only where the endpoint offers them.
+
+    ``repeat`` (which sample of one judgment), ``run_repeat`` and ``seed`` go into the cache salt
+    (never sent) and, where the endpoint takes a seed, into the sampling seed."""
     use_lp = logprobs and capabilities.logprobs and capabilities.max_top_logprobs > 0
     return ChatRequest(
         messages=messages, temperature=temperature, max_tokens=max_tokens,
         json_schema=schema if capabilities.structured_output != "none" else None,
         logprobs=use_lp, top_logprobs=min(top_logprobs, capabilities.max_top_logprobs) if use_lp else None,
+        seed=request_seed(seed, repeat) if capabilities.seed else None,
+        cache_salt=cache_salt(repeat=repeat, run_repeat=run_repeat, seed=seed),
     )
+
+
+def judge_request(grader: Grader, messages: list[ChatMessage], schema: dict[str, Any] | None, *,
+                  repeat: int = 0) -> ChatRequest:
+    """``chat_request`` with the grader's own settings."""
+    cfg = grader.cfg
+    return chat_request(messages, schema=schema, capabilities=grader.capabilities, temperature=cfg.temperature,
+                        max_tokens=cfg.max_tokens, logprobs=cfg.logprobs, top_logprobs=cfg.top_logprobs,
+                        repeat=repeat, run_repeat=grader.run_repeat, seed=cfg.seed)

@@ -9,8 +9,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from oracle.results.concerns import (Concern, CyclesEvidence, OrderInconsistent, PairsEvidence, PreferenceCycle,
-                             ScoresEvidence, TiedBest, Unparsed, UnparsedEvidence)
+from oracle.results.concerns import (Concern, CyclesEvidence, OrderInconsistent, PairsEvidence, PanelDisagreement,
+                                     PanelEvidence, PreferenceCycle, ScoresEvidence, TiedBest, Unparsed,
+                                     UnparsedEvidence)
 from oracle.results.result import CandidateResult, Status
 from oracle.strategies._judging.faults import unjudged_concern
 
@@ -48,9 +49,34 @@ def judge_concerns(details: dict[str, Any], candidates: list[CandidateResult]) -
     unjudged = unjudged_concern(errors, failed_pairs)
     if unjudged is not None:
         out.append(unjudged)
+    split = panel_concern(details.get("panel"))
+    if split is not None:
+        out.append(split)
     tied = [str(c) for c in details.get("tied_best") or []]
     if tied:
         scores = {c.id: c.score for c in candidates if c.id in tied}
         out.append(TiedBest(candidates=tied, evidence=ScoresEvidence(scores=scores),
                             message=f"tied for best: {', '.join(tied)}"))
     return out
+
+
+def panel_concern(panel: dict[str, Any] | None) -> PanelDisagreement | None:
+    """The members of the panel split beyond ``panel_disagreement`` on a criterion, or named
+    different winners of a pair (strategies/llm_judge/panel_report.py)."""
+    if not panel or not (panel.get("split_criteria") or panel.get("split_pairs")):
+        return None
+    spreads = {cid: {crit: panel["agreement"][cid][crit]["spread"] for crit in crits}
+               for cid, crits in panel["split_criteria"].items()}
+    pairs = _pairs(panel.get("split_pairs"))
+    winners = {f"{p['a']}/{p['b']}": {label: m["winner"] for label, m in p["members"].items()}
+               for p in panel.get("pairs") or [] if not p["agree"]}
+    ids = list(dict.fromkeys([*spreads, *(c for p in pairs for c in p)]))
+    what = [f"{cid} on {', '.join(f'{crit} (spread {gap:.2f})' for crit, gap in crits.items())}"
+            for cid, crits in spreads.items()]
+    for a, b in pairs:
+        picks = ", ".join(f"{label}={winner or 'tie'}" for label, winner in winners[f"{a}/{b}"].items())
+        what.append(f"{a}/{b} (winners: {picks})")
+    return PanelDisagreement(
+        candidates=ids, evidence=PanelEvidence(members=list(panel["members"]), threshold=panel["threshold"],
+                                               spreads=spreads, pairs=pairs, winners=winners),
+        message="the judge panel split: " + "; ".join(what))

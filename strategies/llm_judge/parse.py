@@ -96,6 +96,15 @@ def parse_pairwise(text: str) -> tuple[str, str]:
     return winner.strip().upper(), _rationale(obj, "")
 
 
+def parse_own_answer(text: str) -> str:
+    """Commit-first grading: the judge's own answer, a non-empty string."""
+    obj = load_json_object(text)
+    answer = obj.get("answer")
+    if not isinstance(answer, str) or not answer.strip():
+        raise ParseProblem(f'"answer" must be a non-empty string, got {answer!r}')
+    return answer.strip()
+
+
 # ---------------------------------------------------------------- logprob readouts
 
 

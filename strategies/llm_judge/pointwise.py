@@ -18,7 +18,7 @@ from oracle.config.model import LLMJudgeConfig
 from oracle.results.result import CandidateResult, Status
 from oracle.tasks.task import Task, Trajectory
 
-from oracle.strategies.llm_judge.calls import ChatCompleter, CallLedger, ask, chat_request
+from oracle.strategies.llm_judge.calls import CallLedger, Grader, ask, judge_request
 from oracle.strategies.llm_judge.parse import (CriterionScore, Readout, expected_value, parse_pointwise,
                                                pointwise_readouts)
 from oracle.strategies.llm_judge.prompts import RubricItem, pointwise_messages, pointwise_schema, rubric
@@ -43,21 +43,23 @@ def weighted(values: dict[str, float], items: list[RubricItem]) -> float:
     return sum(values[it.id] * it.weight for it in items if it.weight > 0) / total
 
 
-def _spread(values: list[float]) -> dict[str, float]:
+def spread(values: list[float]) -> dict[str, float]:
+    """Grader variance over repeats: min, max, range and population stdev."""
     return {"min": min(values), "max": max(values), "range": max(values) - min(values),
             "stdev": statistics.pstdev(values) if len(values) > 1 else 0.0}
 
 
-async def _one_sample(client: ChatCompleter, ledger: CallLedger, task: Task, candidate: Trajectory,
-                      groups: list[list[RubricItem]], cfg: LLMJudgeConfig
+async def _one_sample(grader: Grader, ledger: CallLedger, task: Task, candidate: Trajectory,
+                      groups: list[list[RubricItem]], repeat: int
                       ) -> tuple[dict[str, CriterionScore] | None, dict[str, Readout], list[dict[str, Any]]]:
+    cfg = grader.cfg
+
     def request(group: list[RubricItem]):
         ids = [it.id for it in group]
-        req = chat_request(pointwise_messages(task, candidate, group, scale_min=cfg.scale_min, scale_max=cfg.scale_max),
-                           schema=pointwise_schema(group, cfg.scale_min, cfg.scale_max),
-                           capabilities=client.capabilities, temperature=cfg.temperature,
-                           max_tokens=cfg.max_tokens, logprobs=cfg.logprobs, top_logprobs=cfg.top_logprobs)
-        return ask(client, ledger, req, lambda text: parse_pointwise(text, ids, cfg.scale_min, cfg.scale_max),
+        req = judge_request(grader, pointwise_messages(task, candidate, group, scale_min=cfg.scale_min,
+                                                       scale_max=cfg.scale_max, own_answer=grader.own_answer),
+                            pointwise_schema(group, cfg.scale_min, cfg.scale_max), repeat=repeat)
+        return ask(grader, ledger, req, lambda text: parse_pointwise(text, ids, cfg.scale_min, cfg.scale_max),
                    source="sampled" if cfg.repeats > 1 and cfg.temperature > 0 else "verbalized")
 
     answers = await gather_or_cancel(*(request(g) for g in groups))
@@ -72,17 +74,18 @@ async def _one_sample(client: ChatCompleter, ledger: CallLedger, task: Task, can
     return scores, readouts, evidence
 
 
-async def score_candidate(client: ChatCompleter, ledger: CallLedger, task: Task, candidate: Trajectory,
-                          cfg: LLMJudgeConfig) -> CandidateResult:
-    """Score one candidate on the task's rubric (or the default overall criterion)."""
+async def score_candidate(grader: Grader, ledger: CallLedger, task: Task, candidate: Trajectory) -> CandidateResult:
+    """Score one candidate on the task's rubric (or the default overall criterion); each repeat's
+    requests carry their repeat index (cache salt, sampling seed)."""
+    cfg = grader.cfg
     items = rubric(task)
     groups = [[it] for it in items] if cfg.per_criterion_calls else [items]
-    samples = await gather_or_cancel(*(_one_sample(client, ledger, task, candidate, groups, cfg)
-                                     for _ in range(cfg.repeats)))
+    samples = await gather_or_cancel(*(_one_sample(grader, ledger, task, candidate, groups, i)
+                                     for i in range(cfg.repeats)))
     calls_evidence = [ev for _, _, evs in samples for ev in evs]
     read = [(s, r) for s, r, _ in samples if s is not None]
     base: dict[str, Any] = {"mode": "pointwise", "repeats": cfg.repeats, "samples_read": len(read),
-                            "aggregate": cfg.aggregate, "reference_guided": bool(task.reference),
+                            "aggregate": cfg.aggregate, "reference_guided": bool(task.reference or grader.own_answer),
                             "replies": calls_evidence}
     if not read:
         return CandidateResult(id=candidate.id, score=None, passed=None, status=Status.unparsed, details=base)
@@ -119,7 +122,8 @@ async def score_candidate(client: ChatCompleter, ledger: CallLedger, task: Task,
             criteria[cid]["logprob_expected_score"] = statistics.fmean(v)
     base.update({
         "criteria": criteria,
-        "repeat_spread": _spread(per_sample),
+        "repeat_spread": spread(per_sample),
+        "per_sample": per_sample,
         "logprob_weighted_score": lp_score,
         "logprob_weighted_unavailable": sorted(reasons) or None,
     })

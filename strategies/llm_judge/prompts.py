@@ -26,6 +26,8 @@ from oracle.tasks.task import Task, Trajectory
 PROMPT_DIR = Path(__file__).resolve().parent / "templates"
 TEMPLATE_NAMES = ("judge_system_v1", "pointwise_user_v1", "pairwise_user_v1", "reference_section_v1",
                   "repair_user_v1")
+COMMIT_TEMPLATE_NAMES = ("commit_user_v1", "own_answer_section_v1")
+"""Used only with ``llm_judge.commit_first`` (their hashes join the provenance then)."""
 DEFAULT_CRITERION = "Overall quality: how correctly, completely, clearly and usefully the response fulfils the task."
 
 @lru_cache(maxsize=None)
@@ -37,6 +39,12 @@ def template(name: str) -> Template:
 def template_hashes() -> dict[str, str]:
     """sha256 of every template file (bytes as shipped)."""
     return {name: hashlib.sha256((PROMPT_DIR / f"{name}.txt").read_bytes()).hexdigest() for name in TEMPLATE_NAMES}
+
+
+@lru_cache(maxsize=None)
+def commit_template_hashes() -> dict[str, str]:
+    return {name: hashlib.sha256((PROMPT_DIR / f"{name}.txt").read_bytes()).hexdigest()
+            for name in COMMIT_TEMPLATE_NAMES}
 
 
 def task_template_hashes(task: Task | None) -> dict[str, str]:
@@ -84,7 +92,11 @@ def rubric(task: Task) -> list[RubricItem]:
     return [RubricItem(f"c{i}", c.criterion, c.weight) for i, c in enumerate(task.criteria, 1)]
 
 
-def _reference_section(task: Task) -> str:
+def _reference_section(task: Task, own_answer: str | None = None) -> str:
+    """The task author's reference, or (commit-first grading) the judge's own answer, marked as such."""
+    if own_answer is not None:
+        section = template("own_answer_section_v1").substitute(reference_block=enclose("reference", own_answer))
+        return section.rstrip("\n") + "\n"
     if not task.reference:
         return ""
     section = template("reference_section_v1").substitute(reference_block=enclose("reference", task.reference))
@@ -106,7 +118,7 @@ def _system() -> ChatMessage:
 
 
 def pointwise_messages(task: Task, candidate: Trajectory, items: list[RubricItem], *,
-                       scale_min: int, scale_max: int) -> list[ChatMessage]:
+                       scale_min: int, scale_max: int, own_answer: str | None = None) -> list[ChatMessage]:
     entries = ", ".join(f'"{it.id}": {{"rationale": "<why>", "score": <integer {scale_min}-{scale_max}>}}'
                         for it in items)
     # A task's own template was checked at load (known variables only, required ones present), and
@@ -114,7 +126,7 @@ def pointwise_messages(task: Task, candidate: Trajectory, items: list[RubricItem
     tpl = Template(task.judge_prompt) if task.judge_prompt is not None else template("pointwise_user_v1")
     user = tpl.substitute(
         scale_min=scale_min, scale_max=scale_max, task_block=_task_block(task),
-        reference_section=_reference_section(task),
+        reference_section=_reference_section(task, own_answer),
         criteria_list="\n".join(f"- {it.id}: {inline(it.text)}" for it in items),
         response_block=enclose("response", candidate_text(candidate)),
         reply_example='{"criteria": {' + entries + '}}',
@@ -123,18 +135,30 @@ def pointwise_messages(task: Task, candidate: Trajectory, items: list[RubricItem
 
 
 def pairwise_messages(task: Task, first: Trajectory, second: Trajectory,
-                      items: list[RubricItem] | None) -> list[ChatMessage]:
+                      items: list[RubricItem] | None, own_answer: str | None = None) -> list[ChatMessage]:
     criteria_clause = criteria_section = ""
     if items:
         criteria_clause = ", judged on the criteria listed"
         criteria_section = "Criteria:\n" + "\n".join(f"- {inline(it.text)}" for it in items) + "\n"
     user = template("pairwise_user_v1").substitute(
         criteria_clause=criteria_clause, task_block=_task_block(task),
-        reference_section=_reference_section(task), criteria_section=criteria_section,
+        reference_section=_reference_section(task, own_answer), criteria_section=criteria_section,
         response_a_block=enclose("response", candidate_text(first), "A"),
         response_b_block=enclose("response", candidate_text(second), "B"),
     )
     return [_system(), ChatMessage(role="user", content=user)]
+
+
+def commit_messages(task: Task) -> list[ChatMessage]:
+    """Commit-first grading: the task alone, no candidate, no reference; the judge answers it."""
+    return [_system(), ChatMessage(role="user", content=template("commit_user_v1").substitute(
+        task_block=_task_block(task)))]
+
+
+COMMIT_SCHEMA: dict[str, Any] = {
+    "type": "object", "additionalProperties": False, "required": ["answer"],
+    "properties": {"answer": {"type": "string"}},
+}
 
 
 def repair_messages(original: list[ChatMessage], raw_reply: str, problem: str) -> list[ChatMessage]:

@@ -333,8 +333,14 @@ def normalized_copeland(copeland: dict[str, float]) -> dict[str, float]:
     return {k: (v + (n - 1)) / (2 * (n - 1)) for k, v in copeland.items()}
 
 
-async def tournament(ids: Sequence[str], compare: Compare, *, all_pairs_max: int) -> tuple[Ranking, list[PairVerdict]]:
-    """Run the tournament and rank: the one entry point the judge needs."""
-    verdicts = await run_tournament(ids, compare, all_pairs_max=all_pairs_max)
+async def tournament(ids: Sequence[str], compare: Compare, *, all_pairs_max: int,
+                     schedule: Sequence[str] | None = None) -> tuple[Ranking, list[PairVerdict]]:
+    """Run the tournament and rank: the one entry point the judge needs. ``schedule`` (the same ids,
+    seeded) is the order pairs are asked in and a merge sort starts from; ties in the final order
+    still fall back to the order of ``ids``."""
+    if schedule is not None and sorted(schedule) != sorted(ids):
+        raise ValueError("schedule: must hold exactly the candidate ids")
+    verdicts = await run_tournament(list(schedule) if schedule is not None else ids, compare,
+                                    all_pairs_max=all_pairs_max)
     scheme = "all_pairs" if len(ids) <= all_pairs_max else "merge_sort"
     return rank(ids, verdicts, scheme=scheme), verdicts

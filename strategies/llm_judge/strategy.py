@@ -27,7 +27,7 @@ import dataclasses
 import time
 from typing import Any
 
-from oracle.config.model import LLMJudgeConfig, OracleConfig
+from oracle.config.model import LLMJudgeConfig, OracleConfig, member_labels
 from oracle.results.result import CandidateResult, EvaluationResult, Status
 from oracle.strategies.protocol import EvaluationContext, needs_providers
 from oracle.tasks.task import Task, Trajectory
@@ -36,11 +36,16 @@ from oracle.results.ledger import CallLedger
 from oracle.results.provenance import EvaluationProvenance
 from oracle.strategies._judging.faults import contain, error_info, raise_if_nothing_judged
 from oracle.strategies._judging.gather import gather_or_cancel
-from oracle.strategies.llm_judge.calls import ChatCompleter
+from oracle.strategies._judging.panel import Panel
+from oracle.strategies._judging.placement import seeded_order
+from oracle.strategies.llm_judge.calls import ChatCompleter, Grader
+from oracle.strategies.llm_judge.combine import combine_scores
+from oracle.strategies.llm_judge.commit_first import commit
 from oracle.strategies.llm_judge.concerns import judge_concerns
 from oracle.strategies.llm_judge.pairwise import PairwiseRun, run_pairwise
+from oracle.strategies.llm_judge.panel_report import pairwise_repeat_spread, panel_report
 from oracle.strategies.llm_judge.pointwise import score_candidate
-from oracle.strategies.llm_judge.prompts import prompt_hash, task_template_hashes
+from oracle.strategies.llm_judge.prompts import commit_template_hashes, prompt_hash, rubric, task_template_hashes
 from oracle.strategies.llm_judge.ranking import (all_pairs_judgements, judgement_budget, normalized_copeland,
                                 position_bias)
 
@@ -107,19 +112,33 @@ class LLMJudge:
         ledger = CallLedger()
         mode: str | None = None
         client: Any = None
+        panel: Panel[Grader] | None = None
         try:
             mode = self.resolve_mode(ctx.trajectories, ctx.config.llm_judge)
-            assert ctx.providers is not None  # needs_providers
-            endpoint = ctx.config.providers
-            client = self._client or ctx.providers.chat(endpoint.judge, endpoint.prices)
+            panel = self._panel(ctx)
+            client = panel.members[0][1].client
+            committed = (await commit(panel, ledger, ctx.task, ctx.trajectories, ctx.config.llm_judge)
+                         if ctx.config.llm_judge.commit_first else None)
             if mode == "pointwise":
-                result = await self._pointwise(client, ledger, ctx)
+                result = await self._pointwise(panel, ledger, ctx)
             elif mode == "cascade":
-                result = await self._cascade(client, ledger, ctx)
+                result = await self._cascade(panel, ledger, ctx)
             else:
-                result = await self._pairwise(client, ledger, ctx)
+                result = await self._pairwise(panel, ledger, ctx)
+            result.details["placement"] = {"seed": ctx.config.llm_judge.seed, **result.details.get("placement", {})}
+            result.details["panel"] = panel_report(panel, result, ctx.config.llm_judge)
+            if committed is not None:
+                result.details["commit_first"] = committed
+                if committed["applied"] and result.explanation:
+                    result.explanation = "graded against the judge's own answer (commit-first); " + result.explanation
+            if panel.retired and result.explanation:
+                result.explanation += ("; panel member(s) " + ", ".join(panel.retired)
+                                       + " failed and were left out: judged by " + ", ".join(
+                                           x for x in panel.labels if x not in panel.retired))
         except Exception as exc:  # noqa: BLE001 - the contract: faults become a failed result, never an exception
             details = {"mode": mode, **_empty_escalation()}
+            if panel is not None and panel.retired:
+                details["panel"] = {"members": panel.labels, "retired": dict(panel.retired)}
             if isinstance(exc, InvalidJudgeInput):
                 result = EvaluationResult.failure("llm_judge", str(exc), error_type="InvalidInput", details=details)
             else:
@@ -127,24 +146,51 @@ class LLMJudge:
         result.calls = ledger.requests
         result.cost_usd = ledger.cost_usd() if ledger.requests else 0.0
         result.latency_ms = (time.perf_counter() - started) * 1000
-        result.provenance = self._provenance(ctx.config, ledger, client, mode, result.latency_ms, ctx.task)
+        result.provenance = self._provenance(ctx.config, ledger, client, mode, result.latency_ms, ctx.task,
+                                             seed=ctx.config.llm_judge.seed if len(ctx.trajectories) > 1
+                                             or ctx.config.llm_judge.seed else None)
         if result.status != Status.failed:
             result.concerns = judge_concerns(result.details, result.candidates)
         return result
 
+    def _panel(self, ctx: EvaluationContext) -> Panel[Grader]:
+        """The graders: the one ``judge`` endpoint, or each member of ``llm_judge.panel`` through
+        its own client (its own temperature over the judge's)."""
+        assert ctx.providers is not None  # needs_providers
+        cfg = ctx.config.llm_judge
+        providers = ctx.config.providers
+        run_repeat = int(ctx.extra.get("repeat", 0) or 0)
+        if not cfg.panel:
+            client = self._client or ctx.providers.chat(providers.judge, providers.prices)
+            return Panel([(None, Grader(client, None, cfg, run_repeat))])
+        members: list[tuple[str | None, Grader]] = []
+        for label, member in zip(member_labels(cfg.panel, providers), cfg.panel):
+            own = cfg if member.temperature is None else cfg.model_copy(update={"temperature": member.temperature})
+            client = ctx.providers.chat(member.settings(providers), providers.prices)
+            members.append((label, Grader(client, label, own, run_repeat)))
+        return Panel(members)
+
     # ------------------------------------------------------------------ modes
 
-    async def _pointwise(self, client: ChatCompleter, ledger: CallLedger, ctx: EvaluationContext) -> EvaluationResult:
+    async def _pointwise(self, panel: Panel[Grader], ledger: CallLedger, ctx: EvaluationContext) -> EvaluationResult:
         cfg = ctx.config.llm_judge
         errors: list[BaseException] = []
+        items = rubric(ctx.task)
+
+        async def judged(t: Trajectory) -> CandidateResult:
+            answers = await panel.each(lambda g: score_candidate(g, ledger, ctx.task, t))
+            return next(iter(answers.values())) if panel.single else combine_scores(t.id, answers, items, cfg)
 
         def one(t: Trajectory) -> Any:
             """The candidate's score; a call failing on its input fails it alone (judge_faults.py)."""
-            return contain(lambda: score_candidate(client, ledger, ctx.task, t, cfg), lambda exc: CandidateResult(
+            return contain(lambda: judged(t), lambda exc: CandidateResult(
                 id=t.id, score=None, passed=None, status=Status.failed,
                 details={"mode": "pointwise", "error": error_info(exc)}), errors)
 
-        candidates = list(await gather_or_cancel(*(one(t) for t in ctx.trajectories)))
+        by_id = {t.id: t for t in ctx.trajectories}
+        order = seeded_order(cfg.seed, ctx.task, list(by_id))
+        judged_in_order = dict(zip(order, await gather_or_cancel(*(one(by_id[cid]) for cid in order))))
+        candidates = [judged_in_order[t.id] for t in ctx.trajectories]
         raise_if_nothing_judged(sum(1 for c in candidates if c.status != Status.failed), errors)
         scored = [c for c in candidates if c.score is not None]
         position = {c.id: i for i, c in enumerate(candidates)}
@@ -157,7 +203,7 @@ class LLMJudge:
             "failed_candidates": [c.id for c in candidates if c.status == Status.failed],
             "tied_best": best if len(best) > 1 else [],
             "repeat_spread": {c.id: c.details.get("repeat_spread") for c in scored} if cfg.repeats > 1 else None,
-            "repairs": ledger.repairs,
+            "repairs": ledger.repairs, "placement": {"order": order},
         }
         status = Status.ok if scored else Status.unparsed
         explanation = (f"pointwise rubric scores on {cfg.scale_min}..{cfg.scale_max}, normalized: "
@@ -166,9 +212,9 @@ class LLMJudge:
         return EvaluationResult(evaluator="llm_judge", status=status, best=best, ranking=ranking,
                                 candidates=candidates, explanation=explanation, details=details)
 
-    async def _cascade(self, client: ChatCompleter, ledger: CallLedger, ctx: EvaluationContext) -> EvaluationResult:
+    async def _cascade(self, panel: Panel[Grader], ledger: CallLedger, ctx: EvaluationContext) -> EvaluationResult:
         """Pointwise for everyone, then pairwise only among the close group (see module docstring)."""
-        pointwise = await self._pointwise(client, ledger, ctx)
+        pointwise = await self._pointwise(panel, ledger, ctx)
         margin = ctx.config.llm_judge.pairwise_margin
         scored = {c.id: c.score for c in pointwise.candidates if c.score is not None}
         pointwise_calls = ledger.requests
@@ -188,9 +234,9 @@ class LLMJudge:
                                      f"{margin}); " + (pointwise.explanation or ""))
             return pointwise
         by_id = {t.id: t for t in ctx.trajectories}
-        run = await run_pairwise(client, ledger, ctx.task, [by_id[c] for c in close], ctx.config.llm_judge,
+        run = await run_pairwise(panel, ledger, ctx.task, [by_id[c] for c in close], ctx.config.llm_judge,
                                  raise_if_all_failed=False)
-        duel = _pairwise_result(run, close, ledger)
+        duel = _pairwise_result(run, close, ledger, ctx.config.llm_judge)
         rest = [cid for cid in pointwise.ranking if cid not in close]
         duel_order = duel.ranking or close
         # A close candidate whose pairs all failed keeps its pointwise place after the duel's order.
@@ -204,6 +250,11 @@ class LLMJudge:
         details.update({k: duel.details[k] for k in ("order_inconsistent_pairs", "unparsed_pairs", "failed_pairs",
                                                      "cycles", "position_bias", "seat_readouts_used", "pairs",
                                                      "copeland", "bradley_terry", "scheme")})
+        details["placement"] = {**details.get("placement", {}), "tournament_order": run.schedule}
+        if ctx.config.llm_judge.repeats > 1:
+            details["pairwise_repeat_spread"] = duel.details["repeat_spread"]
+        if run.member_orders:
+            details["member_position_bias"] = duel.details["member_position_bias"]
         details["pairwise_calls"] = ledger.requests - pointwise_calls
         best = duel.best if duel.status == Status.ok else [c for c in close if scored[c] == top]
         details["tied_best"] = best if len(best) > 1 else []
@@ -212,32 +263,35 @@ class LLMJudge:
         return EvaluationResult(evaluator="llm_judge", status=Status.ok, best=best, ranking=ranking,
                                 candidates=candidates, explanation=explanation, details=details)
 
-    async def _pairwise(self, client: ChatCompleter, ledger: CallLedger, ctx: EvaluationContext) -> EvaluationResult:
+    async def _pairwise(self, panel: Panel[Grader], ledger: CallLedger, ctx: EvaluationContext) -> EvaluationResult:
         trajectories = list(ctx.trajectories)
-        run = await run_pairwise(client, ledger, ctx.task, trajectories, ctx.config.llm_judge)
-        return _pairwise_result(run, [t.id for t in trajectories], ledger)
+        run = await run_pairwise(panel, ledger, ctx.task, trajectories, ctx.config.llm_judge)
+        result = _pairwise_result(run, [t.id for t in trajectories], ledger, ctx.config.llm_judge)
+        result.details["placement"] = {"tournament_order": run.schedule}
+        return result
 
     # ------------------------------------------------------------------ provenance
 
     def _provenance(self, config: OracleConfig, ledger: CallLedger, client: Any, mode: str | None,
-                    latency_ms: float, task: Task | None = None) -> EvaluationProvenance:
+                    latency_ms: float, task: Task | None = None, seed: int | None = None) -> EvaluationProvenance:
         caps = getattr(client, "capabilities", None)
         return ledger.provenance(
             evaluator=self.spec(config), config_hash=config.hash(), mode=mode,
             model_requested=config.providers.judge.model,
             base_url=config.providers.judge.base_url, prompt_template_hash=prompt_hash(task),
-            prompt_templates=task_template_hashes(task),
+            prompt_templates={**task_template_hashes(task),
+                              **(commit_template_hashes() if config.llm_judge.commit_first else {})},
             structured_output=caps.structured_output if caps is not None else None,
-            latency_ms=latency_ms)
+            latency_ms=latency_ms, seed=seed)
 
 
 def _empty_escalation() -> dict[str, Any]:
     return {"order_inconsistent_pairs": [], "cycles": [], "unparsed_pairs": [], "unparsed_candidates": [],
             "failed_pairs": [], "failed_candidates": [], "tied_best": [], "position_bias": None,
-            "repeat_spread": None}
+            "repeat_spread": None, "panel": None}
 
 
-def _pairwise_result(run: PairwiseRun, ids: list[str], ledger: CallLedger) -> EvaluationResult:
+def _pairwise_result(run: PairwiseRun, ids: list[str], ledger: CallLedger, cfg: LLMJudgeConfig) -> EvaluationResult:
     r = run.ranking
     n = len(ids)
     read = [v for v in run.verdicts if v.counted]
@@ -283,6 +337,8 @@ def _pairwise_result(run: PairwiseRun, ids: list[str], ledger: CallLedger) -> Ev
         "judgements": r.judgements, "judgement_budget": judgement_budget(n),
         "round_robin_judgements": all_pairs_judgements(n),
         "seat_readouts_used": run.readouts_used, "repairs": ledger.repairs, "pairs": pairs,
+        "repeat_spread": pairwise_repeat_spread(run.verdicts, ids) if cfg.repeats > 1 else None,
+        "member_position_bias": {label: position_bias(o) for label, o in run.member_orders.items()} or None,
     }
     status = Status.ok if read else Status.unparsed
     explanation = (f"pairwise {r.scheme} tournament, {r.pairs_judged} pairs in both orders; order "
