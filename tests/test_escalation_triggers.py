@@ -192,7 +192,7 @@ def test_clean_result_raises_nothing_and_ids_are_stable():
     first = check_result(item.task, _route(item), close, CFG)
     again = check_result(item.task, _route(item), close, CFG)
     assert first.id == again.id and first.id.startswith("esc-")
-    assert len(REASONS) == len(set(REASONS)) == 14
+    assert len(REASONS) == len(set(REASONS)) == 15
 
 
 def test_real_decision_refusal_through_the_oracle_is_stored_pending(scripted_server, tmp_path):

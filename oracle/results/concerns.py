@@ -13,7 +13,9 @@ Which evaluator emits what:
   questions disagree or are weak), ``no_candidate_passed`` (each candidate's first unmet criterion),
   ``unparsed``;
 - LLM judge: ``order_inconsistent``, ``preference_cycle``, ``unparsed``, ``tied_best``;
-- both judges: ``candidate_unjudged`` (a call failed on one candidate's input: that candidate, or
+- both judges: ``panel_disagreement`` (a panel's members split on an answer: their probabilities
+  spread past the judge's ``panel_disagreement``, or their labels differ), ``candidate_unjudged``
+  (a call failed on one candidate's input: that candidate, or
   pair, was left out and the others were judged);
 - verifier: ``sandbox_failure`` (also when it hit only some candidates' runs: those are left
   unscored), ``task_unrunnable``, ``weak_isolation`` (below the strongest level, or ``in_process``
@@ -153,6 +155,22 @@ class ClaimCheckEvidence(_Model):
     """Why no verdict: the two answers point opposite ways, or one (or both) is not decisive."""
 
 
+class PanelDisagreementEvidence(_Model):
+    """Where a judge panel's members split (``llm_judge.panel``, ``decision_judge.panel``)."""
+
+    members: list[str] = Field(default_factory=list)
+    """The members' labels."""
+    items: dict[str, list[str]] = Field(default_factory=dict)
+    """Per candidate: what the members split on (question ids, criteria, or pairs as ``a|b``)."""
+    spread: dict[str, float | None] = Field(default_factory=dict)
+    """Per candidate: the largest spread among the members (highest minus lowest probability of
+    the answer the panel chose, or of the normalized score); None where only the labels differed."""
+    answers: dict[str, dict[str, str | None]] = Field(default_factory=dict)
+    """Per candidate: each member's answer to its first split item (None: left out)."""
+    threshold: float
+    """The spread above which the members are said to disagree (the judge's ``panel_disagreement``)."""
+
+
 # -- concerns ------------------------------------------------------------------------------------
 
 class DecisionRefusal(_Concern):
@@ -200,6 +218,11 @@ class TiedBest(_Concern):
     evidence: ScoresEvidence = Field(default_factory=ScoresEvidence)
 
 
+class PanelDisagreement(_Concern):
+    kind: Literal["panel_disagreement"] = "panel_disagreement"
+    evidence: PanelDisagreementEvidence
+
+
 class SandboxFailure(_Concern):
     kind: Literal["sandbox_failure"] = "sandbox_failure"
     evidence: ErrorEvidence
@@ -238,7 +261,7 @@ class BrokenTests(_Concern):
 Concern = Annotated[Union[DecisionRefusal, DecisionAbstention, DecisionLowConfidence, DecisionOrderFlip,
                           ClaimUndecided, OrderInconsistent, PreferenceCycle, Unparsed, TiedBest, SandboxFailure,
                           TaskUnrunnable, WeakIsolation, NoCandidatePassed, CandidateUnjudged, Tampering,
-                          BrokenTests],
+                          BrokenTests, PanelDisagreement],
                     Field(discriminator="kind")]
 """Any concern; ``kind`` tells which (it is the JSON discriminator)."""
 
@@ -268,6 +291,8 @@ __all__ = [
     "DecisionRefusal",
     "NoCandidatePassed",
     "OrderInconsistent",
+    "PanelDisagreement",
+    "PanelDisagreementEvidence",
     "PreferenceCycle",
     "ProtectedFileChange",
     "SandboxFailure",

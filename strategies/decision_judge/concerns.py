@@ -11,7 +11,8 @@ from typing import Any, Literal
 
 from oracle.results.concerns import (Concern, DecisionAbstention, DecisionLowConfidence, DecisionOrderFlip,
                              DecisionRefusal, LowConfidenceEvidence, NoCandidatePassed, NonePassedEvidence,
-                             OrderFlipEvidence, QuestionsEvidence, RefusalEvidence, Unparsed)
+                             OrderFlipEvidence, PanelDisagreement, PanelDisagreementEvidence, QuestionsEvidence,
+                             RefusalEvidence, Unparsed)
 from oracle.results.result import CandidateResult, Status
 
 
@@ -100,3 +101,46 @@ def none_passed_concern(candidates: list[CandidateResult], mode: str | None,
         message=f"no candidate passed the decision judge's {failed_on}",
         evidence=NonePassedEvidence(mode=failed_on,
                                     first_failures={c.id: _first_failure(c, threshold) for c in judged}))
+
+
+def _first_answers(panel: dict[str, Any], qid: str) -> dict[str, str | None]:
+    members = (panel.get("questions") or {}).get(qid, {}).get("members") or {}
+    return {m: (row.get("label") if row.get("status") == "answered" else None) for m, row in members.items()}
+
+
+def panel_concern(candidates: list[CandidateResult], extra: dict[str, Any],
+                  threshold: float) -> PanelDisagreement | None:
+    """The members split on some answer (spread past ``panel_disagreement``, or different labels):
+    per candidate, the questions, the largest spread and each member's answer to the first one. A
+    comparison is one question about every candidate: the candidates are those the members picked."""
+    split: dict[str, dict[str, Any]] = {}
+    members: list[str] = []
+    for c in candidates:
+        panel = c.details.get("panel")
+        if isinstance(panel, dict) and panel.get("disagreement"):
+            split[c.id] = panel
+            members = members or list(panel.get("members") or [])
+    orders = extra.get("panel") if isinstance(extra.get("panel"), dict) else {}
+    compared = {order: p for order, p in orders.items() if isinstance(p, dict) and p.get("disagreement")}
+    if not split and not compared:
+        return None
+    if compared:
+        picks = [row.get("label") for p in compared.values() for q in (p.get("questions") or {}).values()
+                 for row in (q.get("members") or {}).values() if row.get("status") == "answered"]
+        ids = [i for i in dict.fromkeys(picks) if isinstance(i, str)] or [c.id for c in candidates]
+        first = next(iter(compared.values()))
+        members = list(first.get("members") or [])
+        qid = (first.get("disagreed_questions") or [""])[0]
+        evidence = PanelDisagreementEvidence(
+            members=members, items={i: [f"{qid} ({order})" for order in compared] for i in ids},
+            spread={i: max((p.get("max_spread") or 0.0) for p in compared.values()) for i in ids},
+            answers={i: _first_answers(first, qid) for i in ids}, threshold=threshold)
+        return PanelDisagreement(candidates=ids, evidence=evidence,
+                                 message=f"the panel's members picked different best candidates: {', '.join(ids)}")
+    items = {cid: list(p.get("disagreed_questions") or []) for cid, p in split.items()}
+    evidence = PanelDisagreementEvidence(
+        members=members, items=items, spread={cid: p.get("max_spread") for cid, p in split.items()},
+        answers={cid: _first_answers(p, items[cid][0]) if items[cid] else {} for cid, p in split.items()},
+        threshold=threshold)
+    return PanelDisagreement(candidates=list(split), evidence=evidence,
+                             message=f"the panel's members disagreed about {', '.join(split)}")
