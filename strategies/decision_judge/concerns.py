@@ -120,7 +120,8 @@ def panel_concern(candidates: list[CandidateResult], extra: dict[str, Any],
         if isinstance(panel, dict) and panel.get("disagreement"):
             split[c.id] = panel
             members = members or list(panel.get("members") or [])
-    orders = extra.get("panel") if isinstance(extra.get("panel"), dict) else {}
+    found = extra.get("panel")
+    orders: dict[str, Any] = found if isinstance(found, dict) else {}
     compared = {order: p for order, p in orders.items() if isinstance(p, dict) and p.get("disagreement")}
     if not split and not compared:
         return None
