@@ -385,3 +385,26 @@ async def test_k_samples_are_k_cache_entries_and_a_rerun_reproduces_them(trio, t
     assert len(server.requests) == 4 and again.provenance.cached_calls == 4   # no request: all 4 hits
     p = [r.candidates[0].details["criteria"][0]["probability"] for r in (first, again)]
     assert p[0] == p[1] == pytest.approx(0.75)  # the 4 samples, not one sample 4 times
+
+
+# --- the docs page's example --------------------------------------------------------------------------
+
+def test_the_docs_panel_example_loads_and_plans_three_members(tmp_path):
+    import re
+    from pathlib import Path
+
+    from oracle.providers.clients import chat_format
+    from oracle.strategies.decision_judge.panel import plan_members
+
+    page = (Path(__file__).resolve().parent.parent / "docs" / "decision-judge.md").read_text(encoding="utf-8")
+    section = page.split("## Panels", 1)[1].split("\n## ", 1)[0]
+    (block,) = re.findall(r"^```yaml\n(.*?)^```", section, re.MULTILINE | re.DOTALL)
+    path = tmp_path / "oracle.yaml"
+    path.write_text(block, encoding="utf-8")
+    config = OracleConfig.load(path, env=False)
+    judge = config.decision_judge
+    assert (len(judge.panel), judge.panel_aggregate, judge.panel_disagreement) == (3, "majority", 0.3)
+    plans = plan_members(judge, config.providers, lambda s: chat_format(s).capabilities().logprobs)
+    assert [(p.label, p.kind) for p in plans] == [
+        ("jev-latest", "native"), ("meta-llama/llama-3.1-8b-instruct", "logprob_readout"),
+        ("gpt-4o-mini", "logprob_readout")]
