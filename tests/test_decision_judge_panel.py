@@ -92,6 +92,7 @@ async def test_one_wrong_member_gives_the_two_agreeing_members_verdict_and_is_fl
         "model-a": "yes", "model-b": "yes", "model-c": "no"}
     assert q0["members"]["model-c"]["probabilities"] == pytest.approx({"yes": 0.1, "no": 0.9})
     assert panel["disagreed_questions"] == ["criterion_0", "criterion_1"]
+    assert result.details["panel_disagreement"] is True
     # the typed concern, and the request escalation files from it
     (concern,) = [c for c in result.concerns if isinstance(c, PanelDisagreement)]
     assert concern.candidates == ["c1"] and concern.evidence.items == {"c1": ["criterion_0", "criterion_1"]}
@@ -134,6 +135,7 @@ async def test_agreeing_members_raise_no_concern_and_a_wide_spread_alone_does(tr
     _script(trio, {"a": (0.9, 0.9), "b": (0.85, 0.9), "c": (0.8, 0.9)})
     result = await _evaluate(_config(trio), TASK)
     assert result.candidates[0].details["panel"]["disagreement"] is False
+    assert result.details["panel_disagreement"] is False
     assert not [c for c in result.concerns if isinstance(c, PanelDisagreement)]
     _script(trio, {"a": (0.95, 0.9), "b": (0.9, 0.9), "c": (0.55, 0.9)})  # all say yes; spread 0.4 > 0.3
     result = await _evaluate(_config(trio), TASK)
@@ -219,6 +221,19 @@ async def test_a_panel_judges_questions_and_comparisons_too(trio):
     (concern,) = [c for c in result.concerns if isinstance(c, PanelDisagreement)]
     assert set(concern.candidates) == {"x", "y"}
     assert [len(s.requests) for s in trio.values()] == [2, 2, 2]  # both orders, each member
+
+
+async def test_a_panel_checks_a_claim(trio):
+    for name, support in {"a": 0.9, "b": 0.85, "c": 0.2}.items():
+        trio[name].set_handler(decision_handler(probabilities={"claim_supported": support, "claim_challenged": 0.1}))
+    task = Task(id="opening", prompt="When did the store open?", context="It opened in March 2019.",
+                claim_check=True)
+    result = await _evaluate(_config(trio, panel_aggregate="majority"), task,
+                             Trajectory(id="r1", answer="It opened in 2019."))
+    (cand,) = result.candidates
+    assert cand.passed is True and cand.details["claim_check"]["support"] == pytest.approx(0.875)
+    assert cand.details["panel"]["disagreed_questions"] == ["claim_supported"]
+    assert [len(s.requests) for s in trio.values()] == [1, 1, 1]  # both questions in one native call each
 
 
 # --- faults -------------------------------------------------------------------------------------------

@@ -213,6 +213,10 @@ class _Run:
             extra["model_overrides"] = self.model_overrides
         if self.members:
             extra["panel_members"] = {m.label: m.describe() for m in self.members}
+            orders = extra.get("panel") or {}
+            extra["panel_disagreement"] = any(
+                bool((c.details.get("panel") or {}).get("disagreement")) for c in results) or any(
+                bool(p.get("disagreement")) for p in orders.values())
         return self._assemble(list(results), extra, started)
 
     async def _per_candidate(self, cands: Sequence[Trajectory],
