@@ -15,8 +15,8 @@ Which evaluator emits what:
 - LLM judge: ``order_inconsistent``, ``preference_cycle``, ``unparsed``, ``tied_best``;
 - both judges: ``panel_disagreement`` (a panel's members split on an answer: their probabilities
   spread past the judge's ``panel_disagreement``, or their labels differ), ``candidate_unjudged``
-  (a call failed on one candidate's input: that candidate, or
-  pair, was left out and the others were judged);
+  (a call failed on one candidate's input: that candidate, or pair, was left out and the others
+  were judged);
 - verifier: ``sandbox_failure`` (also when it hit only some candidates' runs: those are left
   unscored), ``task_unrunnable``, ``weak_isolation`` (below the strongest level, or ``in_process``
   integrity), ``no_candidate_passed`` (each candidate's first failure), ``tampering`` (a
