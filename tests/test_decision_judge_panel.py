@@ -95,9 +95,10 @@ async def test_one_wrong_member_gives_the_two_agreeing_members_verdict_and_is_fl
     assert result.details["panel_disagreement"] is True
     # the typed concern, and the request escalation files from it
     (concern,) = [c for c in result.concerns if isinstance(c, PanelDisagreement)]
-    assert concern.candidates == ["c1"] and concern.evidence.items == {"c1": ["criterion_0", "criterion_1"]}
-    assert concern.evidence.answers["c1"] == {"model-a": "yes", "model-b": "yes", "model-c": "no"}
-    assert concern.evidence.spread["c1"] == pytest.approx(0.7) and concern.evidence.threshold == 0.3
+    assert concern.candidates == ["c1"] and concern.evidence.threshold == 0.3
+    assert concern.evidence.members == ["model-a", "model-b", "model-c"]
+    assert concern.evidence.spreads == {"c1": {"criterion_0": pytest.approx(0.7), "criterion_1": pytest.approx(0.5)}}
+    assert "criterion_0 (model-a: yes, model-b: yes, model-c: no; spread 0.70)" in concern.message
     from oracle.config.model import EscalationConfig
     from oracle.escalation._triggers import result_triggers
     from oracle._oracle import Oracle
@@ -141,8 +142,8 @@ async def test_agreeing_members_raise_no_concern_and_a_wide_spread_alone_does(tr
     result = await _evaluate(_config(trio), TASK)
     q0 = result.candidates[0].details["panel"]["questions"]["criterion_0"]
     assert q0["agreement"] == 1.0 and q0["spread"] == pytest.approx(0.4) and q0["disagreement"] is True
-    assert [c.evidence.items for c in result.concerns if isinstance(c, PanelDisagreement)] == [
-        {"c1": ["criterion_0"]}]
+    assert [c.evidence.spreads for c in result.concerns if isinstance(c, PanelDisagreement)] == [
+        {"c1": {"criterion_0": pytest.approx(0.4)}}]
     result = await _evaluate(_config(trio, panel_disagreement=0.45), TASK)
     assert not [c for c in result.concerns if isinstance(c, PanelDisagreement)]
 
@@ -219,7 +220,8 @@ async def test_a_panel_judges_questions_and_comparisons_too(trio):
     assert panel["forward"]["questions"]["best"]["members"]["model-c"]["label"] == "y"
     assert panel["backward"]["questions"]["best"]["disagreement"] is False
     (concern,) = [c for c in result.concerns if isinstance(c, PanelDisagreement)]
-    assert set(concern.candidates) == {"x", "y"}
+    assert set(concern.candidates) == {"x", "y"} and len(concern.evidence.pairs) == 1
+    assert concern.evidence.winners["best (forward)"] == {"model-a": "x", "model-b": "x", "model-c": "y"}
     assert [len(s.requests) for s in trio.values()] == [2, 2, 2]  # both orders, each member
 
 

@@ -239,6 +239,7 @@ def test_panel_disagreement(scripted_server):
     assert "panel_disagreement" in _kinds(res), res.result
     esc = _request(res, data, "panel_disagreement")
     assert not esc.blocking and "m-z: technical" in esc.question and esc.options == ["pass", "fail"]
+    assert esc.evidence["members"] == ["m-x", "m-y", "m-z"] and esc.evidence["spreads"] == {"r1": {"team": 0.8}}
 
 
 def test_claim_check_disagreement_shows_both_probabilities(scripted_server):

@@ -45,7 +45,7 @@ EscalationRequest = Escalation
 REASONS = ("no_feasible_evaluator", "low_route_confidence", "verifier_infrastructure_failure",
            "verifier_task_unrunnable", "broken_tests",
            "isolation_below_required", "decision_refusal", "claim_check_undecided", "decision_abstention",
-           "pairwise_order_inconsistent", "preference_cycle", "decision_order_flip", "panel_disagreement",
+           "pairwise_order_inconsistent", "preference_cycle", "panel_disagreement", "decision_order_flip",
            "decision_low_confidence", "inseparable_candidates")
 """Every reason code, most blocking first (the order ``check_result`` tries them in)."""
 
@@ -307,6 +307,23 @@ def _cycle(task: Task, result: EvaluationResult, config: EscalationConfig,
                            "evaluator": result.evaluator})
 
 
+def _panel_disagreement(task: Task, result: EvaluationResult, config: EscalationConfig,
+                        ids: list[str]) -> Escalation | None:
+    """The judges of a panel split: the verdict is their aggregate, a person says whether it stands."""
+    concern = _concern(result, PanelDisagreement)
+    if concern is None:
+        return None
+    ev = concern.evidence
+    ask = (f"Does candidate {ids[0]!r} satisfy the task?" if len(ids) == 1 else f"Which of {_join(ids)} is best?")
+    return _make(task, "panel_disagreement",
+                 f"The {result.evaluator}'s panel ({', '.join(ev.members)}) split judging task {task.id!r}: "
+                 f"{concern.message.removeprefix('the judge panel split: ')}. {ask}",
+                 options=_verdict_options(ids), blocking=False,
+                 evidence={"candidate_ids": concern.candidates, "members": ev.members, "threshold": ev.threshold,
+                           "spreads": ev.spreads, "pairs": [list(p) for p in ev.pairs], "winners": ev.winners,
+                           "scores": _scores(result), "evaluator": result.evaluator})
+
+
 def _decision_order_flip(task: Task, result: EvaluationResult, config: EscalationConfig,
                          ids: list[str]) -> Escalation | None:
     concern = _concern(result, DecisionOrderFlip)
@@ -320,30 +337,6 @@ def _decision_order_flip(task: Task, result: EvaluationResult, config: Escalatio
                  options=pair, blocking=False,
                  evidence={"candidate_ids": pair, "winners_by_order": concern.evidence.winners_by_order,
                            "probabilities": concern.evidence.probabilities, "scores": _scores(result)})
-
-
-def _panel_disagreement(task: Task, result: EvaluationResult, config: EscalationConfig,
-                        ids: list[str]) -> Escalation | None:
-    """A judge panel split: the verdict stands as aggregated, and a person is asked which side is right."""
-    concern = _concern(result, PanelDisagreement)
-    if concern is None or not concern.candidates:
-        return None
-    cid = concern.candidates[0]
-    items = concern.evidence.items.get(cid, [])
-    said = ", ".join(f"{m}: {a if a is not None else 'no answer'}"
-                     for m, a in concern.evidence.answers.get(cid, {}).items())
-    spread = concern.evidence.spread.get(cid)
-    on = f" on {', '.join(items)}" if items else ""
-    how = (f" ({said}" + (f"; spread {spread:.2f}" if isinstance(spread, (int, float)) else "") + ")") if said else ""
-    ask = f"Does candidate {cid!r} satisfy the task?" if len(ids) == 1 else f"Which of {_join(ids)} is best?"
-    return _make(task, "panel_disagreement",
-                 f"The {result.evaluator}'s panel disagreed about candidate {cid!r} of task {task.id!r}{on}{how}. "
-                 f"{ask}",
-                 options=_verdict_options(ids), blocking=False,
-                 evidence={"candidate_ids": list(concern.candidates), "members": concern.evidence.members,
-                           "items": concern.evidence.items, "spread": concern.evidence.spread,
-                           "answers": concern.evidence.answers, "threshold": concern.evidence.threshold,
-                           "scores": _scores(result), "evaluator": result.evaluator})
 
 
 def _decision_low_confidence(task: Task, result: EvaluationResult, config: EscalationConfig,
@@ -408,7 +401,7 @@ def _inseparable(task: Task, result: EvaluationResult, config: EscalationConfig,
 
 RESULT_TRIGGERS: tuple[Callable[[Task, EvaluationResult, EscalationConfig, list[str]], Escalation | None], ...] = (
     _verifier_failure, _broken_tests, _weak_isolation, _decision_refusal, _claim_undecided, _decision_abstention,
-    _order_inconsistent, _cycle, _decision_order_flip, _panel_disagreement, _decision_low_confidence, _inseparable)
+    _order_inconsistent, _cycle, _panel_disagreement, _decision_order_flip, _decision_low_confidence, _inseparable)
 
 
 def result_triggers(task: Task, route: Route, result: EvaluationResult, config: EscalationConfig,

@@ -12,11 +12,10 @@ Which evaluator emits what:
   (exact ties included), ``decision_order_flip``, ``claim_undecided`` (a claim check whose two
   questions disagree or are weak), ``no_candidate_passed`` (each candidate's first unmet criterion),
   ``unparsed``;
-- LLM judge: ``order_inconsistent``, ``preference_cycle``, ``unparsed``, ``tied_best``;
-- both judges: ``panel_disagreement`` (a panel's members split on an answer: their probabilities
-  spread past the judge's ``panel_disagreement``, or their labels differ), ``candidate_unjudged``
-  (a call failed on one candidate's input: that candidate, or pair, was left out and the others
-  were judged);
+- LLM judge: ``order_inconsistent``, ``preference_cycle``, ``unparsed``, ``tied_best``,
+  ``panel_disagreement`` (the members of a judge panel split on a criterion or a pair);
+- both judges: ``candidate_unjudged`` (a call failed on one candidate's input: that candidate, or
+  pair, was left out and the others were judged);
 - verifier: ``sandbox_failure`` (also when it hit only some candidates' runs: those are left
   unscored), ``task_unrunnable``, ``weak_isolation`` (below the strongest level, or ``in_process``
   integrity), ``no_candidate_passed`` (each candidate's first failure), ``tampering`` (a
@@ -100,6 +99,19 @@ class UnjudgedEvidence(_Model):
     """Pairs whose comparison call failed (the candidates' other pairs still counted)."""
 
 
+class PanelEvidence(_Model):
+    members: list[str] = Field(default_factory=list)
+    """The panel's member labels."""
+    threshold: float
+    """The configured spread (normalized score) above which members count as split."""
+    spreads: dict[str, dict[str, float]] = Field(default_factory=dict)
+    """Per candidate, per criterion the members split on: max - min of their normalized scores."""
+    pairs: list[tuple[str, str]] = Field(default_factory=list)
+    """Pairs whose members named different winners (a tie counts as a pick of its own)."""
+    winners: dict[str, dict[str, str | None]] = Field(default_factory=dict)
+    """Per split pair ("a/b"), each member's winner (None: a tie)."""
+
+
 class IsolationEvidence(_Model):
     integrity: Integrity
     isolation_level: str | None = None
@@ -155,22 +167,6 @@ class ClaimCheckEvidence(_Model):
     """Why no verdict: the two answers point opposite ways, or one (or both) is not decisive."""
 
 
-class PanelDisagreementEvidence(_Model):
-    """Where a judge panel's members split (``llm_judge.panel``, ``decision_judge.panel``)."""
-
-    members: list[str] = Field(default_factory=list)
-    """The members' labels."""
-    items: dict[str, list[str]] = Field(default_factory=dict)
-    """Per candidate: what the members split on (question ids, criteria, or pairs as ``a|b``)."""
-    spread: dict[str, float | None] = Field(default_factory=dict)
-    """Per candidate: the largest spread among the members (highest minus lowest probability of
-    the answer the panel chose, or of the normalized score); None where only the labels differed."""
-    answers: dict[str, dict[str, str | None]] = Field(default_factory=dict)
-    """Per candidate: each member's answer to its first split item (None: left out)."""
-    threshold: float
-    """The spread above which the members are said to disagree (the judge's ``panel_disagreement``)."""
-
-
 # -- concerns ------------------------------------------------------------------------------------
 
 class DecisionRefusal(_Concern):
@@ -220,7 +216,7 @@ class TiedBest(_Concern):
 
 class PanelDisagreement(_Concern):
     kind: Literal["panel_disagreement"] = "panel_disagreement"
-    evidence: PanelDisagreementEvidence
+    evidence: PanelEvidence
 
 
 class SandboxFailure(_Concern):
@@ -292,7 +288,6 @@ __all__ = [
     "NoCandidatePassed",
     "OrderInconsistent",
     "PanelDisagreement",
-    "PanelDisagreementEvidence",
     "PreferenceCycle",
     "ProtectedFileChange",
     "SandboxFailure",

@@ -11,7 +11,7 @@ from typing import Any, Literal
 
 from oracle.results.concerns import (Concern, DecisionAbstention, DecisionLowConfidence, DecisionOrderFlip,
                              DecisionRefusal, LowConfidenceEvidence, NoCandidatePassed, NonePassedEvidence,
-                             OrderFlipEvidence, PanelDisagreement, PanelDisagreementEvidence, QuestionsEvidence,
+                             OrderFlipEvidence, PanelDisagreement, PanelEvidence, QuestionsEvidence,
                              RefusalEvidence, Unparsed)
 from oracle.results.result import CandidateResult, Status
 
@@ -103,45 +103,57 @@ def none_passed_concern(candidates: list[CandidateResult], mode: str | None,
                                     first_failures={c.id: _first_failure(c, threshold) for c in judged}))
 
 
-def _first_answers(panel: dict[str, Any], qid: str) -> dict[str, str | None]:
+def _answers(panel: dict[str, Any], qid: str) -> str:
+    """Each member's label on one question ("model-a: yes, model-c: no"; "-": it did not answer)."""
     members = (panel.get("questions") or {}).get(qid, {}).get("members") or {}
-    return {m: (row.get("label") if row.get("status") == "answered" else None) for m, row in members.items()}
+    return ", ".join(f"{m}: {row.get('label') if row.get('status') == 'answered' else '-'}"
+                     for m, row in members.items())
+
+
+def _spreads(panel: dict[str, Any]) -> dict[str, float]:
+    questions = panel.get("questions") or {}
+    return {qid: float(questions[qid]["spread"]) for qid in panel.get("disagreed_questions") or []
+            if isinstance(questions.get(qid, {}).get("spread"), (int, float))}
 
 
 def panel_concern(candidates: list[CandidateResult], extra: dict[str, Any],
                   threshold: float) -> PanelDisagreement | None:
     """The members split on some answer (spread past ``panel_disagreement``, or different labels):
-    per candidate, the questions, the largest spread and each member's answer to the first one. A
-    comparison is one question about every candidate: the candidates are those the members picked."""
-    split: dict[str, dict[str, Any]] = {}
-    members: list[str] = []
-    for c in candidates:
-        panel = c.details.get("panel")
-        if isinstance(panel, dict) and panel.get("disagreement"):
-            split[c.id] = panel
-            members = members or list(panel.get("members") or [])
+    per candidate the questions with their spread, and the members' labels in the message. A
+    comparison is one question about every candidate: its split is the members' different picks,
+    reported as the pair (``winners``: each member's pick, per order)."""
+    split = {c.id: c.details["panel"] for c in candidates
+             if isinstance(c.details.get("panel"), dict) and c.details["panel"].get("disagreement")}
     found = extra.get("panel")
     orders: dict[str, Any] = found if isinstance(found, dict) else {}
     compared = {order: p for order, p in orders.items() if isinstance(p, dict) and p.get("disagreement")}
     if not split and not compared:
         return None
     if compared:
-        picks = [row.get("label") for p in compared.values() for q in (p.get("questions") or {}).values()
-                 for row in (q.get("members") or {}).values() if row.get("status") == "answered"]
-        ids = [i for i in dict.fromkeys(picks) if isinstance(i, str)] or [c.id for c in candidates]
+        winners: dict[str, dict[str, str | None]] = {}
+        picks: list[str] = []
+        for order, p in compared.items():
+            for qid, q in (p.get("questions") or {}).items():
+                row = {m: (r.get("label") if r.get("status") == "answered" else None)
+                       for m, r in (q.get("members") or {}).items()}
+                winners[f"{qid} ({order})"] = row
+                picks.extend(v for v in row.values() if v is not None)
+        ids = list(dict.fromkeys(picks)) or [c.id for c in candidates]
         first = next(iter(compared.values()))
-        members = list(first.get("members") or [])
-        qid = (first.get("disagreed_questions") or [""])[0]
-        evidence = PanelDisagreementEvidence(
-            members=members, items={i: [f"{qid} ({order})" for order in compared] for i in ids},
-            spread={i: max((p.get("max_spread") or 0.0) for p in compared.values()) for i in ids},
-            answers={i: _first_answers(first, qid) for i in ids}, threshold=threshold)
-        return PanelDisagreement(candidates=ids, evidence=evidence,
-                                 message=f"the panel's members picked different best candidates: {', '.join(ids)}")
-    items = {cid: list(p.get("disagreed_questions") or []) for cid, p in split.items()}
-    evidence = PanelDisagreementEvidence(
-        members=members, items=items, spread={cid: p.get("max_spread") for cid, p in split.items()},
-        answers={cid: _first_answers(p, items[cid][0]) if items[cid] else {} for cid, p in split.items()},
-        threshold=threshold)
-    return PanelDisagreement(candidates=list(split), evidence=evidence,
-                             message=f"the panel's members disagreed about {', '.join(split)}")
+        pair = [(ids[0], ids[1])] if len(ids) >= 2 else []
+        said = "; ".join(f"{k}: " + ", ".join(f"{m}: {w or '-'}" for m, w in row.items()) for k, row in winners.items())
+        return PanelDisagreement(
+            candidates=ids, message=f"the judge panel split: the best candidate ({said})",
+            evidence=PanelEvidence(members=list(first.get("members") or []), threshold=threshold,
+                                   spreads={}, pairs=pair, winners=winners))
+    members = list(next(iter(split.values())).get("members") or [])
+    parts = []
+    for cid, p in split.items():
+        spreads = _spreads(p)
+        parts.append(f"{cid} on " + ", ".join(
+            f"{qid} ({_answers(p, qid)}" + (f"; spread {spreads[qid]:.2f}" if qid in spreads else "") + ")"
+            for qid in p.get("disagreed_questions") or []))
+    return PanelDisagreement(
+        candidates=list(split), message="the judge panel split: " + "; ".join(parts),
+        evidence=PanelEvidence(members=members, threshold=threshold,
+                               spreads={cid: _spreads(p) for cid, p in split.items()}))
