@@ -158,6 +158,21 @@ async def test_no_majority_is_unparsed_never_a_guess(trio):
     assert {c.kind for c in result.concerns} >= {"unparsed", "panel_disagreement"}
 
 
+async def test_no_member_answering_a_question_is_unparsed(trio):
+    """Both members' readouts put their mass on another token (below the coverage floor)."""
+    pair = {k: trio[k] for k in ("a", "b")}
+    off_label = {"I": math.log(0.99), "Yes": math.log(0.01)}
+    for server in pair.values():
+        server.set_handler(lambda r: chat_reply("I", logprobs=[("I", off_label["I"], off_label)]))
+    result = await _evaluate(_config(pair, kind="openai"), TASK)
+    (cand,) = result.candidates
+    assert result.status == Status.unparsed and cand.score is None and cand.passed is None
+    reason = cand.details["unparsed_questions"]["criterion_0"]["reason"]
+    assert reason.startswith("no panel member answered") and "model-a: unparsed" in reason
+    assert "coverage_floor" in reason
+    assert cand.details["panel"]["questions"]["criterion_0"]["left_out"] == ["model-a", "model-b"]
+
+
 # --- members on chat endpoints: logprob readout, each member its own calls ------------------------------
 
 def _readout_handler(p_yes: dict[str, float]):
