@@ -223,6 +223,27 @@ def test_decision_order_flip(scripted_server):
     assert esc.options == ["a", "b"] and "'a' in the given order and 'b' with the order reversed" in esc.question
 
 
+def test_panel_disagreement(scripted_server):
+    """Two of three panel members say billing, one says technical: the majority's verdict, and a question."""
+    def by_member(request):
+        billing = 0.1 if request.json.get("model") == "m-z" else 0.9
+        return decision_handler(probabilities={"team": {"billing": billing, "technical": 1 - billing}})(request)
+
+    scripted_server.set_handler(by_member)
+    member = {"kind": "decisions", "base_url": scripted_server.base_url, "max_retries": 0}
+    config = OracleConfig.model_validate({
+        "providers": {"judge": {"base_url": scripted_server.base_url, "max_retries": 0},
+                      "endpoints": {n: {**member, "model": f"m-{n}"} for n in "xyz"}},
+        "decision_judge": {"panel": [{"provider": n} for n in "xyz"], "panel_aggregate": "majority"}})
+    data = question_task(id="panel", evaluator="decision_judge")
+    res = _run(config, data)
+    assert res.result.candidates[0].details["questions"][0]["selected"] == "billing"
+    assert "panel_disagreement" in _kinds(res), res.result
+    esc = _request(res, data, "panel_disagreement")
+    assert not esc.blocking and "m-z: technical" in esc.question and esc.options == ["pass", "fail"]
+    assert esc.evidence["members"] == ["m-x", "m-y", "m-z"] and esc.evidence["spreads"] == {"r1": {"team": 0.8}}
+
+
 def test_claim_check_disagreement_shows_both_probabilities(scripted_server):
     """Supported (0.9) and also strongly challenged (0.8): no verdict, a blocking request quoting both."""
     scripted_server.set_handler(decision_handler(probabilities={"claim_supported": 0.9, "claim_challenged": 0.8}))

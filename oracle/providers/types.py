@@ -12,7 +12,8 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field
 
 EndpointKind = Literal["openai_chat", "anthropic_messages", "decisions", "systemone"]
-ProbabilitySource = Literal["native", "logprob_readout", "sampled", "verbalized"]
+ProbabilitySource = Literal["native", "logprob_readout", "sampled", "verbalized", "panel"]
+"""Where an answer's probabilities came from; ``panel``: combined from a decision judge panel's members."""
 
 
 class Capabilities(BaseModel):

@@ -31,7 +31,8 @@ from oracle.strategies.decision_judge.readout import (PROMPT_TEMPLATE_HASH, Unre
                                                       parse_samples, readout_request, sampled_request)
 from oracle.strategies.decision_judge.requests import decision_request, to_decision_question
 
-BackendKind = Literal["native", "logprob_readout", "sampled"]
+BackendKind = Literal["native", "logprob_readout", "sampled", "panel"]
+"""``panel``: each member through its own backend (strategies/decision_judge/panel.py)."""
 ChatCall = Callable[[ChatRequest], Awaitable[ChatReply]]
 DecideCall = Callable[[DecisionRequest], Awaitable[DecisionReply]]
 
@@ -42,18 +43,37 @@ DEFAULT_TOP_LOGPROBS = 20
 class BackendAnswers:
     answers: dict[str, DecisionAnswer] = field(default_factory=dict)
     unreadable: dict[str, UnreadableAnswer] = field(default_factory=dict)
+    panel: dict[str, dict[str, Any]] = field(default_factory=dict)
+    """A panel's answers only: per question, what each member said (strategies/decision_judge/panel.py)."""
 
 
-async def _with_timeout(awaitable: Awaitable[Any], timeout_s: float, what: str, ledger: CallLedger) -> Any:
+@dataclass(frozen=True)
+class CallTag:
+    """What every call of one backend carries: the panel member it speaks for (ledger attribution)
+    and the cache salt that keeps a run's repeats apart (``ctx.extra["repeat"]``; 0 is left out, so
+    a plain single run keys its cache entries as before)."""
+
+    member: str | None = None
+    run_repeat: int = 0
+
+    def salt(self, **extra: int) -> dict[str, Any] | None:
+        """The ``cache_salt`` of one request: the run repeat and ``extra`` (a sample's index, kept
+        even at 0 so every one of k samples is salted), or None when there is nothing to tell apart."""
+        salt: dict[str, Any] = {**extra, **({"run_repeat": self.run_repeat} if self.run_repeat else {})}
+        return salt or None
+
+
+async def _with_timeout(awaitable: Awaitable[Any], timeout_s: float, what: str, ledger: CallLedger,
+                        member: str | None = None) -> Any:
     """The call, bounded in time; a failure is written into the ledger before it propagates."""
     try:
         return await asyncio.wait_for(awaitable, timeout_s)
     except TimeoutError:
         error = ProviderTimeout(f"{what} exceeded the decision judge timeout of {timeout_s:g} s")
-        ledger.add_failure(error)
+        ledger.add_failure(error, member=member)
         raise error from None
     except ProviderError as exc:
-        ledger.add_failure(exc)
+        ledger.add_failure(exc, member=member)
         raise
 
 
@@ -62,13 +82,16 @@ class NativeBackend:
 
     kind: BackendKind = "native"
 
-    def __init__(self, decide: DecideCall, *, model: str, ledger: CallLedger, timeout_s: float) -> None:
+    def __init__(self, decide: DecideCall, *, model: str, ledger: CallLedger, timeout_s: float,
+                 tag: CallTag = CallTag()) -> None:
         self._decide, self.model, self._ledger, self._timeout_s = decide, model, ledger, timeout_s
+        self._tag = tag
 
     async def ask(self, state: dict[str, Any] | str, questions: Sequence[Question]) -> BackendAnswers:
+        request = decision_request(state, questions).model_copy(update={"cache_salt": self._tag.salt()})
         reply: DecisionReply = await _with_timeout(
-            self._decide(decision_request(state, questions)), self._timeout_s, "decision call", self._ledger)
-        self._ledger.add(reply, source="native_decision")
+            self._decide(request), self._timeout_s, "decision call", self._ledger, self._tag.member)
+        self._ledger.add(reply, source="native_decision", member=self._tag.member)
         out = BackendAnswers()
         for q in questions:
             answer = reply.answers.get(q.id)
@@ -87,7 +110,7 @@ class LogprobReadoutBackend:
     def __init__(self, chat: ChatCall, *, model: str, ledger: CallLedger, timeout_s: float,
                  top_logprobs: int = DEFAULT_TOP_LOGPROBS, coverage_floor: float = 0.0,
                  fallback: "SampledBackend | None" = None, sampler: "SampledBackend | None" = None,
-                 logprobs_available: Callable[[], bool] = lambda: True) -> None:
+                 logprobs_available: Callable[[], bool] = lambda: True, tag: CallTag = CallTag()) -> None:
         """``fallback``: asked below the coverage floor (``low_coverage: sample``). ``sampler``:
         asked when the endpoint sends no logprobs (defaults to ``fallback``). ``logprobs_available``:
         what the client has learned about the endpoint so far (``client.capabilities.logprobs``)."""
@@ -97,6 +120,7 @@ class LogprobReadoutBackend:
         self._fallback = fallback
         self._sampler = sampler or fallback
         self._logprobs_available = logprobs_available
+        self._tag = tag
 
     async def _one(self, state: dict[str, Any] | str, question: Question) -> DecisionAnswer:
         """One readout; sampled instead where the endpoint sends no logprobs, and sampled again
@@ -105,8 +129,11 @@ class LogprobReadoutBackend:
             return await self._sampler.one(state, question)
         request, labels = readout_request(state, to_decision_question(question),
                                           top_logprobs=self._top_logprobs)
-        reply: ChatReply = await _with_timeout(self._chat(request), self._timeout_s, "readout call", self._ledger)
-        self._ledger.add(reply, source="logprob_readout", template_hash=PROMPT_TEMPLATE_HASH)
+        request = request.model_copy(update={"cache_salt": self._tag.salt()})
+        reply: ChatReply = await _with_timeout(self._chat(request), self._timeout_s, "readout call", self._ledger,
+                                               self._tag.member)
+        self._ledger.add(reply, source="logprob_readout", template_hash=PROMPT_TEMPLATE_HASH,
+                         member=self._tag.member)
         if reply.logprobs is None and self._sampler is not None:
             return await self._sampler.one(state, question)   # the server ignores logprobs
         try:
@@ -124,18 +151,25 @@ class LogprobReadoutBackend:
 
 
 class SampledBackend:
-    """k samples per question at temperature > 0, counted; for endpoints without logprobs."""
+    """k samples per question at temperature > 0, counted; for endpoints without logprobs.
+
+    Each sample's request carries its index in ``cache_salt``: the k bodies are byte-identical, so
+    without it a response cache would store one reply and return it k times (one sample counted k
+    times, a distribution of 0 or 1)."""
 
     kind: BackendKind = "sampled"
 
     def __init__(self, chat: ChatCall, *, model: str, ledger: CallLedger, timeout_s: float,
-                 samples: int, temperature: float) -> None:
+                 samples: int, temperature: float, tag: CallTag = CallTag()) -> None:
         self._chat, self.model, self._ledger, self._timeout_s = chat, model, ledger, timeout_s
         self._samples, self._temperature = samples, temperature
+        self._tag = tag
 
-    async def _sample(self, request: ChatRequest) -> str:
-        reply: ChatReply = await _with_timeout(self._chat(request), self._timeout_s, "sampling call", self._ledger)
-        self._ledger.add(reply, source="sampled", template_hash=PROMPT_TEMPLATE_HASH)
+    async def _sample(self, request: ChatRequest, index: int) -> str:
+        request = request.model_copy(update={"cache_salt": self._tag.salt(sample=index)})
+        reply: ChatReply = await _with_timeout(self._chat(request), self._timeout_s, "sampling call", self._ledger,
+                                               self._tag.member)
+        self._ledger.add(reply, source="sampled", template_hash=PROMPT_TEMPLATE_HASH, member=self._tag.member)
         return reply.text
 
     async def one(self, state: dict[str, Any] | str, question: Question) -> DecisionAnswer:
@@ -143,7 +177,7 @@ class SampledBackend:
         request, labels = sampled_request(state, to_decision_question(question),
                                           temperature=self._temperature)
         self._ledger.samples_per_question = self._samples
-        texts = await asyncio.gather(*(self._sample(request) for _ in range(self._samples)))
+        texts = await asyncio.gather(*(self._sample(request, i) for i in range(self._samples)))
         return parse_samples(texts, labels)
 
     async def ask(self, state: dict[str, Any] | str, questions: Sequence[Question]) -> BackendAnswers:

@@ -11,7 +11,8 @@ from typing import Any, Literal
 
 from oracle.results.concerns import (Concern, DecisionAbstention, DecisionLowConfidence, DecisionOrderFlip,
                              DecisionRefusal, LowConfidenceEvidence, NoCandidatePassed, NonePassedEvidence,
-                             OrderFlipEvidence, QuestionsEvidence, RefusalEvidence, Unparsed)
+                             OrderFlipEvidence, PanelDisagreement, PanelEvidence, QuestionsEvidence,
+                             RefusalEvidence, Unparsed)
 from oracle.results.result import CandidateResult, Status
 
 
@@ -100,3 +101,59 @@ def none_passed_concern(candidates: list[CandidateResult], mode: str | None,
         message=f"no candidate passed the decision judge's {failed_on}",
         evidence=NonePassedEvidence(mode=failed_on,
                                     first_failures={c.id: _first_failure(c, threshold) for c in judged}))
+
+
+def _answers(panel: dict[str, Any], qid: str) -> str:
+    """Each member's label on one question ("model-a: yes, model-c: no"; "-": it did not answer)."""
+    members = (panel.get("questions") or {}).get(qid, {}).get("members") or {}
+    return ", ".join(f"{m}: {row.get('label') if row.get('status') == 'answered' else '-'}"
+                     for m, row in members.items())
+
+
+def _spreads(panel: dict[str, Any]) -> dict[str, float]:
+    questions = panel.get("questions") or {}
+    return {qid: float(questions[qid]["spread"]) for qid in panel.get("disagreed_questions") or []
+            if isinstance(questions.get(qid, {}).get("spread"), (int, float))}
+
+
+def panel_concern(candidates: list[CandidateResult], extra: dict[str, Any],
+                  threshold: float) -> PanelDisagreement | None:
+    """The members split on some answer (spread past ``panel_disagreement``, or different labels):
+    per candidate the questions with their spread, and the members' labels in the message. A
+    comparison is one question about every candidate: its split is the members' different picks,
+    reported as the pair (``winners``: each member's pick, per order)."""
+    split = {c.id: c.details["panel"] for c in candidates
+             if isinstance(c.details.get("panel"), dict) and c.details["panel"].get("disagreement")}
+    found = extra.get("panel")
+    orders: dict[str, Any] = found if isinstance(found, dict) else {}
+    compared = {order: p for order, p in orders.items() if isinstance(p, dict) and p.get("disagreement")}
+    if not split and not compared:
+        return None
+    if compared:
+        winners: dict[str, dict[str, str | None]] = {}
+        picks: list[str] = []
+        for order, p in compared.items():
+            for qid, q in (p.get("questions") or {}).items():
+                row = {m: (r.get("label") if r.get("status") == "answered" else None)
+                       for m, r in (q.get("members") or {}).items()}
+                winners[f"{qid} ({order})"] = row
+                picks.extend(v for v in row.values() if v is not None)
+        ids = list(dict.fromkeys(picks)) or [c.id for c in candidates]
+        first = next(iter(compared.values()))
+        pair = [(ids[0], ids[1])] if len(ids) >= 2 else []
+        said = "; ".join(f"{k}: " + ", ".join(f"{m}: {w or '-'}" for m, w in row.items()) for k, row in winners.items())
+        return PanelDisagreement(
+            candidates=ids, message=f"the judge panel split: the best candidate ({said})",
+            evidence=PanelEvidence(members=list(first.get("members") or []), threshold=threshold,
+                                   spreads={}, pairs=pair, winners=winners))
+    members = list(next(iter(split.values())).get("members") or [])
+    parts = []
+    for cid, p in split.items():
+        spreads = _spreads(p)
+        parts.append(f"{cid} on " + ", ".join(
+            f"{qid} ({_answers(p, qid)}" + (f"; spread {spreads[qid]:.2f}" if qid in spreads else "") + ")"
+            for qid in p.get("disagreed_questions") or []))
+    return PanelDisagreement(
+        candidates=list(split), message="the judge panel split: " + "; ".join(parts),
+        evidence=PanelEvidence(members=members, threshold=threshold,
+                               spreads={cid: _spreads(p) for cid, p in split.items()}))

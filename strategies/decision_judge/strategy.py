@@ -34,7 +34,7 @@ import time
 from typing import Any, Awaitable, Callable, Coroutine, Sequence
 
 from oracle.config.calibration import load_calibration
-from oracle.config.model import DecisionJudgeConfig, OracleConfig, ProvidersConfig
+from oracle.config.model import DecisionJudgeConfig, OracleConfig, ProviderSettings, ProvidersConfig
 from oracle.errors import ConfigError
 from oracle.tasks.questions import Question, QuestionInputs, is_comparison
 from oracle.results.result import CandidateResult, EvaluationResult, Status
@@ -42,11 +42,13 @@ from oracle.strategies.protocol import EvaluationContext, needs_providers
 from oracle.tasks.task import Task, Trajectory
 from oracle.results.ledger import CallLedger
 from oracle.results.provenance import EvaluationProvenance
-from oracle.strategies.decision_judge.backends import (BackendKind, LogprobReadoutBackend, NativeBackend,
-                                                       SampledBackend, elapsed_ms)
+from oracle.strategies.decision_judge.backends import BackendKind, CallTag, elapsed_ms
 from oracle.strategies.decision_judge.claims import (CHALLENGE_ID, CLAIM_QUESTIONS, SUPPORT_ID, claim_state,
                                                      claim_verdict)
-from oracle.strategies.decision_judge.concerns import decision_concerns, none_passed_concern
+from oracle.strategies.decision_judge.concerns import decision_concerns, none_passed_concern, panel_concern
+from oracle.strategies.decision_judge.endpoints import build_backend
+from oracle.strategies.decision_judge.panel import (MemberPlan, PanelBackend, PanelMemberBackend, panel_details,
+                                                    plan_members)
 from oracle.strategies.decision_judge.readout import UnreadableAnswer
 from oracle.strategies.decision_judge.requests import (comparison_question, comparison_state, criterion_questions,
                                                  group_by_inputs, visible_state)
@@ -125,6 +127,9 @@ class _Run:
         self.extra_concerns: list[Any] = []
         self.review_cuts: dict[str, float] = {}
         """Calibrated min_confidence per question kind (criteria, likelihood), from the calibration file."""
+        self.members: list[MemberPlan] = []
+        """``decision_judge.panel``, resolved (empty: one judge)."""
+        self.tag = CallTag(run_repeat=int(ctx.extra.get("repeat", 0) or 0))
 
     def provenance(self, latency_ms: float) -> EvaluationProvenance:
         return self.ledger.provenance(
@@ -153,17 +158,33 @@ class _Run:
         self.threshold_info = info
         return threshold
 
-    async def execute(self, started: float) -> EvaluationResult:
+    def _offers_logprobs(self, endpoint: Any) -> bool:
+        """Whether a chat endpoint is read by logprobs: its wire format says so, and its client (in
+        the pool) has not learned otherwise; one that turned out to ignore logprobs is sampled from
+        the start, and the provenance says so."""
         providers = self.ctx.config.providers
-        chat_logprobs = _chat_capabilities_logprobs(providers)
-        if chat_logprobs and providers.decision is None and self.ctx.providers is not None:
-            # A chat endpoint that turned out to ignore logprobs (learned once by the pool's client)
-            # is sampled from the start, and the provenance says so.
-            chat_logprobs = self.ctx.providers.chat(providers.judge, providers.prices).capabilities.logprobs
+        if not _chat_capabilities_logprobs(endpoint):
+            return False
+        if self.ctx.providers is None:
+            return True
+        return bool(self.ctx.providers.chat(endpoint, providers.prices).capabilities.logprobs)
+
+    def _choose_backend(self) -> None:
+        providers = self.ctx.config.providers
+        if self.settings.panel:
+            self.members = plan_members(self.settings, providers, self._offers_logprobs)
+            self.backend_kind = "panel"
+            self.model = "panel:" + "+".join(m.label for m in self.members)
+            return
+        chat_logprobs = (_chat_capabilities_logprobs(providers.judge) if providers.decision is not None
+                         else self._offers_logprobs(providers.judge))
         self.backend_kind = _select_backend_kind(self.settings, providers, chat_logprobs)
         endpoint = providers.decision if self.backend_kind == "native" else providers.judge
         assert endpoint is not None
         self.model = endpoint.model
+
+    async def execute(self, started: float) -> EvaluationResult:
+        self._choose_backend()
         # A route that chose a claim check (the prompt asks to verify a claim against the task's
         # context or reference) runs one, as if the task had set claim_check itself.
         task = self.ctx.task
@@ -171,8 +192,8 @@ class _Run:
         if route is not None and route.claim_check and not task.claim_check:
             task = task.model_copy(update={"claim_check": True})
         # Everything that can be wrong with the input or the config is found before any call.
-        task, self.mode = validate_for_decision(
-            task, self.ctx.trajectories, label_limited=self.backend_kind != "native")
+        native = all(m.kind == "native" for m in self.members) if self.members else self.backend_kind == "native"
+        task, self.mode = validate_for_decision(task, self.ctx.trajectories, label_limited=not native)
         threshold = self._resolve_threshold()
         if "likelihood" in self.review_cuts and task.questions:
             cut = with_review_cut(task.questions, self.review_cuts["likelihood"])
@@ -190,6 +211,12 @@ class _Run:
             results, extra = await self._judge_comparison(task, cands)
         if self.model_overrides:
             extra["model_overrides"] = self.model_overrides
+        if self.members:
+            extra["panel_members"] = {m.label: m.describe() for m in self.members}
+            orders = extra.get("panel") or {}
+            extra["panel_disagreement"] = any(
+                bool((c.details.get("panel") or {}).get("disagreement")) for c in results) or any(
+                bool(p.get("disagreement")) for p in orders.values())
         return self._assemble(list(results), extra, started)
 
     async def _per_candidate(self, cands: Sequence[Trajectory],
@@ -210,12 +237,13 @@ class _Run:
 
     def _note_model_overrides(self, questions: Sequence[Question]) -> None:
         """A question's own model goes to the native decision endpoint only; elsewhere it is recorded
-        as not applied (one provider's model name is never sent to another)."""
+        as not applied (one provider's model name is never sent to another). A panel asks each
+        member's own model."""
         native = self.backend_kind == "native"
         for q in questions:
             if q.model is not None:
-                self.model_overrides[q.id] = {"model": q.model, "applied": native,
-                                              **({} if native else {"sent_model": self.model})}
+                self.model_overrides[q.id] = {"model": q.model, "applied": native, **(
+                    {} if native else {"panel": True} if self.members else {"sent_model": self.model})}
 
     def _backend(self, model: str | None = None) -> Any:
         """The backend for the endpoint's model, or (native only) for a question's own model."""
@@ -228,28 +256,24 @@ class _Run:
         pool = self.ctx.providers
         assert pool is not None  # needs_providers
         providers = self.ctx.config.providers
-        timeout = self.settings.timeout_s
+        common: dict[str, Any] = {"pool": pool, "prices": providers.prices, "judge": self.settings,
+                                  "ledger": self.ledger}
+        if self.members:
+            return PanelBackend(
+                [PanelMemberBackend(m, build_backend(m.kind, m.settings, **common, temperature=m.temperature,
+                                                     tag=CallTag(member=m.label, run_repeat=self.tag.run_repeat)))
+                 for m in self.members],
+                how=self.settings.panel_aggregate, disagreement=self.settings.panel_disagreement,
+                coverage_floor=self.settings.coverage_floor)
+        assert self.backend_kind in ("native", "logprob_readout", "sampled")
         if self.backend_kind == "native":
             assert providers.decision is not None
             settings = providers.decision if model is None else providers.decision.model_copy(update={"model": model})
-            # The pool's client for the endpoint (one per model), shared with any other evaluator
-            # talking to it; the pool's owner closes it.
-            client = pool.decision(settings, providers.prices)
-            return NativeBackend(client.decide, model=settings.model or "", ledger=self.ledger, timeout_s=timeout)
-        chat = pool.chat(providers.judge, providers.prices)
-        model = self.model or ""
-        sampler = SampledBackend(chat.complete, samples=self.settings.samples,
-                                 temperature=self.settings.sample_temperature, model=model, ledger=self.ledger,
-                                 timeout_s=timeout)
-        if self.backend_kind == "logprob_readout":
-            # Sampling answers where the endpoint ignores logprobs, and below the floor if configured.
-            top = chat.capabilities.max_top_logprobs or 20
-            return LogprobReadoutBackend(chat.complete, top_logprobs=top, sampler=sampler,
-                                         fallback=sampler if self.settings.low_coverage == "sample" else None,
-                                         logprobs_available=lambda: bool(chat.capabilities.logprobs),
-                                         coverage_floor=self.settings.coverage_floor, model=model,
-                                         ledger=self.ledger, timeout_s=timeout)
-        return sampler
+            return build_backend("native", settings, **common, tag=self.tag)
+        return build_backend(self.backend_kind, providers.judge, **common, tag=self.tag)
+
+    def _panel(self, questions: dict[str, dict[str, Any]]) -> dict[str, Any]:
+        return panel_details(questions, [m.label for m in self.members], self.settings.panel_aggregate)
 
     # --- modes -------------------------------------------------------------------------------
 
@@ -257,6 +281,7 @@ class _Run:
         verdicts: dict[str, AnswerVerdict] = {}
         unreadable: dict[str, UnreadableAnswer] = {}
         shown: dict[str, list[str]] = {}
+        panel: dict[str, dict[str, Any]] = {}
         for group in group_by_inputs(task.questions, default_model=self.model,
                                      by_model=self.backend_kind == "native"):
             state = visible_state(task, candidate, group[0].inputs)
@@ -264,6 +289,7 @@ class _Run:
             read, bad = read_all(group, got, self.settings.coverage_floor)
             verdicts.update((v.question_id, v) for v in read)
             unreadable.update(bad)
+            panel.update(got.panel)
             shown.update((q.id, list(state)) for q in group)
         details: dict[str, Any] = {
             "questions": [verdicts[q.id].to_details() if q.id in verdicts else
@@ -271,6 +297,8 @@ class _Run:
                           for q in task.questions],
             "fields_shown": shown,
         }
+        if panel:
+            details["panel"] = self._panel({q.id: panel[q.id] for q in task.questions if q.id in panel})
         ordered = [verdicts[q.id] for q in task.questions if q.id in verdicts]
         return candidate_result(candidate.id, ordered, unreadable, details,
                                 *question_mode_score(ordered, threshold))
@@ -283,6 +311,8 @@ class _Run:
         got = await self._backend().ask(state, questions)
         verdicts, unreadable = read_all(questions, got, self.settings.coverage_floor)
         details: dict[str, Any] = {"fields_shown": list(state), "pass_threshold": threshold}
+        if got.panel:
+            details["panel"] = self._panel(got.panel)
         if unreadable:
             details["unparsed_questions"] = unreadable_details(unreadable)
             return candidate_result(candidate.id, verdicts, unreadable, details, None, None)
@@ -297,6 +327,8 @@ class _Run:
         verdicts, unreadable = read_all(CLAIM_QUESTIONS, got, self.settings.coverage_floor)
         details: dict[str, Any] = {"fields_shown": list(state),
                                    "questions": [v.to_details() for v in verdicts]}
+        if got.panel:
+            details["panel"] = self._panel(got.panel)
         if unreadable:
             details["unparsed_questions"] = unreadable_details(unreadable)
             return candidate_result(candidate.id, verdicts, unreadable, details, None, None)
@@ -326,6 +358,9 @@ class _Run:
         bwd, bad_b = read_all([backward_q], got_b, self.settings.coverage_floor)
         extra: dict[str, Any] = {"comparison_question": asked.id,
                                  "orders": [forward_q.labels(), backward_q.labels()]}
+        if got_f.panel or got_b.panel:
+            # One question about every candidate: the members' split is the evaluation's, per order.
+            extra["panel"] = {"forward": self._panel(got_f.panel), "backward": self._panel(got_b.panel)}
         if bad_f or bad_b:
             extra["unparsed_orders"] = {
                 order: {"reason": v.reason, "raw_text": v.raw_text, "covered_mass": v.covered_mass}
@@ -391,15 +426,16 @@ class _Run:
         none_passed = none_passed_concern(candidates, self.mode, self.threshold_info.get("pass_threshold", 0.5))
         unjudged = unjudged_concern({c.id: c.details["error"] for c in candidates
                                      if c.status == Status.failed and isinstance(c.details.get("error"), dict)})
-        return [*decision_concerns(candidates, extra, flags), *self.extra_concerns,
+        panel = panel_concern(candidates, extra, self.settings.panel_disagreement)
+        return [*decision_concerns(candidates, extra, flags), *self.extra_concerns, *([panel] if panel else []),
                 *([none_passed] if none_passed is not None else []), *([unjudged] if unjudged is not None else [])]
 
 
-def _chat_capabilities_logprobs(providers: ProvidersConfig) -> bool:
-    """Whether the chat endpoint offers logprobs, read from its wire format (no network)."""
+def _chat_capabilities_logprobs(endpoint: ProviderSettings) -> bool:
+    """Whether a chat endpoint offers logprobs, read from its wire format (no network)."""
     from oracle.providers.clients import chat_format
 
-    return chat_format(providers.judge).capabilities().logprobs
+    return chat_format(endpoint).capabilities().logprobs
 
 
 __all__ = ["DecisionJudge", "ESCALATION_KEYS"]
