@@ -16,7 +16,6 @@ from pydantic import ValidationError
 from oracle.config.model import (DecisionJudgeConfig, OracleConfig, PanelMember, ProviderSettings,
                                  ProvidersConfig)
 from oracle.providers.pool import ProviderPool
-from oracle.providers.types import ChatMessage, ChatRequest
 from oracle.results.concerns import PanelDisagreement
 from oracle.results.result import Status
 from oracle.strategies.decision_judge.strategy import DecisionJudge
@@ -386,20 +385,6 @@ async def test_sampled_panel_members_salt_each_sample_and_count_apart(trio):
     assert result.candidates[0].details["criteria"][0]["probability"] == pytest.approx(0.5)
 
 
-def _salt_reaches_the_cache_key() -> bool:
-    """Whether the response cache keys on ``cache_salt`` yet (the cache helper's part of issue 30)."""
-    from oracle.providers._core import ClientCore
-    from oracle.providers.clients import chat_format
-
-    settings = ProviderSettings(model="m")
-    core = ClientCore(settings, chat_format(settings), prices=None)
-    request = ChatRequest(messages=[ChatMessage(role="user", content="x")], temperature=0.8)
-    keys = {core.prepare(request.model_copy(update={"cache_salt": {"sample": i}})).key for i in range(2)}
-    return len(keys) == 2
-
-
-@pytest.mark.xfail(not _salt_reaches_the_cache_key(), strict=True,
-                   reason="the response cache does not key on cache_salt yet (cache helper, issue 30)")
 async def test_k_samples_are_k_cache_entries_and_a_rerun_reproduces_them(trio, tmp_path):
     from oracle.providers._cache import ResponseCache
 

@@ -26,7 +26,7 @@ from dataclasses import dataclass, field
 from typing import Any, Sequence
 
 from oracle.comparison._labels import LabelledItem
-from oracle.config.model import OracleConfig
+from oracle.config.model import OracleConfig, member_labels
 from oracle.tasks.task import TaskInput
 
 
@@ -54,6 +54,8 @@ class Collected:
     its labels gave a point -> how many items."""
     errors: dict[str, int] = field(default_factory=dict)
     """"ErrorType: message" of the items that gave no result -> count, first seen first."""
+    config: OracleConfig | None = None
+    """The settings the points came from (a decision judge panel fits under its panel key)."""
 
     def skip(self, reason: str, n: int = 1) -> None:
         self.skipped[reason] = self.skipped.get(reason, 0) + n
@@ -82,6 +84,16 @@ def _forced(item: LabelledItem) -> TaskInput:
                                      "trajectories": [t.model_dump(mode="json") for t in item.trajectories]})
 
 
+def calibration_model(ev: Any, config: OracleConfig | None = None) -> str:
+    """The model a result's points are fitted for: the one that answered; for a decision judge
+    panel, the panel's own key (``panel:A+B+...``, the one the judge looks its calibration up by),
+    never the first member's model."""
+    if ev.provenance.panel and config is not None and config.decision_judge.panel:
+        return "panel:" + "+".join(member_labels(config.decision_judge.panel, config.providers))
+    answered = list(ev.provenance.models_answered)
+    return answered[0] if answered else (ev.provenance.model_requested or "unknown")
+
+
 def read_points(item: LabelledItem, result: Any, out: Collected) -> None:
     """Points from one evaluation (an OracleResult) of one labelled item."""
     ev = result.result
@@ -104,8 +116,7 @@ def read_points(item: LabelledItem, result: Any, out: Collected) -> None:
 
 
 def _read_candidates(item: LabelledItem, ev: Any, result: Any, out: Collected) -> None:
-    answered = list(ev.provenance.models_answered)
-    model = answered[0] if answered else (ev.provenance.model_requested or "unknown")
+    model = calibration_model(ev, out.config)
     if result.rubric is not None:
         out.rubric_hashes[result.rubric.name] = result.rubric.content_hash
     by_id = {c.id: c for c in ev.candidates}
@@ -140,7 +151,7 @@ async def collect(items: Sequence[LabelledItem], config: OracleConfig, *, concur
 
     from oracle.batch.halt import Halt
 
-    out = Collected()
+    out = Collected(config=config)
     gate = asyncio.Semaphore(max(1, concurrency))
     oracle = Oracle(config)
     halt = Halt()

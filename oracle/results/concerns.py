@@ -12,10 +12,10 @@ Which evaluator emits what:
   (exact ties included), ``decision_order_flip``, ``claim_undecided`` (a claim check whose two
   questions disagree or are weak), ``no_candidate_passed`` (each candidate's first unmet criterion),
   ``unparsed``;
-- LLM judge: ``order_inconsistent``, ``preference_cycle``, ``unparsed``, ``tied_best``,
-  ``panel_disagreement`` (the members of a judge panel split on a criterion or a pair);
+- LLM judge: ``order_inconsistent``, ``preference_cycle``, ``unparsed``, ``tied_best``;
 - both judges: ``candidate_unjudged`` (a call failed on one candidate's input: that candidate, or
-  pair, was left out and the others were judged);
+  pair, was left out and the others were judged), ``panel_disagreement`` (the members of a judge
+  panel split: on a criterion or a pair, or on a question's answer);
 - verifier: ``sandbox_failure`` (also when it hit only some candidates' runs: those are left
   unscored), ``task_unrunnable``, ``weak_isolation`` (below the strongest level, or ``in_process``
   integrity), ``no_candidate_passed`` (each candidate's first failure), ``tampering`` (a
