@@ -51,9 +51,9 @@ def load_catalog(paths: Iterable[str], *, store: str | None = None) -> Catalog:
     if len(stores) > 1:
         raise ViewInputError(f"{stores[1]}: one escalation store at a time (also given: {stores[0]})")
     for entry in catalog.entries:
-        item = tasks.get(str(entry.row.get("task_id")))
-        if item is not None:
-            entry.item = item
+        found = tasks.get(str(entry.row.get("task_id")))
+        if found is not None:
+            entry.item = found
     if stores:
         catalog.store_path = stores[0]
         _merge_store(catalog, stores[0])
@@ -138,9 +138,10 @@ def _kind(value: Any) -> str | None:
 
 def _row_of_result(res: dict[str, Any], line: int) -> dict[str, Any]:
     """A bare OracleResult (``oracle resume --json``) in the row shape, with its flat fields."""
-    evaluation = res.get("result") if isinstance(res.get("result"), dict) else {}
+    found = res.get("result")
+    evaluation: dict[str, Any] = found if isinstance(found, dict) else {}
     best = list(evaluation.get("best") or [])
-    top = next((c for c in evaluation.get("candidates") or [] if best and c.get("id") == best[0]), {})
+    top: dict[str, Any] = next((c for c in evaluation.get("candidates") or [] if best and c.get("id") == best[0]), {})
     esc = res.get("escalation") if isinstance(res.get("escalation"), dict) else None
     return {"line": line, "task_id": res.get("task_id"), "key": None, "valid": True, "status": res.get("status"),
             "evaluator": (res.get("route") or {}).get("evaluator"), "best": best, "score": top.get("score"),
@@ -213,6 +214,7 @@ def _merge_store(catalog: Catalog, path: str) -> None:
             result = (s.final_result or s.first_result).model_dump(mode="json")
             entry = Entry(key=f"s{len(catalog.entries)}", source="store", row=_row_of_result(result, 0))
             catalog.entries.append(entry)
+        assert entry is not None
         entry.stored = record
         if entry.item is None:
             entry.item = s.item.model_dump(mode="json")
