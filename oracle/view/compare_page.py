@@ -1,6 +1,6 @@
 """A compare folder: the summary table, the report's plots, and the items behind each disagreement.
 
-A disagreement is an item on which the arms that judged it (status not ``n/a``) gave different
+A disagreement is an item on which the arms that judged it (status not ``n/a``; the baseline too) gave different
 verdicts (top candidate, per-candidate pass, chosen options), or on which one arm changed its
 verdict between repeats or orders. Each links to the item's page: every arm's records side by side.
 The plots are the report's own SVG, shown as images (``data:`` URIs): a picture cannot run script.
@@ -38,7 +38,7 @@ def disagreements(folder: CompareFolder) -> dict[str, list[str]]:
     """Item id -> what disagreed (``arms`` and/or ``ARM changed``), for the items with any disagreement."""
     by_item: dict[str, dict[str, set[str]]] = defaultdict(lambda: defaultdict(set))
     for r in folder.records:
-        if r.get("status") == "n/a" or r.get("arm") == "baseline":
+        if r.get("status") == "n/a":
             continue
         by_item[str(r["item_id"])][str(r["arm"])].add(_signature(r))
     out: dict[str, list[str]] = {}
