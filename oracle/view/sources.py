@@ -197,6 +197,7 @@ def _merge_store(catalog: Catalog, path: str) -> None:
 
     if not Path(path).is_file():
         raise ViewInputError(f"--store {path}: no such file (an escalation store is a SQLite file)")
+    _check_store_read_only(path)
     by_id = {}
     for entry in catalog.entries:
         esc = entry.escalation
@@ -218,6 +219,24 @@ def _merge_store(catalog: Catalog, path: str) -> None:
         entry.stored = record
         if entry.item is None:
             entry.item = s.item.model_dump(mode="json")
+
+
+def _check_store_read_only(path: str) -> None:
+    """Refuse a SQLite file that is not an escalation store before opening it for writing (opening
+    creates the store's tables: another program's database must come out untouched)."""
+    import sqlite3
+
+    from oracle.escalation.store import _COLUMNS
+
+    try:
+        with sqlite3.connect(f"{Path(path).resolve().as_uri()}?mode=ro", uri=True) as db:
+            cols = {row[1] for row in db.execute("PRAGMA table_info(escalations)")}
+    except sqlite3.DatabaseError as exc:
+        raise ViewInputError(f"--store {path}: cannot read as SQLite: {exc}") from None
+    missing = _COLUMNS - cols
+    if missing:
+        raise ViewInputError(f"--store {path}: not an oracle escalation store (table escalations lacks "
+                             f"{', '.join(sorted(missing))})")
 
 
 def stored_record(s: Any) -> dict[str, Any]:
