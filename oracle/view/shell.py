@@ -118,6 +118,7 @@ JS = r"""
       (hit.length > shown ? "; showing " + shown : "");
     el("more").hidden = hit.length <= shown;
     document.body.dataset.rendered = String(rows.length);
+    if (!document.body.dataset.firstRenderMs) document.body.dataset.firstRenderMs = performance.now().toFixed(1);
   }
   function listen() {
     ["f-q"].concat(FACETS.map(function (n) { return "f-" + n; })).forEach(function (id) {
@@ -130,7 +131,10 @@ JS = r"""
       rows = rows.concat(d.rows); total = d.total;
       if (offset === 0 || rows.length >= total) { counts(); render(); }
       if (rows.length < total && d.rows.length) loadServed(rows.length);
-      else { total = rows.length; counts(); render(); document.body.dataset.loaded = "1"; }
+      else {
+        total = rows.length; counts(); render();
+        document.body.dataset.loadedMs = performance.now().toFixed(1); document.body.dataset.loaded = "1";
+      }
     });
   }
   function route() {
