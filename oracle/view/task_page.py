@@ -160,7 +160,8 @@ def _escalation(entry: Entry, *, answerable: bool) -> str:
         form = (f'<form id="answer-form" data-id="{esc(str(esc_.get("id")))}">{choice}'
                 '<label>answer <textarea name="text" rows="2"></textarea></label>'
                 '<label>by <input name="by"></label><label><input type="checkbox" name="replace"> replace an '
-                'existing answer</label><label class="token">token <input name="token" type="password" autocomplete="off"></label>'
+                'existing answer</label><label class="token">token (when bound beyond loopback) '
+                '<input name="token" type="password" autocomplete="off"></label>'
                 '<button type="submit">answer</button><output id="answer-status"></output></form>')
     elif answerable:
         form = '<p class="muted">Not in the escalation store given (--store): answer it with the CLI.</p>'
