@@ -198,11 +198,11 @@ def _merge_store(catalog: Catalog, path: str) -> None:
     if not Path(path).is_file():
         raise ViewInputError(f"--store {path}: no such file (an escalation store is a SQLite file)")
     _check_store_read_only(path)
-    by_id = {}
-    for entry in catalog.entries:
-        esc = entry.escalation
+    by_id: dict[str, Entry] = {}
+    for row_entry in catalog.entries:
+        esc = row_entry.escalation
         if esc and esc.get("id"):
-            by_id[str(esc["id"])] = entry
+            by_id[str(esc["id"])] = row_entry
     try:
         with EscalationStore(path) as store:
             stored = store.list()
@@ -210,12 +210,12 @@ def _merge_store(catalog: Catalog, path: str) -> None:
         raise ViewInputError(f"--store {path}: {exc}") from None
     for s in stored:
         record = stored_record(s)
-        entry = by_id.get(s.id)
-        if entry is None:
+        found = by_id.get(s.id)
+        if found is None:
             result = (s.final_result or s.first_result).model_dump(mode="json")
-            entry = Entry(key=f"s{len(catalog.entries)}", source="store", row=_row_of_result(result, 0))
-            catalog.entries.append(entry)
-        assert entry is not None
+            found = Entry(key=f"s{len(catalog.entries)}", source="store", row=_row_of_result(result, 0))
+            catalog.entries.append(found)
+        entry: Entry = found
         entry.stored = record
         if entry.item is None:
             entry.item = s.item.model_dump(mode="json")
