@@ -282,6 +282,10 @@ def test_an_answer_posted_from_the_page_lands_in_the_store(made, browser, tmp_pa
         with sqlite3.connect(store) as db:
             (answer,) = db.execute("SELECT answer FROM escalations WHERE id=?", (esc_id,)).fetchone()
         assert json.loads(answer)["text"] == "second thoughts"
+        page.goto(url)  # the list shows the request's new state
+        page.wait_for_selector("body[data-loaded]")
+        page.select_option("#f-escalated", "escalated")
+        assert "(answered)" in page.inner_text("#rows-body")
 
 
 def test_compare_folder_shows_the_summary_plots_and_links_its_disagreements(made, browser):

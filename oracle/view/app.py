@@ -47,7 +47,6 @@ def _error(status: int, error: str, message: str) -> JSONResponse:
 def create_app(catalog: Catalog, *, token: str | None) -> Any:
     """The ASGI app: FastAPI for reads; answers through ``Guard`` (``token`` None: loopback, none asked)."""
     app = FastAPI(title="oracle view", docs_url=None, redoc_url=None, openapi_url=None)
-    rows = [e.list_row() for e in catalog.entries]
     link = pages.served_link
     frame_nav = pages.nav(catalog, link, "/")
     answerable = catalog.store_path is not None
@@ -68,7 +67,9 @@ def create_app(catalog: Catalog, *, token: str | None) -> Any:
 
     @app.get("/api/rows")
     def list_rows(offset: int = Query(0, ge=0), limit: int = Query(2000, ge=1, le=MAX_PAGE)) -> JSONResponse:
-        return JSONResponse({"total": len(rows), "offset": offset, "rows": rows[offset:offset + limit]})
+        # built per page (microseconds a row), so an answer given meanwhile shows in its row's state
+        page = [e.list_row() for e in catalog.entries[offset:offset + limit]]
+        return JSONResponse({"total": len(catalog.entries), "offset": offset, "rows": page})
 
     @app.get("/task/{key}", response_class=HTMLResponse)
     def task(key: str) -> HTMLResponse:
