@@ -93,7 +93,7 @@ PUBLIC_MODULES = {
 """The public modules, as oracle/__init__.py lists them. Adding one is a promise: add it to both."""
 
 PRIVATE_PACKAGES = {"oracle.batch", "oracle.calibrate", "oracle.cli", "oracle.repo", "oracle.rubrics", "oracle.sandbox",
-                    "oracle.serve", "oracle.strategies.decision_judge", "oracle.strategies.llm_judge",
+                    "oracle.serve", "oracle.view", "oracle.strategies.decision_judge", "oracle.strategies.llm_judge",
                     "oracle.strategies.verifier"}
 """Packages private as a whole (their docstring starts with "Private"), rather than file by file."""
 
