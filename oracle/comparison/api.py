@@ -20,8 +20,8 @@ from oracle._internal.safe_files import write_atomic
 from oracle.comparison._labels import LabelledItem, load_labelled
 from oracle.comparison._plan import ORDERS_BOTH, ORDERS_ONE, limit_items, select_items
 from oracle.comparison.records import ARMS, RunRecord
-from oracle.comparison._runner import RunSettings, run_units, summarize_runs
-from oracle.comparison.summary import CompareSummary
+from oracle.comparison._runner import RunSettings, run_units
+from oracle.comparison.summary import LABEL_SOURCES, CompareSummary, build_summary
 from oracle.config.model import OracleConfig
 from oracle.errors import TaskValidationError
 
@@ -79,11 +79,21 @@ async def acompare(labelled: str | Path | Sequence[LabelledItem], out_dir: str |
                    timeout_s: float | None = DEFAULT_TIMEOUT_S, concurrency: int = 4,
                    config: OracleConfig | None = None, report: bool = True, source: str | None = None,
                    dropped_reserved: int = 0, progress_stream: TextIO | None = None,
-                   progress_tty: bool | None = None, progress_bar: BarFactory | None = None) -> CompareResult:
-    """Run the comparison into ``out_dir`` (resuming what an earlier call left there)."""
+                   progress_tty: bool | None = None, progress_bar: BarFactory | None = None,
+                   labels: str = "gold") -> CompareResult:
+    """Run the comparison into ``out_dir`` (resuming what an earlier call left there).
+
+    ``labels="verifier"``: the verifier's pass/fail per candidate is the label the other arms are
+    scored against (oracle/comparison/_verifier_labels.py); the verifier arm is added to ``arms``
+    when missing (it produces the labels) and left out of the ranking. Which labels score the arms
+    changes no run, so it is not part of the manifest: the same runs can be scored both ways."""
     from oracle.batch.lock import OutputLock
 
     arms_t = check_settings(arms, repeats, limit, timeout_s, concurrency)
+    if labels not in LABEL_SOURCES:
+        raise TaskValidationError(f"--labels: {labels!r} is not one of {', '.join(LABEL_SOURCES)}", field="--labels")
+    if labels == "verifier" and "verifier" not in arms_t:
+        arms_t = ("verifier", *arms_t)
     config = config or OracleConfig.load()
     if isinstance(labelled, (str, Path)):
         source = source or str(labelled)
@@ -106,8 +116,10 @@ async def acompare(labelled: str | Path | Sequence[LabelledItem], out_dir: str |
     with OutputLock(runs_path, input_path=source):
         outcome = await run_units(items, out, config=config, settings=settings, progress_stream=progress_stream,
                                   progress_tty=progress_tty, progress_bar=progress_bar, overlays=overlays)
-        summary = summarize_runs(outcome.records, items, settings=settings, config=config, source=source,
-                                 dropped_reserved=dropped_reserved, elapsed_s=outcome.elapsed_s)
+        summary = build_summary(outcome.records, items, arms=settings.arms, repeats=settings.repeats,
+                                orders=settings.orders, seed=settings.seed, timeout_s=settings.timeout_s,
+                                config_hash=config.hash(), source=source, dropped_reserved=dropped_reserved,
+                                timings={"elapsed_s": outcome.elapsed_s}, label_source=labels)
         if rubric_hashes:
             summary = summary.model_copy(update={"rubric_hashes": dict(sorted(rubric_hashes.items()))})
         summary_path = out / "summary.json"
