@@ -26,7 +26,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from oracle.comparison._baseline import baseline_verdict
-from oracle.comparison.bias import pair_seats
+from oracle.comparison._bias import pair_seats
 from oracle.comparison._labels import LabelledItem
 from oracle.comparison.records import RunRecord
 from oracle.config.model import OracleConfig

@@ -83,7 +83,7 @@ class RunRecord(BaseModel):
     pairs: list[dict[str, Any]] = Field(default_factory=list)
     """LLM judge: each pair it judged in both orders, ``{"a", "b", "seats": [seat won with a
     first, seat won with b first]}`` (seat ``A`` = shown first, None = unread). The bias report reads
-    it (oracle/comparison/bias.py); records written before it existed load with none."""
+    it (oracle/comparison/_bias.py); records written before it existed load with none."""
 
     def verdict_signature(self) -> tuple[Any, ...]:
         """What counts as "the verdict" when comparing repeats and orders."""

@@ -16,7 +16,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from oracle.comparison._labels import LABEL_KINDS, LabelledItem
 from oracle.comparison._metrics import (agreement, bootstrap_interval, calibration, cohen_kappa, percentile,
                                     stability, total_or_none, units)
-from oracle.comparison.bias import BiasReport, bias_records, bias_report
+from oracle.comparison._bias import BiasReport, bias_records, bias_report
 from oracle.comparison.records import EVALUATOR_ARMS, RunRecord
 from oracle.comparison._verifier_labels import LabelSource, verifier_labels
 
@@ -85,7 +85,7 @@ class ArmSummary(BaseModel):
     routes: dict[str, int] = Field(default_factory=dict)
     bias: BiasReport | None = None
     """Judge arms (routed: its runs routed to a judge): order flips, first-position wins, length bias,
-    self-preference (oracle/comparison/bias.py). None for the verifier and the baseline."""
+    self-preference (oracle/comparison/_bias.py). None for the verifier and the baseline."""
     gold: KindAgreement | None = None
     """``--labels verifier`` only: agreement with the file's gold labels on the same items and runs."""
 

@@ -76,7 +76,7 @@ class LengthBias(BaseModel):
 
 
 class BiasReport(BaseModel):
-    """One judge arm's bias figures (oracle/comparison/bias.py)."""
+    """One judge arm's bias figures (oracle/comparison/_bias.py)."""
 
     model_config = ConfigDict(extra="forbid")
 
