@@ -125,17 +125,20 @@ def _bias_plot(plt: Any, summary: CompareSummary) -> str | None:
     arms = _bias_arms(summary)
     if not arms:
         return None
-    fig, (ax, bx) = plt.subplots(1, 2, figsize=(8, 2.8), gridspec_kw={"width_ratios": [3, 2]})
+    fig, (ax, bx) = plt.subplots(1, 2, figsize=(8.5, 2.8), gridspec_kw={"width_ratios": [3, 2]})
+    fig.subplots_adjust(wspace=0.4)
     names = ("order_flip_rate", "first_position_rate", "self_preference")
     colors = ("#54a24b", "#e45756", "#72b7b2")
     xs = list(range(len(arms)))
     for k, (name, color) in enumerate(zip(names, colors)):
         for x, a in zip(xs, arms):
             rate = getattr(a.bias, name)
-            if rate is None or rate.value is None:
-                continue
             pos = x + (k - 1) * 0.27
+            if rate is None or rate.value is None:
+                ax.text(pos, 0.02, "n/a", ha="center", fontsize=6, rotation=90, color="#666666")
+                continue
             ax.bar([pos], [rate.value], width=0.25, color=color, label=name)
+            ax.text(pos, rate.value + 0.02, f"{rate.value:.2f}", ha="center", fontsize=6)
             if rate.chance is not None:
                 ax.plot([pos - 0.12, pos + 0.12], [rate.chance, rate.chance], color="#333333", linewidth=1)
     handles, labels = ax.get_legend_handles_labels()
@@ -143,9 +146,9 @@ def _bias_plot(plt: Any, summary: CompareSummary) -> str | None:
     if unique:
         ax.legend(list(unique.values()), list(unique.keys()), loc="upper right", fontsize=7)
     ax.set_xticks(xs, [a.arm for a in arms])
-    ax.set_ylim(0, 1)
+    ax.set_ylim(0, 1.1)
     ax.set_ylabel("share (line: chance)")
-    ax.set_title("Judge bias (missing bar: not computable)")
+    ax.set_title("Judge bias (n/a: not computable)")
     for x, a in zip(xs, arms):
         lb = a.bias.length_bias
         if lb.value is None:
