@@ -125,3 +125,14 @@ def test_compare_labels_verifier_on_humaneval_from_the_cli(shared_data, scripted
     assert judge["gold"]["units"] == 6 + 3  # 6 pass labels and one best label per item (each has a passing sample)
     page = (out / "report.html").read_text()
     assert "Labels come from execution" in page and "label_source: verifier" in page
+
+
+def test_the_terminal_table_says_the_labels_come_from_execution(capsys):
+    from oracle.cli.render import comparison_blocks, show
+
+    s = build_summary(RECORDS, ITEMS, arms=["verifier", "llm_judge"], repeats=1, orders=["given"], seed=0,
+                      timeout_s=None, config_hash="h", label_source="verifier")
+    show(comparison_blocks(s))
+    out = capsys.readouterr().out
+    assert "labels from execution (label_source: verifier): 1 items labelled, 3 excluded" in out
+    assert "\nverifier " not in out  # not ranked
