@@ -68,10 +68,13 @@ def test_report_renders_offline_with_its_plots_and_no_console_errors(shared_data
     dom = chromium(result.report_path, "--dump-dom")
     assert dom.returncode == 0, dom.stderr[-2000:]
     assert problems(dom.stderr) == []
-    for plot in ("agreement", "cost", "stability", "reliability"):
+    for plot in ("agreement", "cost", "stability", "reliability", "bias"):
         section = re.search(rf'<div class="plot" id="plot-{plot}">(.*?)</svg>', dom.stdout, re.DOTALL)
         assert section and "<svg" in section.group(1) and "<path" in section.group(1), plot
-    assert dom.stdout.count('<tr>') == 4  # header + three arms
+    arms_table = re.search(r'<table id="arms">(.*?)</table>', dom.stdout, re.DOTALL).group(1)
+    assert arms_table.count('<tr>') == 4  # header + three arms
+    bias_table = re.search(r'<table id="bias">(.*?)</table>', dom.stdout, re.DOTALL).group(1)
+    assert bias_table.count('<tr>') == 2 and "decision_judge" in bias_table  # header + the one judge arm
     shot = tmp_path / "report.png"
     snap = chromium(result.report_path, f"--screenshot={shot}", "--window-size=1200,1500", "--hide-scrollbars")
     assert snap.returncode == 0 and problems(snap.stderr) == []

@@ -163,6 +163,11 @@ EXPECT: dict[tuple[str, str], Expect] = {
         Expect(needs=LOCAL, run="oracle compare --import halueval --limit 4 --arms decision_judge,llm_judge,baseline "
                                 "--repeats 2 --both-orders --local-model -o out/halueval",
                      data="halueval/general_data.json"),
+    ("docs/comparisons.md", "oracle compare --import humaneval --candidates 3 --limit 80 --labels verifier "
+                            "--arms llm_judge,decision_judge --both-orders --local-model -o out/humaneval-audit"):
+        Expect(needs=LOCAL, run="oracle compare --import humaneval --candidates 2 --limit 1 --labels verifier "
+                                "--arms llm_judge,decision_judge --both-orders --local-model -o out/humaneval-audit",
+               data="humaneval/HumanEval.jsonl.gz"),
     ("docs/verifier.md", "oracle check docs/examples/slugify.yaml"): Expect(exit=3, stdout=r"1 broken test\(s\) of 3"),
     ("docs/decision-judge.md", "oracle evaluate examples/decision_judge/support_replies.yaml --json"):
         Expect(needs=LOCAL, stdout=r'"task_id": ?"ticket-double-charge"'),

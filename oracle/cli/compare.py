@@ -25,9 +25,16 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("file", nargs="?", help="labelled .jsonl (with --import suite: a suite-format file; "
                                            "default for suite/halueval: the file under --data)")
     p.add_argument("-o", "--output", required=True, help="output directory (a rerun resumes into it)")
-    p.add_argument("--import", dest="import_format", choices=("labelled", "suite", "halueval"), default="labelled",
-                   help="input format: our labelled JSONL (default), the shared suite format, or HaluEval's "
-                        "general_data.json (a balanced, seeded sample of --limit items, default 40)")
+    p.add_argument("--import", dest="import_format", choices=("labelled", "suite", "halueval", "humaneval"),
+                   default="labelled",
+                   help="input format: our labelled JSONL (default), the shared suite format, HaluEval's "
+                        "general_data.json (a balanced, seeded sample of --limit items, default 40), or the 80 "
+                        "non-reserved HumanEval tasks with --candidates labelled CodeGen-16B samples each")
+    p.add_argument("--candidates", type=int, default=3, help="--import humaneval: samples per task (default 3)")
+    p.add_argument("--labels", choices=("gold", "verifier"), default="gold",
+                   help="what the arms are scored against: the file's gold labels (default), or the verifier's "
+                        "pass/fail per candidate (the verifier arm then runs but is left out of the ranking; "
+                        "gold agreement is reported alongside)")
     p.add_argument("--data", help="shared data directory (default: $ORACLE_DATA_DIR, else ../shared/data)")
     p.add_argument("--arms", default=",".join(ARMS), help=f"comma-separated arms (default: {','.join(ARMS)})")
     p.add_argument("--repeats", type=int, default=1, help="runs per item and order (default 1)")
@@ -72,6 +79,16 @@ def _load(args: argparse.Namespace) -> tuple[list[Any], str, int]:
         data = shared_data_dir(args.data, required=("suite/reserved_keys.json",))
     except DataNotFound as exc:
         raise TaskValidationError(f"--data: {exc}", field="--data") from None
+    if args.import_format == "humaneval":
+        from oracle.comparison._humaneval import HUMANEVAL_FILE, SAMPLES_FILE, import_humaneval
+
+        for name in (HUMANEVAL_FILE, SAMPLES_FILE):
+            if not (data / name).is_file():
+                raise TaskValidationError(f"--data: {data / name} not found", field="--data")
+        if args.candidates < 2:
+            raise TaskValidationError("--candidates: at least 2", field="--candidates")
+        items, dropped = import_humaneval(data, per_task=args.candidates, seed=args.seed)
+        return items, str(data / SAMPLES_FILE), dropped
     if args.import_format == "suite":
         path = Path(args.file) if args.file else data / SUITE_FILE
         if not path.is_file():
@@ -139,7 +156,8 @@ def cmd_compare(args: argparse.Namespace) -> int:
                              limit=args.limit, select=args.select, seed=args.seed, timeout_s=args.timeout_s,
                              concurrency=args.concurrency, config=run_config, report=not args.no_report,
                              cache=False if args.no_cache else (args.cache or True),
-                             source=source, dropped_reserved=dropped, progress_bar=rich_bar(), budget=budget)
+                             source=source, dropped_reserved=dropped, progress_bar=rich_bar(), budget=budget,
+                             labels=args.labels)
     except EndpointUnreachable as exc:
         print(f"error: the comparison stopped: {exc}\nthe runs written to {args.output} are kept; once the endpoint "
               "answers (or with --local-model), rerun the same command to compute the rest", file=sys.stderr)

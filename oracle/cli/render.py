@@ -386,6 +386,11 @@ def comparison_blocks(summary: CompareSummary) -> list[Block]:
         _line(f"{summary.items} items, repeats={summary.repeats}, orders={','.join(summary.orders)}, "
               f"seed={summary.seed}"),
         Grid([Col(COLUMNS[0]), *(Col(name, numeric=True) for name in COLUMNS[1:])], [row(a) for a in summary.results])]
+    if summary.labels is not None:  # --labels verifier
+        info = summary.labels
+        blocks.insert(1, _line(f"labels from execution (label_source: verifier): {info.items_labelled} items labelled, "
+                               f"{info.items_excluded} excluded; tests vs gold {_num(info.gold_agreement)} over "
+                               f"{info.gold_units} candidates; the verifier is not ranked"))
     gap = summary.routing_gap
     if gap is not None:
         blocks.append(_line(f"routing (item-macro over {gap.items} items): routed {_num(gap.routed)}, best single "

@@ -26,6 +26,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from oracle.comparison._baseline import baseline_verdict
+from oracle.comparison._bias import pair_seats
 from oracle.comparison._labels import LabelledItem
 from oracle.comparison.records import RunRecord
 from oracle.config.model import OracleConfig
@@ -226,7 +227,8 @@ def evaluator_record(base: dict[str, Any], arm: str, result: EvaluationResult, *
                      ranking=list(result.ranking), top=result.ranking[0] if result.ranking else None,
                      passed=passed, scores=scores, threshold=threshold, chosen=chosen, distribution=dist,
                      confidence=conf, latency_ms=round(wall_ms, 3),
-                     error=result.error.model_dump() if result.error else None, **_provenance_fields(result))
+                     error=result.error.model_dump() if result.error else None, pairs=pair_seats(result),
+                     **_provenance_fields(result))
 
 
 class ArmRunner:

@@ -5,6 +5,8 @@
   prompt, by HumanEval task), so a reserved record never reaches a run even if a file holds one.
 - ``halueval``: HaluEval's human yes/no hallucination labels (``halueval/general_data.json``),
   a balanced, seeded sample of short items; the same question wording as the suite's.
+- ``humaneval``: the HumanEval problems not reserved (80 of 164), each with a few CodeGen-16B
+  samples from ``codet/`` and their execution labels (oracle/comparison/_humaneval.py).
 
 What each suite category becomes (the label kinds an arm is scored on):
 
@@ -35,7 +37,7 @@ from oracle.comparison._labels import LabelledItem, parse_item
 from oracle.comparison._reserved import Reserved, normalize_prompt, suite_pool_key
 from oracle.errors import TaskValidationError
 
-IMPORT_FORMATS = ("labelled", "suite", "halueval")
+IMPORT_FORMATS = ("labelled", "suite", "halueval", "humaneval")
 SUITE_FILE = "suite/dev_suite.jsonl"
 HALUEVAL_FILE = "halueval/general_data.json"
 YES_NO_SCORES = {"yes": 5, "no": 1}

@@ -222,7 +222,8 @@ async def run_units(items: Sequence[LabelledItem], out_dir: Path, *, config: Ora
 
 def summarize_runs(records: Sequence[RunRecord], items: Sequence[LabelledItem], *, settings: RunSettings,
                    config: OracleConfig, source: str | None, dropped_reserved: int,
-                   elapsed_s: float) -> CompareSummary:
+                   elapsed_s: float, label_source: str = "gold") -> CompareSummary:
     return build_summary(records, items, arms=settings.arms, repeats=settings.repeats, orders=settings.orders,
                          seed=settings.seed, timeout_s=settings.timeout_s, config_hash=config.hash(), source=source,
-                         dropped_reserved=dropped_reserved, timings={"elapsed_s": elapsed_s})
+                         dropped_reserved=dropped_reserved, timings={"elapsed_s": elapsed_s},
+                         label_source=label_source)

@@ -21,7 +21,7 @@ from oracle.comparison._labels import LabelledItem, load_labelled
 from oracle.comparison._plan import ORDERS_BOTH, ORDERS_ONE, limit_items, select_items
 from oracle.comparison.records import ARMS, RunRecord
 from oracle.comparison._runner import RunSettings, run_config, run_units, summarize_runs
-from oracle.comparison.summary import CompareSummary
+from oracle.comparison.summary import LABEL_SOURCES, CompareSummary
 from oracle.config.model import OracleConfig
 from oracle.providers.budget import Budget, check_prices
 from oracle.errors import TaskValidationError
@@ -86,7 +86,7 @@ async def acompare(labelled: str | Path | Sequence[LabelledItem], out_dir: str |
                    config: OracleConfig | None = None, report: bool = True, source: str | None = None,
                    dropped_reserved: int = 0, progress_stream: TextIO | None = None,
                    progress_tty: bool | None = None, progress_bar: BarFactory | None = None,
-                   budget: Budget | None = None) -> CompareResult:
+                   budget: Budget | None = None, labels: str = "gold") -> CompareResult:
     """Run the comparison into ``out_dir`` (resuming what an earlier call left there).
 
     ``seed`` (default: the config's ``llm_judge.seed``) fixes every random choice, the LLM judge's
@@ -94,10 +94,18 @@ async def acompare(labelled: str | Path | Sequence[LabelledItem], out_dir: str |
     caches there (shared between runs), False turns caching off (see ``_runner.run_config``).
     ``budget``: a ``Budget`` for every model request of this call (a cost budget over a model
     with no known price is refused before anything runs); runs it stops are ``skipped`` and a
-    rerun computes them."""
+    rerun computes them.
+    ``labels="verifier"``: the verifier's pass/fail per candidate is the label the other arms are
+    scored against (oracle/comparison/_verifier_labels.py); the verifier arm is added to ``arms``
+    when missing (it produces the labels) and left out of the ranking. Which labels score the arms
+    changes no run, so it is not part of the manifest: the same runs can be scored both ways."""
     from oracle.batch.lock import OutputLock
 
     arms_t = check_settings(arms, repeats, limit, timeout_s, concurrency)
+    if labels not in LABEL_SOURCES:
+        raise TaskValidationError(f"--labels: {labels!r} is not one of {', '.join(LABEL_SOURCES)}", field="--labels")
+    if labels == "verifier" and "verifier" not in arms_t:
+        arms_t = ("verifier", *arms_t)
     config = config or OracleConfig.load()
     seed = config.llm_judge.seed if seed is None else seed
     check_prices(config, budget)
@@ -125,7 +133,8 @@ async def acompare(labelled: str | Path | Sequence[LabelledItem], out_dir: str |
                                   progress_tty=progress_tty, progress_bar=progress_bar, overlays=overlays,
                                   budget=budget)
         summary = summarize_runs(outcome.records, items, settings=settings, config=config, source=source,
-                                 dropped_reserved=dropped_reserved, elapsed_s=outcome.elapsed_s)
+                                 dropped_reserved=dropped_reserved, elapsed_s=outcome.elapsed_s,
+                                 label_source=labels)
         if rubric_hashes:
             summary = summary.model_copy(update={"rubric_hashes": dict(sorted(rubric_hashes.items()))})
         summary_path = out / "summary.json"

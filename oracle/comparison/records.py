@@ -86,6 +86,10 @@ class RunRecord(BaseModel):
     spent_usd: float | None = None
     """What this run spent on model calls (a cache hit costs 0); None: unknown or not recorded."""
     error: dict[str, str] | None = None
+    pairs: list[dict[str, Any]] = Field(default_factory=list)
+    """LLM judge: each pair it judged in both orders, ``{"a", "b", "seats": [seat won with a
+    first, seat won with b first]}`` (seat ``A`` = shown first, None = unread). The bias report reads
+    it (oracle/comparison/_bias.py); records written before it existed load with none."""
 
     def verdict_signature(self) -> tuple[Any, ...]:
         """What counts as "the verdict" when comparing repeats and orders."""

@@ -16,9 +16,12 @@ from pydantic import BaseModel, ConfigDict, Field
 from oracle.comparison._labels import LABEL_KINDS, LabelledItem
 from oracle.comparison._metrics import (agreement, bootstrap_interval, calibration, cohen_kappa, percentile,
                                     stability, total_or_none, units)
+from oracle.comparison._bias import BiasReport, bias_records, bias_report
 from oracle.comparison.records import EVALUATOR_ARMS, RunRecord
+from oracle.comparison._verifier_labels import LabelSource, verifier_labels
 
 SCHEMA_VERSION = "1"
+LABEL_SOURCES = ("gold", "verifier")
 
 
 class KindAgreement(BaseModel):
@@ -83,6 +86,11 @@ class ArmSummary(BaseModel):
     """routed only: share of items whose chosen evaluator is the labelled one."""
     routing_labelled: int = 0
     routes: dict[str, int] = Field(default_factory=dict)
+    bias: BiasReport | None = None
+    """Judge arms (routed: its runs routed to a judge): order flips, first-position wins, length bias,
+    self-preference (oracle/comparison/_bias.py). None for the verifier and the baseline."""
+    gold: KindAgreement | None = None
+    """``--labels verifier`` only: agreement with the file's gold labels on the same items and runs."""
 
 
 class RoutingGap(BaseModel):
@@ -117,6 +125,13 @@ class CompareSummary(BaseModel):
     results: list[ArmSummary]
     routing_gap: RoutingGap | None = None
     timings: dict[str, float] = Field(default_factory=dict)
+    label_source: str = "gold"
+    """What the arms are scored against: ``gold`` (the file's labels) or ``verifier`` (execution: the
+    verifier's pass/fail per candidate; ``labels`` says what was labelled and left out)."""
+    labels: LabelSource | None = None
+    label_arm: ArmSummary | None = None
+    """``--labels verifier``: the verifier arm, which produced the labels and is left out of ``results``
+    and the ranking; its agreement here is with the gold labels."""
     rubric_hashes: dict[str, str] = Field(default_factory=dict)
     """Rubric as the tasks named it (``NAME``, ``NAME@N``, ``NAME@draft``) -> the content hash it
     resolved to: what ``oracle rubric release --evidence`` checks against the draft."""
@@ -184,7 +199,18 @@ def arm_summary(arm: str, records: Sequence[RunRecord], by_id: dict[str, Labelle
         models=sorted({m for r in live for m in r.models_answered}),
         calibration=calibration(u for u in all_units if u.kind in ("answers", "best")),
         routing_accuracy=_round(routing_hits / routing_n) if routing_n else None, routing_labelled=routing_n,
-        routes=dict(sorted(routes.items())))
+        routes=dict(sorted(routes.items())), bias=_bias(arm, live, by_id, seed))
+
+
+def _bias(arm: str, live: Sequence[RunRecord], by_id: dict[str, LabelledItem], seed: int) -> BiasReport | None:
+    chosen = bias_records(arm, live)
+    return None if chosen is None else bias_report(chosen, [by_id[k] for k in sorted(by_id)], seed=seed)
+
+
+def gold_agreement(records: Sequence[RunRecord], gold: dict[str, LabelledItem]) -> KindAgreement:
+    """An arm's agreement with the gold labels over the records of the items in ``gold``."""
+    us = [u for r in records if r.status != "n/a" and r.item_id in gold for u in units(r, gold[r.item_id])]
+    return KindAgreement(units=len(us), decided=sum(u.decided for u in us), agreement=_round(agreement(us)))
 
 
 FAILURE_TEXT = 300
@@ -207,9 +233,9 @@ def failure_reasons(records: Sequence[RunRecord]) -> dict[str, int]:
 def routing_gap(records_by_arm: Mapping[str, Sequence[RunRecord]], by_id: dict[str, LabelledItem]) -> RoutingGap | None:
     """Routed vs the best single evaluator arm vs the per-item best arm, item-macro."""
     evaluators = [a for a in EVALUATOR_ARMS if a in records_by_arm]
-    if "routed" not in records_by_arm or not evaluators:
-        return None
     ids = sorted(by_id)
+    if "routed" not in records_by_arm or not evaluators or not ids:
+        return None
 
     def per_item(arm: str) -> dict[str, float]:
         pairs = _item_pairs([r for r in records_by_arm[arm] if r.status != "n/a"], by_id)
@@ -228,23 +254,36 @@ def routing_gap(records_by_arm: Mapping[str, Sequence[RunRecord]], by_id: dict[s
 def build_summary(records: Sequence[RunRecord], items: Sequence[LabelledItem], *, arms: Sequence[str],
                   repeats: int, orders: Sequence[str], seed: int, timeout_s: float | None, config_hash: str,
                   source: str | None = None, dropped_reserved: int = 0,
-                  timings: dict[str, float] | None = None) -> CompareSummary:
-    by_id = {i.id: i for i in items}
+                  timings: dict[str, float] | None = None, label_source: str = "gold") -> CompareSummary:
+    if label_source not in LABEL_SOURCES:
+        raise ValueError(f"label_source: {label_source!r} is not one of {LABEL_SOURCES}")
     ordered = sorted(records, key=lambda r: r.key)
+    gold_by_id = {i.id: i for i in items}
+    scored, label_info = (verifier_labels(items, ordered) if label_source == "verifier" else (list(items), None))
+    by_id = {i.id: i for i in scored}
     by_arm: dict[str, list[RunRecord]] = {a: [] for a in arms}
     for r in ordered:
-        if r.arm in by_arm and r.item_id in by_id:
+        if r.arm in by_arm and r.item_id in gold_by_id:
             by_arm[r.arm].append(r)
     kinds: dict[str, int] = defaultdict(int)
-    for i in items:
+    for i in scored:
         for k in i.label.kinds() + (["evaluator"] if i.label.evaluator else []):
             kinds[k] += 1
+    ranked = [a for a in arms if not (label_info is not None and a == "verifier")]
+    results = []
+    for a in ranked:
+        summary = arm_summary(a, [r for r in by_arm[a] if r.item_id in by_id], by_id, seed=seed)
+        if label_info is not None:
+            summary = summary.model_copy(update={"gold": gold_agreement(by_arm[a], {k: gold_by_id[k] for k in by_id})})
+        results.append(summary)
+    label_arm = (arm_summary("verifier", by_arm["verifier"], gold_by_id, seed=seed)
+                 if label_info is not None and "verifier" in by_arm else None)
     return CompareSummary(
         items=len(items), label_kinds=dict(sorted(kinds.items())), arms=list(arms), repeats=repeats,
         orders=list(orders), seed=seed, timeout_s=timeout_s, config_hash=config_hash, source=source,
-        dropped_reserved=dropped_reserved,
-        results=[arm_summary(a, by_arm[a], by_id, seed=seed) for a in arms],
-        routing_gap=routing_gap(by_arm, by_id), timings=dict(timings or {}))
+        dropped_reserved=dropped_reserved, results=results,
+        routing_gap=routing_gap({a: [r for r in by_arm[a] if r.item_id in by_id] for a in ranked}, by_id),
+        timings=dict(timings or {}), label_source=label_source, labels=label_info, label_arm=label_arm)
 
 
 def _round(value: float | None) -> float | None:
