@@ -40,7 +40,7 @@ The names in ``__all__`` are public, and these modules (pinned by tests/test_pub
 Every other module is private and may change without notice: its name or a parent package's starts
 with an underscore (``oracle._oracle``, ``oracle.routing._chain``), or it is inside a package whose
 docstring starts with "Private" (``oracle.batch``, ``oracle.calibrate``, ``oracle.cli``, ``oracle.repo``,
-``oracle.rubrics``, ``oracle.sandbox``, ``oracle.serve`` and the three built-in evaluators
+``oracle.rubrics``, ``oracle.sandbox``, ``oracle.serve``, ``oracle.view`` and the three built-in evaluators
 ``oracle.strategies.decision_judge``, ``oracle.strategies.llm_judge``, ``oracle.strategies.verifier``).
 The module paths from before the package was regrouped (``oracle.task``, ``oracle.result``, ...) and
 the names from before the evaluators had one word (``Strategy``, ``register_strategy``,
