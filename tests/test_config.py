@@ -185,3 +185,28 @@ def test_pydantic_settings_loads_only_when_the_scheme_is_used(tmp_path):
     assert run() == [0, False]
     assert run(ORACLE_MODEL="m") == [0, False]                     # aliases: no import either
     assert run(ORACLE_ROUTING__THRESHOLD="0.3") == [0, True]
+
+
+def test_a_panel_member_naming_no_provider_section_is_refused_naming_the_member(tmp_path):
+    path = tmp_path / "c.yaml"
+    path.write_text("llm_judge:\n  panel:\n    - {provider: nope}\n    - {provider: judge}\n")
+    with pytest.raises(ConfigError) as refused:
+        OracleConfig.load(path, env=False)
+    said = str(refused.value)
+    assert said == f"{path}: llm_judge.panel.0: provider: no provider section named 'nope' (known: judge)"
+    path.write_text("llm_judge:\n  panel:\n    - {base_url: 'https://judge.example/v1'}\n    - {provider: judge}\n")
+    with pytest.raises(ConfigError, match=r"llm_judge.panel.0: model: name the model to ask for at https://judge"):
+        OracleConfig.load(path, env=False)
+    path.write_text("decision_judge:\n  panel:\n    - {provider: judge}\n")
+    with pytest.raises(ConfigError, match=r"decision_judge.panel: .*two or more members"):
+        OracleConfig.load(path, env=False)
+
+
+def test_the_response_cache_never_changes_the_config_hash():
+    plain = OracleConfig.model_validate({"providers": {"endpoints": {"b": {"base_url": "http://127.0.0.1:9/v1"}}}})
+    cached = OracleConfig.model_validate({"providers": {
+        "judge": {"cache_path": "/tmp/x.sqlite"},
+        "endpoints": {"b": {"base_url": "http://127.0.0.1:9/v1", "cache_path": "/tmp/y.sqlite"}}}})
+    assert plain.hash() == cached.hash()
+    assert plain.hash() != OracleConfig.model_validate({"llm_judge": {"seed": 1}, "providers": {
+        "endpoints": {"b": {"base_url": "http://127.0.0.1:9/v1"}}}}).hash()

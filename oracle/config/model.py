@@ -521,11 +521,12 @@ class OracleConfig(FrozenWithCache):
         except ValidationError as exc:
             problems = []
             for e in exc.errors():
-                where = ".".join(str(p) for p in e["loc"]) or "(root)"
-                said = "unknown key" if e["type"] == "extra_forbidden" else e["msg"]
+                where = ".".join(str(p) for p in e["loc"])
+                said = "unknown key" if e["type"] == "extra_forbidden" else str(e["msg"]).removeprefix("Value error, ")
                 names = env_error_names(e["loc"], sources)
-                problems.append(f"{', '.join(names)} ({where}): {said}" if names else
-                                f"{f'{path}: ' if path else ''}{where}: {said}")
+                # A check across sections has no location of its own: its message names the field.
+                problems.append(f"{', '.join(names)} ({where or '(root)'}): {said}" if names else
+                                f"{f'{path}: ' if path else ''}{f'{where}: ' if where else ''}{said}")
             raise ConfigError("; ".join(problems)) from None
 
 
