@@ -123,3 +123,44 @@ def test_beyond_loopback_needs_a_token_and_answers_need_it(tmp_path):
         server.wait(timeout=20)
     with sqlite3.connect(store) as db:
         assert db.execute("SELECT state, choice FROM escalations").fetchall() == [("answered", "b")]
+
+
+HOSTILE = ('</pre><script>fetch("/api/escalations/x/answer",{method:"POST"})</script>'
+           '<img src=x onerror="document.title=1">')
+
+
+def test_a_hostile_candidate_is_shown_as_text_never_run(tmp_path):
+    """A candidate's answer (or id, or the prompt) that carries markup must reach the reviewer's
+    page as text: a script there could answer the candidate's own escalation from the same origin."""
+    store = tmp_path / "esc.sqlite"
+    item = TaskInput.model_validate({"task": {"id": "t-hostile", "prompt": "Pick one. " + HOSTILE},
+                                     "trajectories": [{"id": "a", "answer": HOSTILE, "code": HOSTILE},
+                                                      {"id": "b", "answer": "plain"}]})
+    route = Route(evaluator="llm_judge", confidence=0.4, totals={"llm_judge": 1.0}, votes=[], gates=[],
+                  threshold=0.45, signals={"hostile": HOSTILE}, config_hash="h", low_confidence=True)
+    request = Escalation(id="esc-00000000000000aa", reason="low_route_confidence", question="Which? " + HOSTILE,
+                         options=["a", "b"])
+    with EscalationStore(store) as s:
+        s.put(request, item, OracleResult(task_id="t-hostile", status=Status.pending, route=route, escalation=request))
+    port = _free_port()
+    server = subprocess.Popen([sys.executable, "-m", "oracle", "view", str(store), "--port", str(port), "--no-open"],
+                              cwd=tmp_path, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        assert server.stdout is not None
+        base = server.stdout.readline().strip().rstrip("/")
+        with urllib.request.urlopen(base + "/api/rows") as reply:
+            key = json.load(reply)["rows"][0]["key"]
+        with urllib.request.urlopen(f"{base}/task/{key}") as reply:
+            page = reply.read().decode()
+        with urllib.request.urlopen(base + "/") as reply:
+            page += reply.read().decode()
+    finally:
+        server.terminate()
+        server.wait(timeout=20)
+    assert "&lt;script&gt;fetch(" in page                      # shown, as text
+    assert "<script>fetch(" not in page and "<img src=x" not in page and 'onerror="document' not in page
+    export = tmp_path / "out.html"
+    proc = view(str(store), "--export", str(export), cwd=tmp_path)
+    assert proc.returncode == 0, proc.stderr
+    text = export.read_text()
+    assert "<script>fetch(" not in text and "<img src=x" not in text and "</pre><script" not in text
