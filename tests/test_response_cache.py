@@ -512,3 +512,40 @@ def test_batch_resumes_under_another_cache_or_none(scripted_server, tmp_path):
         assert again.returncode == 0, again.stderr
     assert len(out.read_text().splitlines()) == 3
     assert len(scripted_server.requests) == 4  # only the lost row was computed, once; nothing refused
+
+
+def _open_and_write(path: str, results) -> None:
+    import os
+
+    from oracle.providers._cache import ResponseCache
+
+    try:
+        cache = ResponseCache(path)
+        cache.put(f"k{os.getpid()}", "openai_chat", "{}")
+        cache.close()
+        results.put("ok")
+    except Exception as exc:  # noqa: BLE001 - reported to the parent
+        results.put(repr(exc))
+
+
+@pytest.mark.slow
+def test_processes_opening_a_new_cache_file_at_once_all_get_it(tmp_path):
+    """Six processes open the same new file together, ten times over: the switch to WAL and the
+    first schema write must never answer "database is locked" to one of them."""
+    import multiprocessing
+
+    ctx = multiprocessing.get_context("spawn")
+    failures = []
+    for trial in range(10):
+        path = str(tmp_path / f"t{trial}" / "responses.sqlite")
+        results = ctx.Queue()
+        procs = [ctx.Process(target=_open_and_write, args=(path, results)) for _ in range(6)]
+        for p in procs:
+            p.start()
+        for p in procs:
+            p.join(timeout=60)
+        got = [results.get(timeout=10) for _ in procs]
+        failures += [g for g in got if g != "ok"]
+        from oracle.providers._cache import ResponseCache
+        assert len(ResponseCache(path)) == 6 or failures
+    assert failures == []

@@ -30,6 +30,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from oracle._internal.canonical import sha256_json
+from oracle._internal.file_lock import FileLock
 from oracle.errors import ConfigError
 
 if TYPE_CHECKING:
@@ -74,18 +75,40 @@ class ResponseCache:
         self._lock = threading.Lock()
         try:
             self.path.parent.mkdir(parents=True, exist_ok=True)
-            self._db = sqlite3.connect(self.path, check_same_thread=False, isolation_level=None,
-                                       timeout=BUSY_TIMEOUT_S)
+            # Opening is serialized across processes (a flock beside the file): the switch to WAL
+            # and the first schema write of two processes opening a new file can answer "database
+            # is locked" without SQLite's busy handler being asked. Once in WAL, the handler works.
+            opening = FileLock(self.path.with_name(self.path.name + ".lock"), BUSY_TIMEOUT_S,
+                               lambda path, s: sqlite3.OperationalError(f"{path} held for over {s:.0f} s"))
+            with opening:
+                self._db = sqlite3.connect(self.path, check_same_thread=False, isolation_level=None,
+                                           timeout=BUSY_TIMEOUT_S)
+                try:
+                    self._db.execute(f"PRAGMA busy_timeout={int(BUSY_TIMEOUT_S * 1000)}")
+                    self._setup()
+                except sqlite3.Error:
+                    self._db.close()
+                    raise
         except (OSError, sqlite3.Error) as exc:
             raise self._unusable(exc) from None
-        try:
-            self._db.execute(f"PRAGMA busy_timeout={int(BUSY_TIMEOUT_S * 1000)}")
-            self._db.execute("PRAGMA journal_mode=WAL")
-            self._db.execute(_SCHEMA)
-            self._db.execute("SELECT key, endpoint_kind, reply_json, created_at FROM responses LIMIT 1").fetchall()
-        except sqlite3.Error as exc:
-            self._db.close()
-            raise self._unusable(exc) from None
+
+    def _setup(self) -> None:
+        """WAL mode, the table, a read of its columns; a busy answer (another process's writer, outside
+        the opening lock) is retried until the busy timeout."""
+        deadline = time.monotonic() + BUSY_TIMEOUT_S
+        pause = 0.01
+        while True:
+            try:
+                self._db.execute("PRAGMA journal_mode=WAL")
+                self._db.execute(_SCHEMA)
+                self._db.execute("SELECT key, endpoint_kind, reply_json, created_at FROM responses LIMIT 1").fetchall()
+                return
+            except sqlite3.OperationalError as exc:
+                busy = "locked" in str(exc) or "busy" in str(exc)
+                if not busy or time.monotonic() + pause > deadline:
+                    raise
+                time.sleep(pause)
+                pause = min(pause * 2, 0.5)
 
     def _unusable(self, exc: BaseException) -> ConfigError:
         return ConfigError(f"cache_path: the response cache {self.path} cannot be used ({exc}); delete or move "
