@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import argparse
-import socket
 import sys
 
 from oracle.config.model import OracleConfig
@@ -66,20 +65,6 @@ def _settings(args: argparse.Namespace):  # type: ignore[no-untyped-def]
     return settings
 
 
-def _bind(host: str, port: int) -> socket.socket:
-    """The listening socket, bound before the server starts, so the port is known (``--port 0``)."""
-    family = socket.AF_INET6 if ":" in host else socket.AF_INET
-    sock = socket.socket(family, socket.SOCK_STREAM)
-    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-    try:
-        sock.bind((host.strip("[]"), port))
-    except OSError:
-        sock.close()
-        raise
-    sock.listen(128)
-    return sock
-
-
 def cmd_serve(args: argparse.Namespace) -> int:
     try:
         import fastapi  # noqa: F401
@@ -105,7 +90,9 @@ def cmd_serve(args: argparse.Namespace) -> int:
         sys.stdout.write(render(build(create_app(config, settings).fastapi)))  # type: ignore[attr-defined]
         return 0
     try:
-        sock = _bind(settings.host, settings.port)
+        from oracle.serve.listen import bind
+
+        sock = bind(settings.host, settings.port)
     except OSError as exc:
         print(f"error: --host {settings.host} --port {settings.port}: cannot listen: {exc.strerror}", file=sys.stderr)
         return 2

@@ -70,13 +70,14 @@ def cmd_view(args: argparse.Namespace) -> int:
     except ImportError:
         print(f"error: {INSTALL_HINT}", file=sys.stderr)
         return 2
+    from oracle.serve.listen import bind
     from oracle.serve.settings import ServeConfigError
     from oracle.view import server
     from oracle.view.app import create_app
 
     try:
         settings = server.settings(args.host, args.port, args.token_file)
-        sock = server.bind(settings.host, settings.port)
+        sock = bind(settings.host, settings.port)
     except ServeConfigError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2

@@ -21,19 +21,6 @@ def settings(host: str, port: int, token_file: str | None) -> ServeSettings:
     return value
 
 
-def bind(host: str, port: int) -> socket.socket:
-    family = socket.AF_INET6 if ":" in host else socket.AF_INET
-    sock = socket.socket(family, socket.SOCK_STREAM)
-    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-    try:
-        sock.bind((host.strip("[]"), port))
-    except OSError:
-        sock.close()
-        raise
-    sock.listen(128)
-    return sock
-
-
 def run(app: Any, sock: socket.socket, *, log_level: str, on_started: Callable[[], None]) -> bool:
     import uvicorn
 
