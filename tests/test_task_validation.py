@@ -278,3 +278,15 @@ def test_claim_check_needs_text_evidence_and_one_candidate():
     data = open_task(claim_check=True, reference="2019")
     data["trajectories"] = data["trajectories"][:1]
     assert parse_task(data).task.claim_check is True
+
+
+def test_task_fields_at_the_top_level_say_where_they_belong(tmp_path):
+    """The commonest first mistake: the task's fields written beside `trajectories`, not under `task`."""
+    path = tmp_path / "t.yaml"
+    path.write_text("id: add\nprompt: Add.\nentry_point: add\ntrajectories:\n  - {id: a, answer: x}\n")
+    with pytest.raises(TaskValidationError) as info:
+        load_tasks(path)
+    message = str(info.value)
+    assert info.value.field == "task"
+    assert "id, prompt, entry_point are task fields" in message and "under `task:`" in message
+    assert "unknown key" not in message  # one clear reason, not four unknown keys

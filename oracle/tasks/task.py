@@ -360,6 +360,13 @@ class TaskInput(_InputModel):  # type: ignore[metaclass]  # mypy cannot see type
         if problem is not None:
             field, reason = problem
             raise PydanticCustomError(NAMED_FIELD_ERROR, "{field}: {reason}", {"field": field, "reason": reason})
+        if isinstance(data, dict) and "task" not in data:
+            misplaced = [k for k in data if isinstance(k, str) and k in Task.model_fields]
+            if misplaced:  # the commonest first mistake: the task's fields written at the top level
+                raise PydanticCustomError(
+                    NAMED_FIELD_ERROR, "{field}: {reason}",
+                    {"field": "task", "reason": f"missing; {', '.join(misplaced[:5])} are task fields: put them "
+                                                "under `task:`, beside `trajectories:`"})
         return data
 
     @field_validator("trajectories", mode="before")
