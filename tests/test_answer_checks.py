@@ -261,6 +261,7 @@ def test_answer_pattern_that_does_not_match_fails_with_the_reason():
     assert not v.passed and "took no part" in v.message
 
 
+@pytest.mark.slow
 def test_answer_pattern_with_a_backreference_runs_bounded_in_a_child():
     check = ReferenceCheck(answer_pattern=r"(\w+) is \1: (?P<answer>\w+)")
     assert verdict("x is x: Paris", "Paris", check).passed  # RE2 lacks backreferences: the fallback ran

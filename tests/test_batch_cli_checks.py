@@ -73,6 +73,7 @@ def test_export_writes_beside_the_rows_and_never_over_them(tmp_path):
     assert not list(tmp_path.glob(".*.partial"))
 
 
+@pytest.mark.slow
 def test_strict_exits_3_when_a_row_is_not_ok(tmp_path):
     src = write_jsonl(tmp_path / "in.jsonl", json.dumps(TASK), "{not json")
     lenient = run_cli("batch", str(src), "-o", str(tmp_path / "a.jsonl"), "--no-store")

@@ -13,6 +13,8 @@ import time
 from collections import Counter
 from pathlib import Path
 
+import pytest
+
 import yaml
 
 from oracle.batch.lock import OutputLock
@@ -54,6 +56,7 @@ def _hostile_lines() -> list[bytes]:
     return lines
 
 
+@pytest.mark.slow
 def test_hostile_lines_each_get_one_row_and_the_batch_finishes(scripted_server, tmp_path):
     good = [json.dumps(question_task(id=f"q{i}")).encode() for i in range(5)]
     hostile = _hostile_lines()
@@ -86,6 +89,7 @@ def test_hostile_lines_each_get_one_row_and_the_batch_finishes(scripted_server, 
     assert len(scripted_server.requests) == before
 
 
+@pytest.mark.slow
 def test_task_timeout_covers_parsing_and_a_resume_keeps_the_row(scripted_server, tmp_path):
     big = question_task(id="big")
     big["task"]["metadata"] = {"blob": ["x" * 1000] * 40_000}  # ~40 MB to decode and validate
@@ -106,6 +110,7 @@ def test_task_timeout_covers_parsing_and_a_resume_keeps_the_row(scripted_server,
     assert json.loads(again.stdout)["computed"] == 0 and len(_rows(out)) == 2
 
 
+@pytest.mark.slow
 def test_bad_task_timeout_and_directory_input_exit_2(tmp_path, scripted_server):
     config = _config_file(tmp_path, scripted_server)
     src = tmp_path / "t.jsonl"
@@ -117,6 +122,7 @@ def test_bad_task_timeout_and_directory_input_exit_2(tmp_path, scripted_server):
     assert out.returncode == 2 and "is a directory" in out.stderr
 
 
+@pytest.mark.slow
 def test_second_writer_of_an_output_exits_2_naming_the_holder(tmp_path, scripted_server):
     config = _config_file(tmp_path, scripted_server)
     src, out = tmp_path / "t.jsonl", tmp_path / "results.jsonl"
@@ -130,6 +136,7 @@ def test_second_writer_of_an_output_exits_2_naming_the_holder(tmp_path, scripted
     assert _batch(config, src, out).returncode == 0  # the lock went with its holder
 
 
+@pytest.mark.slow
 def test_two_concurrent_batches_never_duplicate_rows(scripted_server, tmp_path):
     scripted_server.latency_s = 0.01
     src, out = tmp_path / "t.jsonl", tmp_path / "results.jsonl"
@@ -153,6 +160,7 @@ def test_two_concurrent_batches_never_duplicate_rows(scripted_server, tmp_path):
     assert len(keys) == 200 and max(keys.values()) == 1
 
 
+@pytest.mark.slow
 def test_resume_drops_duplicate_rows_and_recomputes_nothing(tmp_path, scripted_server):
     config = _config_file(tmp_path, scripted_server)
     src, out = tmp_path / "t.jsonl", tmp_path / "results.jsonl"

@@ -46,6 +46,7 @@ def rows(path: Path) -> list[dict]:
     return [json.loads(line) for line in path.read_text().splitlines()]
 
 
+@pytest.mark.slow
 def test_a_rerun_under_another_config_is_refused_and_the_file_left_as_it_was(tmp_path):
     tasks = tmp_path / "tasks.jsonl"
     tasks.write_text("".join(json.dumps(code_line(f"t{n}")) + "\n" for n in range(3)))
@@ -69,6 +70,7 @@ def test_a_rerun_under_another_config_is_refused_and_the_file_left_as_it_was(tmp
     assert not out.with_name(out.name + ".history.json").exists()
 
 
+@pytest.mark.slow
 def test_recompute_replaces_each_old_row_and_keeps_one_row_per_line(tmp_path):
     tasks = tmp_path / "tasks.jsonl"
     tasks.write_text("".join(json.dumps(code_line(f"t{n}")) + "\n" for n in range(3)))
@@ -87,6 +89,7 @@ def test_recompute_replaces_each_old_row_and_keeps_one_row_per_line(tmp_path):
     assert resumed.returncode == 0 and "3 resumed, 0 computed" in resumed.stdout, resumed.stderr
 
 
+@pytest.mark.slow
 def test_an_interrupted_recompute_loses_no_row(tmp_path, scripted_server):
     """A recompute stopped halfway (here: the judge's endpoint goes down) leaves every line with a
     row, old or new; the next recompute finishes the job."""
@@ -111,6 +114,7 @@ def test_an_interrupted_recompute_loses_no_row(tmp_path, scripted_server):
     assert refused.returncode == 2 and f"1 under config {old['judged']}" in refused.stderr
 
 
+@pytest.mark.slow
 def test_rows_written_before_rows_carried_their_hash_resume_by_their_route(tmp_path):
     """An output from an earlier version (no ``config_hash`` field) is read by its route's hash."""
     tasks = tmp_path / "tasks.jsonl"

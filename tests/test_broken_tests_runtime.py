@@ -240,6 +240,7 @@ async def test_a_javascript_test_that_does_not_compile_is_broken():
 
 # -- as the user sees it -------------------------------------------------------------------------
 
+@pytest.mark.slow
 def test_oracle_evaluate_shows_the_broken_tests_and_scores_the_rest(tmp_path):
     tests = [SOUND[0], {"kind": "assert", "name": "needs_numpy", "code": "import numpy\nassert slugify('a') == 'a'\n"}]
     path = tmp_path / "task.json"

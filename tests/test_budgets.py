@@ -226,6 +226,7 @@ def first_attempt_fails():
     return handle
 
 
+@pytest.mark.slow
 def test_a_concurrent_batch_with_retries_never_sends_more_than_n_and_a_resume_runs_exactly_the_skipped(
         scripted_server, tmp_path):
     scripted_server.latency_s = 0.02
@@ -269,6 +270,7 @@ def test_a_concurrent_batch_with_retries_never_sends_more_than_n_and_a_resume_ru
           f"resume -> {report['computed']} rows, {chat_requests(scripted_server)} requests")
 
 
+@pytest.mark.slow
 def test_evaluate_prints_the_skipped_status_and_why(scripted_server, tmp_path):
     scripted_server.set_handler(judged)
     cfg = config_file(tmp_path, scripted_server)
@@ -300,6 +302,7 @@ def test_a_cost_budget_on_an_unpriced_model_exits_2_naming_it(scripted_server, t
 
 # ------------------------------------------------------------------------------------------ serve
 
+@pytest.mark.slow
 def test_serve_holds_each_request_to_its_budget_within_the_server_ceiling(scripted_server, tmp_path):
     import time
 

@@ -31,6 +31,7 @@ def test_threshold_maximises_kappa_not_accuracy():
     assert 0.55 < t <= 0.62
 
 
+@pytest.mark.slow
 def test_fit_recovers_the_hidden_cut_and_reports_out_of_fold():
     p, y = separable(400, seed=5)
     fit = fit_cell(p, y, k=5, seed=1, default_threshold=0.5, review_rate=0.2)
@@ -46,6 +47,7 @@ def test_fit_recovers_the_hidden_cut_and_reports_out_of_fold():
     assert 0.15 <= below <= 0.25 and fit.warnings == []
 
 
+@pytest.mark.slow
 def test_small_cells_fit_with_a_warning_and_degenerate_cells_are_refused():
     p, y = separable(24, seed=2)
     fit = fit_cell(p, y, k=3, seed=0)

@@ -438,6 +438,7 @@ def test_sandboxed_channel_keeps_test_values_exceptions_and_arguments(backend):
     assert {n: got[n][0] for n in want} == want, got
 
 
+@pytest.mark.slow
 @pytest.mark.sandbox
 @settings(max_examples=examples(20), derandomize=True, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(st.lists(st.tuples(scenarios, tokens, st.lists(st.sampled_from(POOL), max_size=3)), min_size=5, max_size=5))

@@ -48,6 +48,7 @@ def test_sound_tests_on_the_reference_exit_0_and_show_each_outcome(tmp_path):
     assert "no broken test of 3" in out.stdout
 
 
+@pytest.mark.slow
 def test_a_test_failing_on_the_reference_exits_3_naming_it_and_why(tmp_path):
     path = _file(tmp_path, _task([*TESTS, WRONG_EXPECTATION, NEEDS_NUMPY], solution=SOLUTION))
     out = _oracle("check", str(path))
@@ -65,6 +66,7 @@ def test_a_test_failing_on_the_reference_exits_3_naming_it_and_why(tmp_path):
         ("numpy", "broken", True)]
 
 
+@pytest.mark.slow
 def test_without_a_solution_only_what_is_broken_whatever_the_candidate_is_found(tmp_path):
     out = _oracle("check", "--json", str(_file(tmp_path, _task([*TESTS, WRONG_EXPECTATION, NEEDS_NUMPY]))))
     assert out.returncode == 3, out.stderr
@@ -76,6 +78,7 @@ def test_without_a_solution_only_what_is_broken_whatever_the_candidate_is_found(
     assert clean.returncode == 0 and "no task.solution" in clean.stdout
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("solution, why", [("def slugify(s) return s\n", "does not compile"),
                                            ("import not_installed_module_xyz\n" + SOLUTION, "does not load")])
 def test_a_reference_that_cannot_load_exits_3_naming_task_solution(tmp_path, solution, why):
@@ -84,6 +87,7 @@ def test_a_reference_that_cannot_load_exits_3_naming_task_solution(tmp_path, sol
     assert "error: task.solution: " in out.stdout and why in out.stdout
 
 
+@pytest.mark.slow
 def test_the_reference_runs_once_per_task_content_in_one_process(tmp_path):
     task = _task(TESTS, solution=SOLUTION)
     out = _oracle("check", "--json", str(_file(tmp_path, task, {**task, "id": "other"}, task)))

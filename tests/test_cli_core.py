@@ -7,6 +7,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 from tests.data.tasks import code_task, open_task, question_task
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -97,6 +99,7 @@ def test_history_feeds_prior_hardness(tmp_path):
     assert any(v["policy"] == "difficulty" for v in row["route"]["votes"])
 
 
+@pytest.mark.slow
 def test_evaluate_files_blocking_request_in_store_as_pending(tmp_path):
     path = tmp_path / "t.json"
     path.write_text(json.dumps(open_task(evaluator="verifier")))
@@ -145,6 +148,7 @@ def _reference_tasks(tmp_path: Path, n: int = 3) -> Path:
     return path
 
 
+@pytest.mark.slow
 def test_no_route_shows_verdicts_without_the_routing_table(tmp_path):
     path = _reference_tasks(tmp_path)
     full = oracle("evaluate", str(path))
@@ -163,6 +167,7 @@ def test_no_route_shows_verdicts_without_the_routing_table(tmp_path):
     assert all("route" in r["result"] for r in full_rows)
 
 
+@pytest.mark.slow
 def test_progress_off_a_terminal_only_when_asked(tmp_path):
     path = _reference_tasks(tmp_path)
     default = oracle("evaluate", str(path), "--json")
@@ -203,6 +208,7 @@ def _run_with_terminal_stderr(args: list[str]) -> tuple[int, str, str]:
     return proc.returncode, stdout, b"".join(chunks).decode(errors="replace")
 
 
+@pytest.mark.slow
 def test_progress_bar_on_a_terminal_goes_to_stderr_only(tmp_path):
     path = _reference_tasks(tmp_path)
     code, stdout, terminal = _run_with_terminal_stderr(["evaluate", str(path), "--json"])

@@ -56,6 +56,7 @@ def test_the_documented_bad_input_error_is_the_one_printed():
     assert out.returncode == 2 and out.stderr.decode().strip() == shown
 
 
+@pytest.mark.slow
 def test_write_labelled_keeps_to_limit_and_select(tmp_path: Path):
     out = tmp_path / "eight.jsonl"
     done = oracle("compare", str(EXAMPLES / "rubric-labelled.jsonl"), "--write-labelled", str(out), "--limit", "8",
@@ -86,6 +87,7 @@ trajectories:
 """
 
 
+@pytest.mark.slow
 def test_evaluate_reads_a_yaml_task_from_stdin():
     out = oracle("evaluate", "-", "--json", stdin=YAML_TASK)
     assert out.returncode == 0, out.stderr
@@ -93,6 +95,7 @@ def test_evaluate_reads_a_yaml_task_from_stdin():
     assert row["task_id"] == "four" and row["status"] == "ok"
 
 
+@pytest.mark.slow
 def test_evaluate_reads_json_from_dev_stdin_piped_or_redirected():
     data = (EXAMPLES / "capital.json").read_bytes()
     piped = oracle("evaluate", "/dev/stdin", "--json", "--allow-failures", stdin=data)
@@ -104,6 +107,7 @@ def test_evaluate_reads_json_from_dev_stdin_piped_or_redirected():
     assert rows(piped.stdout)[0]["task_id"] == rows(redirected.stdout)[0]["task_id"] == "capital"
 
 
+@pytest.mark.slow
 def test_evaluate_reads_jsonl_from_stdin_and_names_stdin_in_errors():
     out = oracle("evaluate", "-", "--json", "-q", stdin=(EXAMPLES / "tasks.jsonl").read_bytes())
     assert out.returncode in (0, 3), out.stderr
@@ -114,6 +118,7 @@ def test_evaluate_reads_jsonl_from_stdin_and_names_stdin_in_errors():
     assert broken.returncode == 2 and b"<stdin>" in broken.stderr and b"Traceback" not in broken.stderr
 
 
+@pytest.mark.slow
 def test_batch_reads_jsonl_from_stdin_and_a_rerun_resumes(tmp_path: Path):
     data = (EXAMPLES / "tasks.jsonl").read_bytes()
     first = oracle("batch", "-", "-o", str(tmp_path / "out.jsonl"), "--no-store", stdin=data)
@@ -126,6 +131,7 @@ def test_batch_reads_jsonl_from_stdin_and_a_rerun_resumes(tmp_path: Path):
 
 # -- global options before or after the command -----------------------------------------------------
 
+@pytest.mark.slow
 def test_global_options_work_before_or_after_the_command(tmp_path: Path):
     cfg = tmp_path / "oracle.yaml"
     cfg.write_text("routing:\n  threshold: 0.3\n")
@@ -166,6 +172,7 @@ def _without_timings(value):
     return value
 
 
+@pytest.mark.slow
 def test_evaluate_json_rows_and_batch_rows_have_one_schema(tmp_path: Path):
     source = EXAMPLES / "tasks.jsonl"
     evaluated = rows(oracle("evaluate", str(source), "--json", "--no-store").stdout)
@@ -182,6 +189,7 @@ def test_evaluate_json_rows_and_batch_rows_have_one_schema(tmp_path: Path):
                                                                  "echo": 0.0}
 
 
+@pytest.mark.slow
 def test_routes_summary_counts_evaluate_quiet_rows_by_their_evaluator(tmp_path: Path):
     """`evaluate --json -q` rows carry no trace; routes summary counted every one as unrouted."""
     quiet = tmp_path / "q.jsonl"
@@ -193,6 +201,7 @@ def test_routes_summary_counts_evaluate_quiet_rows_by_their_evaluator(tmp_path: 
     assert text.returncode == 0 and b"without trace (evaluate -q: evaluator only): 4" in text.stdout
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("suffix", [".jsonl", ".csv", ".parquet"])
 def test_format_candidates_writes_one_row_per_candidate(tmp_path: Path, suffix: str):
     import csv
@@ -232,6 +241,7 @@ def test_format_candidates_writes_one_row_per_candidate(tmp_path: Path, suffix: 
     assert b"4 resumed, 0 computed" in rerun.stdout
 
 
+@pytest.mark.slow
 def test_format_candidates_refusals_come_before_anything_runs(tmp_path: Path):
     task = str(EXAMPLES / "capital.json")
     no_file = oracle("evaluate", task, "--format", "candidates")
@@ -251,6 +261,7 @@ def test_format_candidates_refusals_come_before_anything_runs(tmp_path: Path):
 
 # -- the route table, the why column, costs -----------------------------------------------------------
 
+@pytest.mark.slow
 def test_the_route_table_lists_abstained_policies_only_with_v():
     for command in (["route", "docs/examples/add.yaml"], ["evaluate", "docs/examples/add.yaml"]):
         plain = oracle(*command).stdout.decode()
@@ -264,6 +275,7 @@ def test_the_route_table_lists_abstained_policies_only_with_v():
         assert "(-v lists them)" not in verbose
 
 
+@pytest.mark.slow
 def test_why_wraps_on_a_terminal_and_is_whole_in_plain_output():
     """The `why` of lru_cache runs past 300 characters; it was cut at 140."""
     from tests.test_cli_render import _oracle_on_a_terminal
@@ -282,6 +294,7 @@ def test_why_wraps_on_a_terminal_and_is_whole_in_plain_output():
     assert "(test line 90)" in wrapped and "constant_queries_5000_orders" in wrapped
 
 
+@pytest.mark.slow
 def test_costs_print_one_way_everywhere(tmp_path: Path, scripted_server):
     no_model = "$0 (no model call)"
     sandbox = oracle("evaluate", "docs/examples/add.yaml", "-q").stdout.decode()
@@ -346,6 +359,7 @@ def test_the_docs_show_the_yaml_language_server_line():
     assert "# yaml-language-server: $schema=./oracle-task.schema.json" in page
 
 
+@pytest.mark.slow
 def test_init_writes_an_example_of_each_kind_that_evaluates_as_is(tmp_path: Path):
     import jsonschema
 
@@ -380,6 +394,7 @@ def _criteria_judge(request):
     return chat_reply(pointwise_json({"c1": 9, "c2": 8, "c3": 7}))
 
 
+@pytest.mark.slow
 def test_inits_open_ended_example_with_a_model_and_without_one(tmp_path: Path, scripted_server):
     assert oracle("init", str(tmp_path)).returncode == 0
     task = str(tmp_path / "open_ended.yaml")

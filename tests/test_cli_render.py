@@ -12,6 +12,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 from rich.text import Text
 
 from oracle.cli.render import Col, Grid, plain_output, plain_text, show
@@ -107,6 +109,7 @@ def _oracle_on_a_terminal(*args: str, **env: str) -> str:
     return b"".join(chunks).decode().replace("\r\n", "\n")
 
 
+@pytest.mark.slow
 def test_oracle_route_on_a_terminal_in_a_pipe_and_with_no_color():
     piped = subprocess.run([sys.executable, "-m", "oracle", "route", str(TASK)], capture_output=True, text=True,
                            cwd=ROOT, timeout=120, env={**os.environ, "COLUMNS": "30"})

@@ -53,6 +53,7 @@ def slug_task(**extra) -> Task:
                 tests=[{"kind": "call", "call": "slug('Hello World')", "expected": "hello-world"}], **extra)
 
 
+@pytest.mark.slow
 async def test_a_candidate_importing_its_dependency_passes_when_the_task_names_it(offline_wheel):
     task = slug_task(environment={"requirements": ["sluglib==1.0"]})
     result = await evaluate(task, USES, environment_cache=str(offline_wheel))

@@ -130,6 +130,7 @@ def test_a_task_without_an_environment_keeps_its_content_hash():
 
 
 # -- the cache -----------------------------------------------------------------------------------
+@pytest.mark.slow
 def test_an_environment_is_built_once_and_reused_read_only(cache_root):
     cache = EnvironmentCache(cache_root)
     info = interpreters.describe(SYSTEM_PYTHON)
@@ -170,6 +171,7 @@ def test_leftovers_of_a_crashed_build_are_removed_by_the_next_builder(cache_root
     assert not stale.exists() and not built.reused
 
 
+@pytest.mark.slow
 def test_concurrent_builders_of_one_environment_share_one_build(wheelhouse):
     """Two processes (`oracle env build`) and two threads ask for one new environment at once."""
     root = world_readable_dir("oracle-envcache-race-")
@@ -264,6 +266,7 @@ async def test_an_interpreter_version_is_looked_up_and_one_missing_is_refused(ca
     assert "task.environment.python: no Python 3.99 the sandbox user can run" in missing.error.message
 
 
+@pytest.mark.slow
 async def test_a_venv_the_sandbox_user_can_read_runs_with_its_packages(wheelhouse, cache_root, strategy):
     """``environment.python`` names a venv the user prepared (its own pip installed the package)."""
     top = world_readable_dir("oracle-venv-")

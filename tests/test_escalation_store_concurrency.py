@@ -51,6 +51,7 @@ def store_path(tmp_path) -> Path:
     return path
 
 
+@pytest.mark.slow
 def test_twenty_concurrent_answers_one_wins_the_rest_exit_2(store_path):
     def answer(i: int) -> subprocess.CompletedProcess:
         return _cli(store_path, "answer", "esc-ffffffff00000000", f"answer number {i}", "--by", f"r{i}")
@@ -112,6 +113,7 @@ def test_literal_prefixes_of_eight_or_more_characters(store_path):
     assert out.returncode == 2 and "ambiguous" in out.stderr
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("damage", ["garbage", "empty_table", "bad_row", "directory"])
 def test_a_corrupt_store_is_exit_2_naming_the_file(tmp_path, store_path, damage):
     path = store_path

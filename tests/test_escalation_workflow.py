@@ -37,6 +37,7 @@ def listed(run: subprocess.CompletedProcess) -> list[str]:
 
 # -- one store resolution for every command ----------------------------------------------------
 
+@pytest.mark.slow
 def test_evaluate_files_in_the_default_store_and_list_reads_it(tmp_path):
     ran = cli("evaluate", str(ESCALATE), "-q", cwd=tmp_path)
     assert ran.returncode == 0, ran.stderr
@@ -45,12 +46,14 @@ def test_evaluate_files_in_the_default_store_and_list_reads_it(tmp_path):
     assert listed(cli("escalations", "list", cwd=tmp_path)) == [ESC]
 
 
+@pytest.mark.slow
 def test_a_run_that_raises_no_request_leaves_no_store_behind(tmp_path):
     ran = cli("evaluate", str(ROOT / "docs" / "examples" / "add.yaml"), "-q", cwd=tmp_path)
     assert ran.returncode == 0, ran.stderr
     assert not (tmp_path / ".oracle").exists()
 
 
+@pytest.mark.slow
 def test_oracle_store_reaches_every_command(tmp_path):
     env = {"ORACLE_STORE": "team.sqlite"}
     assert cli("evaluate", str(ESCALATE), "-q", cwd=tmp_path, env=env).returncode == 0
@@ -61,6 +64,7 @@ def test_oracle_store_reaches_every_command(tmp_path):
     assert cli("resume", ESC, "--json", cwd=tmp_path, env=env).returncode == 0
 
 
+@pytest.mark.slow
 def test_the_configs_store_path_is_used_when_no_option_or_variable_names_one(tmp_path):
     (tmp_path / "oracle.yaml").write_text("escalation:\n  store_path: review/queue.sqlite\n")
     assert cli("--config", "oracle.yaml", "evaluate", str(ESCALATE), "-q", cwd=tmp_path).returncode == 0
@@ -73,6 +77,7 @@ def test_the_configs_store_path_is_used_when_no_option_or_variable_names_one(tmp
     assert (tmp_path / "env.sqlite").is_file() and (tmp_path / "flag.sqlite").is_file()
 
 
+@pytest.mark.slow
 def test_every_hint_names_the_store_and_runs_as_printed(tmp_path):
     """`evaluate --store esc.sqlite` then the commands it prints, copied as they are."""
     ran = cli("evaluate", str(ESCALATE), "--store", "esc.sqlite", cwd=tmp_path)
@@ -92,6 +97,7 @@ def test_every_hint_names_the_store_and_runs_as_printed(tmp_path):
     assert early.returncode == 2 and f"`oracle escalations answer {ESC} --store other.sqlite`" in early.stderr
 
 
+@pytest.mark.slow
 def test_no_store_prints_the_request_and_says_how_to_file_it(tmp_path):
     ran = cli("evaluate", str(ESCALATE), "--no-store", cwd=tmp_path)
     assert ran.returncode == 0, ran.stderr
@@ -106,6 +112,7 @@ def test_no_store_prints_the_request_and_says_how_to_file_it(tmp_path):
 
 # -- resume in text mode ---------------------------------------------------------------------
 
+@pytest.mark.slow
 def test_resume_shows_the_answer_what_it_changed_and_the_new_verdict(tmp_path):
     assert cli("evaluate", str(ESCALATE), "--store", "esc.sqlite", cwd=tmp_path).returncode == 0
     assert cli("escalations", "answer", ESC, "--choice", "bitmask", "--by", "alice", "--store", "esc.sqlite",
@@ -123,6 +130,7 @@ def test_resume_shows_the_answer_what_it_changed_and_the_new_verdict(tmp_path):
 
 # -- a reviewer's note on a code task ------------------------------------------------------------
 
+@pytest.mark.slow
 def test_a_note_on_a_code_task_reaches_no_code_and_honest_bodies_still_run(tmp_path):
     assert cli("evaluate", str(ESCALATE), "--store", "esc.sqlite", cwd=tmp_path).returncode == 0
     note = "Negative even numbers must return True too."
@@ -164,6 +172,7 @@ def test_the_judges_read_a_reviewers_note_beside_the_prompt():
     assert visible_state(task, candidate, QuestionInputs(task=["reference"])) == {"response": "Yes."}
 
 
+@pytest.mark.slow
 def test_batch_says_where_its_requests_went_with_the_store(tmp_path):
     from oracle.tasks.files import load_tasks
 

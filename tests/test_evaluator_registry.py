@@ -132,6 +132,7 @@ def _imports(path: Path) -> set[str]:
     return names
 
 
+@pytest.mark.slow
 def test_the_evaluators_register_nothing_and_import_no_registry():
     """Every import counts (inside functions too): nothing under strategies/ reaches the layer that
     assembles and runs the evaluators, so protocol -> built-ins -> registry has no way back."""
@@ -208,6 +209,7 @@ def test_provenance_reads_the_old_key_and_the_old_attribute_warns():
         EvaluationProvenance.model_validate({"unknown_key": 1})
 
 
+@pytest.mark.slow
 def test_nothing_in_the_package_uses_a_deprecated_name():
     """Running an evaluation end to end, and importing every module, raises no DeprecationWarning
     of ours (the old names are for callers, never for the package itself)."""

@@ -400,6 +400,7 @@ def _run(argv: list[str]) -> subprocess.CompletedProcess:
                           timeout=120)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("kind,hostile", _SUBPROCESS_CASES)
 def test_mutated_files_as_subprocesses(base, tmp_path, kind, hostile):
     jobs = []
@@ -416,6 +417,7 @@ def test_mutated_files_as_subprocesses(base, tmp_path, kind, hostile):
         _check(out.returncode, err, named, argv)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("column,value", [
     ("answer", '{"text": "\\ud800", "choice": "yes"}'), ("answer", "[" * 100_000 + "]" * 100_000),
     ("request", "{" * 1), ("answered_at", "1e309"), ("created_at", "9" * 100_000),
@@ -430,6 +432,7 @@ def test_mutated_escalation_rows_as_subprocesses(base, tmp_path, column, value):
         _check(out.returncode, out.stderr.decode("utf-8", "replace"), "esc.sqlite", argv)
 
 
+@pytest.mark.slow
 def test_lone_surrogates_on_the_command_line_and_on_stdout(base, tmp_path):
     """Bytes that are not UTF-8 in argv arrive as lone surrogates: refused by name, never a crash."""
     db = tmp_path / "esc.sqlite"

@@ -124,6 +124,7 @@ def test_limits_are_configurable(tmp_path):
     assert load_tasks(path)  # the default depth (64) is far above that
 
 
+@pytest.mark.slow
 def test_hundred_thousand_trajectories_rejected_fast_and_linear_when_allowed():
     data = {"task": {"id": "t", "prompt": "p"},
             "trajectories": [{"id": f"c{i}", "answer": "x"} for i in range(100_000)]}
@@ -158,6 +159,7 @@ def test_yaml_python_tags_are_never_executed(tmp_path):
 
 # --- the CLI: a soak over the whole corpus ------------------------------------------------------
 
+@pytest.mark.slow
 def test_cli_soak_every_malformed_file_exits_2_within_10s(tmp_path):
     """Every file of the corpus, plus a directory and a missing file: exit 2, a message, < 10 s."""
     paths = [_write(tmp_path, name) for name in sorted(CORPUS)]
@@ -184,6 +186,7 @@ def test_cli_soak_every_malformed_file_exits_2_within_10s(tmp_path):
 
 # --- values that used to become NaN scores or hangs --------------------------------------------
 
+@pytest.mark.slow
 def test_reference_regex_cannot_hang_the_oracle():
     from oracle.tasks.testspec import ReferenceCheck
     from oracle.strategies.verifier.reference import check_answer
@@ -234,6 +237,7 @@ def test_huge_criterion_weights_are_normalised_safely():
     assert verdict.passed is True and verdict.score == pytest.approx(0.9)
 
 
+@pytest.mark.slow
 def test_malformed_config_and_history_files_exit_2(tmp_path):
     good = tmp_path / "task.json"
     good.write_text(json.dumps(open_task()))

@@ -239,6 +239,7 @@ def test_a_bad_value_names_the_row_and_the_field(repos, tmp_path, change, words)
     assert "dataset.jsonl:line 1" in err and words in err, err
 
 
+@pytest.mark.slow
 def test_bad_predictions_are_named(repos, tmp_path):
     unknown = {"instance_id": "nobody-1", "model_name_or_path": "m", "model_patch": ""}
     assert "preds.jsonl:line 1 (nobody-1): instance_id: no row of the dataset" in failing(
@@ -252,6 +253,7 @@ def test_bad_predictions_are_named(repos, tmp_path):
     assert "a model is named 'gold'" in failing(repos, tmp_path, rows(repos), gold_model, "--gold")
 
 
+@pytest.mark.slow
 def test_duplicate_instances_and_bad_files_are_named(repos, tmp_path):
     assert "dataset.jsonl:line 2 (acme__pager-1): instance_id: given already at" in failing(
         repos, tmp_path, rows(repos)[:1] * 2)

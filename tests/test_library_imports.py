@@ -21,6 +21,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 ROOT = Path(__file__).resolve().parent.parent
 WATCHED = ("rich", "structlog")
 LIBRARY_SOURCES = [p for top in ("oracle", "policies", "strategies") for p in sorted((ROOT / top).rglob("*.py"))
@@ -88,6 +90,7 @@ def walk() -> dict:
     return json.loads(out.stdout.strip().splitlines()[-1])
 
 
+@pytest.mark.slow
 def test_no_library_module_imports_rich_or_structlog():
     got = walk()
     assert {"oracle.__main__", "oracle.cli.main", "oracle.cli.render"} <= set(got["cli"])  # left out: the CLI
@@ -105,6 +108,7 @@ def test_no_library_module_imports_rich_or_structlog():
     assert got["progress_mode"] == "log"  # on a terminal without a bar: log records, nothing drawn
 
 
+@pytest.mark.slow
 def test_no_library_source_imports_rich_or_structlog_even_lazily():
     assert len(LIBRARY_SOURCES) > 150
     found = []

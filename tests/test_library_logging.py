@@ -15,6 +15,8 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Iterator
 
+import pytest
+
 ROOT = Path(__file__).resolve().parent.parent
 
 SCRIPT = """
@@ -77,6 +79,7 @@ def run(tmp_path: Path, with_handler: bool) -> tuple[subprocess.CompletedProcess
     return proc, json.loads(result.read_text())
 
 
+@pytest.mark.slow
 def test_library_evaluation_writes_nothing_and_configures_nothing(tmp_path):
     proc, got = run(tmp_path, with_handler=False)
     assert got["statuses"] == ["ok", "failed"]  # the judge's server dropped every call: a failure, logged on retry
@@ -87,6 +90,7 @@ def test_library_evaluation_writes_nothing_and_configures_nothing(tmp_path):
     assert got["oracle_handlers"] == ["NullHandler"]
 
 
+@pytest.mark.slow
 def test_library_logs_reach_the_applications_stdlib_handlers(tmp_path):
     proc, got = run(tmp_path, with_handler=True)
     assert got["statuses"] == ["ok", "failed"]

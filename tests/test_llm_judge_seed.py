@@ -130,6 +130,7 @@ async def test_k_repeats_at_temperature_are_k_cache_entries(scripted_server, tmp
     assert again.candidates[0].score == first.candidates[0].score
 
 
+@pytest.mark.slow
 def test_a_compare_run_twice_with_the_same_seed_gives_the_same_summary(shared_data, scripted_server, tmp_path):
     """The issue's measured figure: an llm_judge arm (a panel with a seat-A member, seeded), two
     runs into two folders, byte-identical summary.json once timings are removed."""
@@ -170,6 +171,7 @@ def test_a_compare_run_twice_with_the_same_seed_gives_the_same_summary(shared_da
           f"requests at the server: {len(scripted_server.requests)}")
 
 
+@pytest.mark.slow
 def test_seed_flag_on_evaluate_overrides_the_config(scripted_server, tmp_path):
     """``oracle evaluate --seed N`` (a real subprocess) judges with llm_judge.seed = N."""
     import subprocess

@@ -118,6 +118,7 @@ def test_only_the_old_paths_are_aliased():
             importlib.import_module(name)
 
 
+@pytest.mark.slow
 def test_the_package_itself_uses_no_old_path():
     """Every ``oracle.X`` the package, its tests, benchmarks and examples import is a real module or
     a name in one; none is an old path (those are for callers)."""

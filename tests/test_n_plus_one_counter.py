@@ -173,6 +173,7 @@ def test_the_example_counts_every_statement_not_a_prefix():
         assert "set_trace_callback(self.statements.append)" in t.code and "startswith" not in t.code
 
 
+@pytest.mark.slow
 @on_each_backend
 def test_disguised_n_plus_one_fails_and_honest_fixes_pass(backend):
     result = _evaluate(backend, TASK, {**HONEST, **DISGUISED, **REACHES})
@@ -191,6 +192,7 @@ def test_disguised_n_plus_one_fails_and_honest_fixes_pass(backend):
     assert result.best == list(HONEST)
 
 
+@pytest.mark.slow
 def test_the_disguises_fooled_the_old_select_prefix_counter():
     """Without this, claim 1 could hold because a forger is simply broken."""
     result = _evaluate(strongest_backend(), _old_counter_task(), {**DISGUISED, "join": HONEST["join"]})

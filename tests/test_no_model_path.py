@@ -144,6 +144,7 @@ def test_evaluate_three_tasks_with_the_server_down_fails_each_at_once_and_exits_
     assert elapsed < 10, elapsed
 
 
+@pytest.mark.slow
 def test_a_failed_task_exits_3_unless_allow_failures_and_help_says_so(tmp_path):
     task = tmp_path / "sky.json"
     task.write_text(json.dumps(THREE[0]))
@@ -163,6 +164,7 @@ def test_a_failed_task_exits_3_unless_allow_failures_and_help_says_so(tmp_path):
 
 # -- batch, compare, calibrate: one check per run, then stop -----------------------------------
 
+@pytest.mark.slow
 def test_batch_stops_at_the_first_row_that_needs_the_down_endpoint_and_resumes_later(tmp_path):
     from tests.plugins.scripted_server import ScriptedServer
 
@@ -186,6 +188,7 @@ def test_batch_stops_at_the_first_row_that_needs_the_down_endpoint_and_resumes_l
     assert sorted(json.loads(line)["task_id"] for line in out.read_text().splitlines()) == ["add", "leaf", "sea", "sky"]
 
 
+@pytest.mark.slow
 def test_a_batch_that_needs_no_model_call_does_not_check_the_endpoint(tmp_path, scripted_server):
     """Resumed rows and cache hits need no model: a down endpoint does not stop those runs."""
     cache = tmp_path / "responses.sqlite"
@@ -213,6 +216,7 @@ def _labelled(task: dict, label: dict) -> dict:
     return {**task, "label": label}
 
 
+@pytest.mark.slow
 def test_compare_stops_with_the_hint_and_keeps_the_runs_that_needed_no_model(tmp_path):
     items = write_jsonl(tmp_path / "labelled.jsonl", [
         _labelled(code_line("c1"), {"passed": {"good": True}, "evaluator": "verifier"}),
@@ -230,6 +234,7 @@ def test_compare_stops_with_the_hint_and_keeps_the_runs_that_needed_no_model(tmp
     assert not (out / "summary.json").exists() and elapsed < 30
 
 
+@pytest.mark.slow
 def test_calibrate_stops_with_the_hint_and_writes_nothing(tmp_path):
     out = tmp_path / "calibration.json"
     start = time.perf_counter()
@@ -248,6 +253,7 @@ def _failing_server(scripted_server) -> dict[str, str]:
             "ORACLE_PROVIDERS__JUDGE__MAX_RETRIES": "0"}
 
 
+@pytest.mark.slow
 def test_calibrate_says_what_failed_and_how_often(tmp_path, scripted_server):
     run = cli("calibrate", str(ROOT / "docs/examples/yesno.jsonl"), "--evaluator", "decision_judge",
               "-o", str(tmp_path / "c.json"), cwd=tmp_path, env=_failing_server(scripted_server))
@@ -257,6 +263,7 @@ def test_calibrate_says_what_failed_and_how_often(tmp_path, scripted_server):
     assert "The model `gpt-9` does not exist" in message
 
 
+@pytest.mark.slow
 def test_calibrate_accounts_for_items_dropped_as_reserved(tmp_path):
     """Every item reserved by the shared data: the message says they were dropped, and how many."""
     data = tmp_path / "data"
@@ -275,6 +282,7 @@ def test_calibrate_accounts_for_items_dropped_as_reserved(tmp_path):
     assert "no labelled point was answered (3 items: 3 dropped as reserved)" in run.stderr, run.stderr
 
 
+@pytest.mark.slow
 def test_compare_says_what_failed_and_how_often(tmp_path, scripted_server):
     items = write_jsonl(tmp_path / "labelled.jsonl", [
         _labelled(judge_task(f"j{n}", f"Explain thing {n}."), {"passed": {"a": True}}) for n in (1, 2)])
@@ -322,6 +330,7 @@ def test_model_serve_without_the_extra_exits_2_with_the_pip_command(without_llam
 EXAMPLES = sorted((ROOT / "examples").glob("*/run.py"))
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("script", EXAMPLES, ids=[p.parent.name for p in EXAMPLES])
 def test_every_example_script_ends_with_a_message_not_a_traceback(script, without_llama, tmp_path):
     run_script = "import runpy; sys.argv = sys.argv[2:]; runpy.run_path(sys.argv[0], run_name='__main__')"

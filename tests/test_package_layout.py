@@ -37,6 +37,7 @@ def core_files() -> list[Path]:
     return files + sorted((ROOT / "policies").rglob("*.py")) + sorted((ROOT / "strategies").rglob("*.py"))
 
 
+@pytest.mark.slow
 def test_only_the_model_commands_import_the_local_model_package():
     users = {str(p.relative_to(ROOT)) for p in core_files()
              if any(m == "oracle.local_model" or m.startswith("oracle.local_model.") or m.startswith("llama_cpp")
@@ -45,6 +46,7 @@ def test_only_the_model_commands_import_the_local_model_package():
     assert "oracle/cli/model.py" in users  # the scan does see imports
 
 
+@pytest.mark.slow
 def test_the_llama_workaround_runs_only_as_the_server_process():
     from oracle.local_model import LAUNCHER, server_command
 
@@ -58,6 +60,7 @@ def test_the_llama_workaround_runs_only_as_the_server_process():
     assert launcher_users == []
 
 
+@pytest.mark.slow
 def test_library_evaluation_loads_no_local_model_code():
     code = ("import json, sys\nfrom oracle import Oracle, OracleConfig\n"
             "r = Oracle(OracleConfig()).evaluate({'task': {'id': 't', 'prompt': 'What is 2+2?', 'reference': '4'},"

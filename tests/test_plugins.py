@@ -10,6 +10,8 @@ import sys
 import textwrap
 from pathlib import Path
 
+import pytest
+
 ROOT = Path(__file__).resolve().parent.parent
 TASK_FILE = ROOT / "examples" / "n_plus_one" / "task.json"
 
@@ -112,6 +114,7 @@ print(json.dumps({{"evaluator": route.evaluator, "version": vote.version, "reaso
     assert got == {"evaluator": "llm_judge", "version": "7", "reason": "the plugin says so"}
 
 
+@pytest.mark.slow
 def test_a_plugin_evaluator_is_registered_and_runs_under_its_own_name(tmp_path):
     code = f"""
 import asyncio, json
@@ -139,6 +142,7 @@ print(json.dumps({{"kinds": registered_evaluators(), "best": result.best, "evalu
     assert "'no_such_evaluator'" in got["unknown"]["error"]["message"]
 
 
+@pytest.mark.slow
 def test_a_plugin_command_runs_and_shows_in_help(tmp_path):
     site = good_site(tmp_path)
     out = run(site, "demo-hello")
@@ -147,6 +151,7 @@ def test_a_plugin_command_runs_and_shows_in_help(tmp_path):
     assert helped.returncode == 0 and "demo-hello" in helped.stdout
 
 
+@pytest.mark.slow
 def test_a_plugin_that_fails_to_load_is_an_error_naming_it(tmp_path):
     site = broken_site(tmp_path)
     helped = run(site, "--help")

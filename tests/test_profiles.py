@@ -45,6 +45,7 @@ pytest.main(["--collect-only", "-q", "-p", "no:cacheprovider", *sys.argv[1:], "t
 """
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("option, want", [((), "@@MAX 50"), (("--hypothesis-profile=ci",), "@@MAX 500")])
 def test_the_hypothesis_profile_option_chooses_the_counts_too(option, want):
     out = subprocess.run([sys.executable, "-c", OPTION_PROBE, *option], cwd=ROOT, env={**os.environ, "CI": ""},

@@ -190,6 +190,7 @@ async def test_nothing_listening_at_the_local_endpoint_says_how_to_start_it():
     assert "oracle model serve" in str(info.value) and "ORACLE_BASE_URL" in str(info.value)
 
 
+@pytest.mark.slow
 def test_the_cli_shows_the_hint_when_the_local_model_is_not_running(tmp_path):
     import json
     import socket

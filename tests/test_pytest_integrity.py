@@ -218,6 +218,7 @@ def _with_copy(code: str) -> str:
     return code.replace("{copy!r}", repr(copy))
 
 
+@pytest.mark.slow
 def test_pytest_attackers_cannot_change_what_is_collected_or_reported(backend):
     trajectories = [Trajectory(id=name, code=_with_copy(code)) for name, code in ATTACKS.items()]
     trajectories.insert(len(trajectories) // 2, Trajectory(id="honest", code=HONEST))

@@ -312,6 +312,7 @@ def test_in_process_lets_a_test_patch_the_candidate_s_globals_and_says_so():
     assert any(c.kind == "weak_isolation" for c in result.concerns)
 
 
+@pytest.mark.slow
 def test_a_suite_that_times_out_keeps_what_it_reported():
     task = Task(id="slow", prompt="", entry_point="Stack", language="python", tests=[
         {"kind": "pytest", "timeout_s": 3, "code": "def test_first():\n    assert Stack().size() == 0\n"
@@ -362,6 +363,7 @@ def test_the_module_name_is_the_task_s_and_only_the_test_side_has_pytest():
         "pytest[0]::test_test_side_has_it": "pass", "pytest[0]::test_no_solution_module": "pass"}
 
 
+@pytest.mark.slow
 @pytest.mark.skipif(os.geteuid() != 0, reason="without root the sandbox keeps the caller's uid: nothing to refuse")
 def test_a_cache_dir_the_sandbox_user_cannot_read_is_refused_with_the_fix(tmp_path, monkeypatch):
     from oracle.errors import SandboxError
@@ -379,6 +381,7 @@ def test_a_cache_dir_the_sandbox_user_cannot_read_is_refused_with_the_fix(tmp_pa
             os.chmod(d, 0o700)
 
 
+@pytest.mark.slow
 def test_a_task_environment_that_has_pytest_runs_its_pytest_with_its_plugins():
     """An environment with pytest (here a venv the user prepared, pytest and a plugin in it) is the
     test side's pytest: its plugins load (autoload on), the pinned copy stays off the path."""
@@ -464,6 +467,7 @@ def test_a_file_that_fails_to_collect_in_one_run_stands_for_its_tests_there_only
     assert raises.score == 0.0
 
 
+@pytest.mark.slow
 def test_oracle_check_runs_a_pytest_suite_on_the_reference_and_names_a_case_that_fails_there():
     """``oracle check``: each collected test's outcome on ``task.solution``; a case that fails on it
     is broken (exit 3), the others are not."""

@@ -308,6 +308,7 @@ def test_subdir_that_is_missing_or_a_link_is_a_problem(trees_root):
         run(strongest_backend(), tree, [ADD], subdir="../up")
 
 
+@pytest.mark.slow
 @on_each_backend
 def test_concurrent_runs_keep_their_own_trees_and_reports(backend, trees_root):
     """Two candidates at once (two workers): each run's outcomes are its own tree's."""

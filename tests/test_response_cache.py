@@ -316,6 +316,7 @@ def run(cmd: list[str]) -> subprocess.CompletedProcess:
     return subprocess.run(cmd, cwd=ROOT, capture_output=True, text=True, timeout=300, env=env)
 
 
+@pytest.mark.slow
 def test_a_fresh_compare_given_the_same_cache_sends_nothing_and_summarizes_the_same(scripted_server, tmp_path):
     judge_server(scripted_server)
     labelled, config = compare_files(scripted_server, tmp_path)
@@ -356,6 +357,7 @@ def test_a_fresh_compare_given_the_same_cache_sends_nothing_and_summarizes_the_s
     assert without_timings(three) == without_timings(one)
 
 
+@pytest.mark.slow
 def test_a_compare_killed_mid_run_reruns_without_asking_again(tmp_path):
     with ScriptedServer(latency_s=0.15) as server:
         judge_server(server)
@@ -410,6 +412,7 @@ def test_library_compare_takes_a_cache_argument_and_the_seed_reaches_the_llm_jud
     assert off.summary.seed == 0 and off.summary.config_hash == config.hash()
 
 
+@pytest.mark.slow
 def test_a_corrupt_cache_stops_a_compare_before_any_call(scripted_server, tmp_path):
     judge_server(scripted_server)
     labelled, config = compare_files(scripted_server, tmp_path)
@@ -458,6 +461,7 @@ async def test_the_run_repeat_reaches_the_evaluator_context(monkeypatch):
 # ---------------------------------------------------------------- calibrate and batch
 
 
+@pytest.mark.slow
 def test_calibrate_caches_beside_its_file_and_shares_a_cache(scripted_server, tmp_path):
     judge_server(scripted_server)
     labelled = tmp_path / "labelled.jsonl"
@@ -485,6 +489,7 @@ def test_calibrate_caches_beside_its_file_and_shares_a_cache(scripted_server, tm
     assert len(scripted_server.requests) == 2 * sent and not (tmp_path / "three" / "cache").exists()
 
 
+@pytest.mark.slow
 def test_batch_resumes_under_another_cache_or_none(scripted_server, tmp_path):
     judge_server(scripted_server)
     tasks = tmp_path / "tasks.jsonl"

@@ -8,6 +8,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 from oracle.batch import run_batch
 from oracle.config.model import OracleConfig
 from oracle.cli.render import plain_text, route_summary_blocks
@@ -62,6 +64,7 @@ def test_figures_from_real_traces_in_both_row_shapes():
     assert "rows: 7  routed: 6  unrouted" in text and "no_feasible_evaluator" in text
 
 
+@pytest.mark.slow
 def test_cli_on_a_batch_output_plain_and_json(tmp_path):
     tasks = [{"task": {"id": "capital", "prompt": "Capital of France?", "reference": "Paris"},
               "trajectories": [{"id": "a", "answer": "Paris"}]},
@@ -83,6 +86,7 @@ def test_cli_on_a_batch_output_plain_and_json(tmp_path):
     assert data["override_rate"] == 0.5 and sum(data["confidence_histogram"]) == 2
 
 
+@pytest.mark.slow
 def test_cli_names_bad_input(tmp_path):
     tasks = tmp_path / "tasks.jsonl"
     tasks.write_text(json.dumps(code_task()) + "\n")

@@ -205,6 +205,7 @@ def test_task_with_rubric_and_inline_criteria_or_a_tampered_rubric_is_bad_input(
     assert scripted_server.requests == []
 
 
+@pytest.mark.slow
 def test_cli_round_trip_with_exit_codes(tmp_path: Path):
     cfg = tmp_path / "oracle.yaml"
     cfg.write_text("rubrics:\n  dir: rubrics\n  gates:\n    - {metric: agreement, op: '>=', value: 0.8}\n")
@@ -275,6 +276,7 @@ def test_compare_with_an_unknown_rubric_is_bad_input_before_anything_runs(tmp_pa
     assert not (tmp_path / "cmp" / "runs.jsonl").exists()
 
 
+@pytest.mark.slow
 def test_evidence_with_no_or_too_few_answered_items_is_refused_naming_the_count(tmp_path: Path):
     """Issue 29: a comparison where every routed run failed (agreement null) used to release as
     "evidence pass"; the count comes from the evidence's own summary, and --force does not pass it."""
@@ -307,6 +309,7 @@ def test_evidence_with_no_or_too_few_answered_items_is_refused_naming_the_count(
     assert run("rubric", "release", "helpful", "--evidence", str(small)).returncode == 0
 
 
+@pytest.mark.slow
 def test_releasing_an_unchanged_draft_makes_no_new_version(tmp_path: Path):
     """Issue 29: the same content released twice made v2 with v1's hash."""
     cfg = tmp_path / "oracle.yaml"

@@ -431,6 +431,7 @@ def test_a_worker_changed_between_runs_is_replaced_and_the_run_rerun(backend):
         strategy.close()
 
 
+@pytest.mark.slow
 @pytest.mark.skipif(not slots.can_drop_privileges(), reason="the host injects the fault as root")
 @on_each_backend
 def test_a_worker_changed_during_a_run_blames_that_run_and_spares_the_next(backend):
@@ -458,6 +459,7 @@ def test_a_worker_changed_during_a_run_blames_that_run_and_spares_the_next(backe
         strategy.close()
 
 
+@pytest.mark.slow
 @pytest.mark.skipif(not slots.can_drop_privileges(), reason="the host injects the fault as root")
 def test_when_even_the_rerun_meets_a_changed_worker_the_candidate_is_unscored_not_zero(monkeypatch):
     real_start = Worker.start
@@ -573,6 +575,7 @@ def test_a_run_starved_every_time_is_our_fault_not_a_timeout():
     assert c.score is None and any(isinstance(x, SandboxFailure) for x in result.concerns)
 
 
+@pytest.mark.slow
 def test_sigstop_of_the_run_itself_is_still_its_own_timeout():
     """A run that stops itself waits without being runnable: its timeout is its own, not starvation."""
     code = "import os, signal\ndef add(a, b):\n    os.kill(os.getpid(), signal.SIGSTOP)\n    return a + b\n"

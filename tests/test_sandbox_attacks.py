@@ -56,6 +56,7 @@ def test_infinite_loop_is_killed_on_time(backend):
     _assert_no_leftovers(out)
 
 
+@pytest.mark.slow
 def test_fork_bomb_is_bounded_and_swept(backend):
     code = ("import os\nwhile True:\n    try:\n        os.fork()\n    except OSError:\n        pass\n")
     out = run(backend, code, timeout_s=1.5)
@@ -64,6 +65,7 @@ def test_fork_bomb_is_bounded_and_swept(backend):
     assert subprocess.run(["true"]).returncode == 0  # the host can still start processes
 
 
+@pytest.mark.slow
 def test_one_8_gib_allocation_is_refused(backend):
     out = run(backend, "b = bytearray(8 << 30)\nprint('allocated', len(b))\n")
     assert b"allocated" not in out.stdout
@@ -72,6 +74,7 @@ def test_one_8_gib_allocation_is_refused(backend):
         assert out.memory_peak_bytes <= LIMITS.memory_mb * 1024 * 1024
 
 
+@pytest.mark.slow
 def test_memory_across_processes_is_bounded(backend):
     if not probe().cgroups.memory:
         pytest.skip("no writable memory cgroup: memory across processes is not bounded here")
@@ -190,6 +193,7 @@ except OSError as exc:
         udp.close()
 
 
+@pytest.mark.slow
 def test_double_fork_daemon_does_not_outlive_the_run(backend):
     code = """
 import os, time

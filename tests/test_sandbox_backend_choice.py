@@ -35,6 +35,7 @@ def _child_pytest(tmp_path, source: str, ci: str) -> str:
     return proc.stdout + proc.stderr
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("ci, outcome, reason", [
     ("", "1 skipped", "sandbox backend bubblewrap unavailable here: bwrap not found"),
     ("true", "1 error", "sandbox backend bubblewrap is required in CI but unavailable: bwrap not found"),
@@ -45,6 +46,7 @@ def test_a_missing_backend_skips_but_is_an_error_under_ci(tmp_path, ci, outcome,
     assert reason in out, out
 
 
+@pytest.mark.slow
 def test_the_backend_fixture_needs_a_name(tmp_path):
     out = _child_pytest(tmp_path, _UNNAMED, "")
     assert "1 error" in out and "the backend fixture needs a name" in out, out

@@ -35,6 +35,7 @@ def test_nsjail_honours_a_test_timeout_above_the_default():
     assert 8 <= time.monotonic() - start < 12
 
 
+@pytest.mark.slow
 @pytest.mark.sandbox
 @on_each_backend
 def test_cpu_rlimit_follows_the_test_timeout(backend):

@@ -48,6 +48,7 @@ def _closed_within(sock: socket.socket, seconds: float) -> float | None:
     return None
 
 
+@pytest.mark.slow
 def test_health_answers_while_the_api_slots_are_held_by_trickled_bodies(tmp_path):
     with serve(tmp_path, "--concurrency", "2", "--body-timeout", "4") as served:
         addr = _addr(served.base_url)
@@ -75,6 +76,7 @@ def test_health_answers_while_the_api_slots_are_held_by_trickled_bodies(tmp_path
         assert httpx.get(served.base_url + "/v1/version").status_code == 200
 
 
+@pytest.mark.slow
 def test_the_open_path_reads_no_body(tmp_path):
     with serve(tmp_path) as served:
         addr = _addr(served.base_url)
@@ -104,6 +106,7 @@ def test_the_open_path_reads_no_body(tmp_path):
         assert grown < 40 * 1024, f"server grew by {grown} KiB for 20 MiB of bodies to the open path"
 
 
+@pytest.mark.slow
 def test_a_trickled_request_head_is_cut_off(tmp_path):
     with serve(tmp_path, "--header-timeout", "2") as served:
         addr = _addr(served.base_url)
@@ -130,6 +133,7 @@ def test_a_trickled_request_head_is_cut_off(tmp_path):
         assert httpx.get(served.base_url + "/v1/health").status_code == 200
 
 
+@pytest.mark.slow
 def test_held_connections_are_capped_and_memory_stays_flat(tmp_path):
     with serve(tmp_path, "--max-connections", "30", "--header-timeout", "3") as served:
         addr = _addr(served.base_url)
@@ -161,6 +165,7 @@ def test_held_connections_are_capped_and_memory_stays_flat(tmp_path):
             pytest.fail("health did not answer after the held connections were dropped")
 
 
+@pytest.mark.slow
 def test_a_huge_declared_body_never_sent_is_refused_unread(tmp_path):
     with serve(tmp_path, "--body-timeout", "2") as served:
         addr = _addr(served.base_url)

@@ -72,6 +72,7 @@ def test_yaml_and_toml_load_when_a_file_of_their_kind_is_read(tmp_path):
     assert "yaml" in loaded
 
 
+@pytest.mark.slow
 def test_silent_commands_print_only_their_output(tmp_path):
     """route and config skip logging setup: they must not log (structlog's default is stdout)."""
     task = ROOT / "examples" / "n_plus_one" / "task.json"

@@ -22,6 +22,7 @@ def test_task_json_is_what_build_task_writes(tmp_path):
     assert json.loads((tmp_path / "task.json").read_text()) == json.loads((EXAMPLE / "task.json").read_text())
 
 
+@pytest.mark.slow
 def test_the_run_with_the_right_reply_and_the_wrong_tool_use_is_caught():
     done = subprocess.run([sys.executable, "-m", "oracle", "evaluate", "--json", str(EXAMPLE / "task.json")],
                           capture_output=True, text=True, timeout=300, cwd=ROOT)

@@ -132,6 +132,7 @@ def run_python(code: str) -> dict:
     return json.loads(proc.stdout.strip().splitlines()[-1])
 
 
+@pytest.mark.slow
 @pytest.mark.sandbox
 def test_off_by_default_and_opentelemetry_never_imported():
     out = run_python("""
@@ -145,6 +146,7 @@ def test_off_by_default_and_opentelemetry_never_imported():
     assert out == {"status": "ok", "otel": []}
 
 
+@pytest.mark.slow
 @pytest.mark.sandbox
 def test_a_globally_configured_provider_turns_it_on():
     out = run_python("""

@@ -311,6 +311,7 @@ def test_data_checks_alone_run_nothing():
     assert res.candidate("b").details["tests"][0]["integrity"] == "trajectory"
 
 
+@pytest.mark.slow
 @pytest.mark.sandbox
 def test_final_state_runs_in_the_sandbox_on_the_trajectory_json():
     code = ("import os\n"

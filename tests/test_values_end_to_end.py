@@ -57,6 +57,7 @@ def _outcomes(result, name):
     return {t["name"]: (t["outcome"], t["message"]) for t in result.candidate(name).details["tests"]}
 
 
+@pytest.mark.slow
 @pytest.mark.skipif(shutil.which("node") is None, reason="node not installed")
 @on_each_backend
 def test_javascript_values_get_the_right_verdict(backend):
@@ -97,6 +98,7 @@ WRONG_PY = {  # (code, outcome per test that is not a pass)
 }
 
 
+@pytest.mark.slow
 @on_each_backend
 def test_python_values_get_the_right_verdict(backend):
     trajectories = [Trajectory(id="honest", code=HONEST_PY)]

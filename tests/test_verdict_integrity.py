@@ -172,6 +172,7 @@ def _assert_attackers_get_nothing(result, attackers, honest: str) -> None:
     assert result.provenance.integrity == "isolated"
 
 
+@pytest.mark.slow
 @on_each_backend
 def test_python_attackers_cannot_forge_a_verdict(backend):
     trajectories = [Trajectory(id=name, code=code) for name, code in PY_ATTACKS.items()]
@@ -195,6 +196,7 @@ PY_IO_ATTACKS = {
 }
 
 
+@pytest.mark.slow
 @on_each_backend
 def test_io_attackers_cannot_forge_a_verdict(backend):
     trajectories = [Trajectory(id=n, code=c) for n, c in PY_IO_ATTACKS.items()]
@@ -304,6 +306,7 @@ def test_no_file_thread_or_daemon_reaches_the_next_run(backend):
         assert [t["outcome"] for t in c.details["tests"]] == ["pass"] * 4, c.details["tests"]
 
 
+@pytest.mark.slow
 def test_a_candidate_sees_a_narrow_handle_not_the_counter(tmp_path):
     """N+1 style: the test keeps the real connection; the candidate cannot switch the counter off."""
     import json
@@ -328,6 +331,7 @@ def test_a_candidate_sees_a_narrow_handle_not_the_counter(tmp_path):
         assert all(t["outcome"] != "pass" for t in counted), counted
 
 
+@pytest.mark.slow
 def test_in_process_mode_needs_both_opt_ins_and_is_labelled():
     task = PY_TASK.model_copy(update={"execution": "in_process"})
     trajectories = [Trajectory(id="honest", code=HONEST_PY)]
@@ -353,6 +357,7 @@ def find_zero(xs: list):
 '''
 
 
+@pytest.mark.slow
 def test_prompt_helpers_are_defined_from_the_prompt_not_the_candidate():
     """HumanEval-style: the test uses ``poly`` from the prompt; a candidate that redefines it to
     make any answer look right must not pass."""
@@ -370,6 +375,7 @@ def test_prompt_helpers_are_defined_from_the_prompt_not_the_candidate():
     assert result.candidate("cheat").passed is False
 
 
+@pytest.mark.slow
 def test_candidate_objects_exceptions_and_callbacks_cross_the_boundary():
     code = ("class Stack:\n    def __init__(self):\n        self.items = []\n"
             "    def push(self, x):\n        self.items.append(x)\n        return self\n"
@@ -406,6 +412,7 @@ def _descends_from(pid: int, ancestor: int) -> bool:
     return False
 
 
+@pytest.mark.slow
 def test_killing_the_oracle_kills_its_warm_workers(tmp_path):
     """kill -9 of the oracle process: the sandboxed workers and their runs die with it."""
     import os
@@ -452,6 +459,7 @@ def test_killing_the_oracle_kills_its_warm_workers(tmp_path):
     assert alive == [], f"workers outlived the oracle: {alive}"
 
 
+@pytest.mark.slow
 def test_the_test_cannot_hand_the_candidate_its_own_process():
     """A module or a real connection bound into the candidate would let it run code on the test
     side: refused with a message that says how to wrap it; a test-defined wrapper crosses."""

@@ -34,6 +34,7 @@ def outcomes(result, cid):
     return [t["outcome"] for t in result.candidate(cid).details["tests"]]
 
 
+@pytest.mark.slow
 async def test_every_test_kind_and_outcome():
     task = Task(id="kinds", prompt=ADD_PROMPT, entry_point="add", tests=[
         {"kind": "assert", "code": "assert add(1, 2) == 3", "name": "a"},
@@ -100,6 +101,7 @@ async def test_memory_hog_is_an_error_with_reason():
     assert "memory" in test["message"].lower()
 
 
+@pytest.mark.slow
 @pytest.mark.skipif(shutil.which("node") is None, reason="node not installed")
 async def test_javascript_candidates_run_with_node():
     task = Task(id="js", prompt="Write add(a, b).", language="javascript", entry_point="add", tests=[
@@ -181,6 +183,7 @@ def test_code_extraction_order():
     assert extract_code(Trajectory(id="c", answer="no", code="z = 3"), task).source == "code_field"
 
 
+@pytest.mark.slow
 async def test_n_plus_one_example_passes_the_fixes_and_fails_the_cache():
     item = load_tasks(ROOT / "examples" / "n_plus_one" / "task.json")[0]
     result = await evaluate(item.task, *item.trajectories, timeout_s=30)
@@ -199,6 +202,7 @@ async def test_n_plus_one_example_passes_the_fixes_and_fails_the_cache():
     assert "stale items after an insert" in messages["sees_new_items_between_calls"]
 
 
+@pytest.mark.slow
 async def test_a_test_may_ask_for_more_time_up_to_max_timeout_s():
     slow = Trajectory(id="slow", code="import time\ndef f():\n    time.sleep(3)\n    return 1\n")
     task = Task(id="t", prompt="", entry_point="f",
@@ -212,6 +216,7 @@ async def test_a_test_may_ask_for_more_time_up_to_max_timeout_s():
     assert "task.tests[0].timeout_s" in refused.error.message and refused.calls == 0
 
 
+@pytest.mark.slow
 async def test_when_no_candidate_passes_there_is_no_best_and_the_escalation_says_why():
     from oracle.config.model import EscalationConfig
     from oracle.escalation._triggers import check_result

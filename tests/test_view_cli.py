@@ -44,6 +44,7 @@ def test_bad_input_is_an_error_naming_the_path_before_serving(tmp_path, content,
     assert proc.stderr.startswith(f"error: {path}") and message in proc.stderr, proc.stderr
 
 
+@pytest.mark.slow
 def test_a_directory_that_is_not_a_compare_folder_and_a_store_that_is_not_one(tmp_path):
     proc = view(str(tmp_path), cwd=tmp_path)
     assert proc.returncode == 2 and "not a compare folder" in proc.stderr
@@ -81,6 +82,7 @@ def _free_port() -> int:
         return s.getsockname()[1]
 
 
+@pytest.mark.slow
 def test_beyond_loopback_needs_a_token_and_answers_need_it(tmp_path):
     store = tmp_path / "esc.sqlite"
     esc_id = _store_with_one_request(store)
@@ -129,6 +131,7 @@ HOSTILE = ('</pre><script>fetch("/api/escalations/x/answer",{method:"POST"})</sc
            '<img src=x onerror="document.title=1">')
 
 
+@pytest.mark.slow
 def test_a_hostile_candidate_is_shown_as_text_never_run(tmp_path):
     """A candidate's answer (or id, or the prompt) that carries markup must reach the reviewer's
     page as text: a script there could answer the candidate's own escalation from the same origin."""

@@ -69,6 +69,7 @@ def test_recursive_and_merge_aliases():
     assert load_yaml("d: &d {x: 1}\ne: {<<: *d, y: 2}\n", max_aliases=10)["e"] == {"x": 1, "y": 2}
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("where", ["task", "config", "draft"])
 def test_cli_refuses_a_bomb_with_exit_2_naming_file_and_limit(tmp_path, where):
     bomb = tmp_path / "bomb.yaml"

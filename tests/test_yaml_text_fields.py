@@ -155,6 +155,7 @@ def test_every_plain_scalar_is_read_back_as_written(tmp_path, written):
         written, written, written, written)
 
 
+@pytest.mark.slow
 def test_oracle_evaluate_checks_a_numeric_yaml_reference(tmp_path):
     path = task_file(tmp_path, "task:\n  id: sum\n  prompt: What is 2 + 2?\n  reference: 4\n"
                                "trajectories:\n  - {id: a, answer: 4}\n  - {id: b, answer: The sum is 4.}\n"
