@@ -21,7 +21,7 @@ FAULTS = {
     "500": (lambda: status_reply(500), ProviderHTTPError, 500),
     "503": (lambda: status_reply(503), ProviderHTTPError, 503),
     "reset": (lambda: Reply(fault="reset"), ProviderError, None),
-    "slow": (lambda: Reply(delay_s=1.5, json=chat_reply("late").json), ProviderTimeout, None),
+    "slow": (lambda: Reply(delay_s=3.0, json=chat_reply("late").json), ProviderTimeout, None),
     "truncated": (truncated_reply, ResponseParseError, 200),
     "garbage": (garbage_reply, ResponseParseError, 200),
 }
@@ -40,7 +40,9 @@ async def _complete(settings, **kw):
 async def test_fault_retried_then_clear_error(scripted_server, fault):
     make_reply, error_type, status = FAULTS[fault]
     scripted_server.push(*(make_reply() for _ in range(3)))
-    settings = scripted_server.provider_settings(max_retries=2, timeout_s=0.3)
+    # 1 s: far below the slow fault's 3 s, far above a healthy reply on a loaded machine (0.3 s
+    # turned a prompt reply into a timeout there).
+    settings = scripted_server.provider_settings(max_retries=2, timeout_s=1.0)
     started = time.monotonic()
     with pytest.raises(error_type) as info:
         await _complete(settings)
@@ -50,14 +52,14 @@ async def test_fault_retried_then_clear_error(scripted_server, fault):
     assert err.status == status
     assert "after 3 attempts" in str(err)
     assert len(scripted_server.requests) == 3
-    assert time.monotonic() - started < 5
+    assert time.monotonic() - started < 8
 
 
 @pytest.mark.parametrize("fault", sorted(FAULTS))
 async def test_fault_then_success_recovers(scripted_server, fault):
     make_reply, _, _ = FAULTS[fault]
     scripted_server.push(make_reply(), chat_reply("recovered", model="answering-model"))
-    reply = await _complete(scripted_server.provider_settings(timeout_s=0.3))
+    reply = await _complete(scripted_server.provider_settings(timeout_s=1.0))
     assert reply.text == "recovered"
     assert reply.provenance.attempts == 2
     assert reply.provenance.model_answered == "answering-model"
@@ -67,7 +69,7 @@ async def test_fault_then_success_recovers(scripted_server, fault):
 def test_sync_client_same_rules(scripted_server, fault):
     make_reply, error_type, _ = FAULTS[fault]
     scripted_server.push(*(make_reply() for _ in range(2)))
-    with make_chat_client(scripted_server.provider_settings(max_retries=1, timeout_s=0.3)) as client:
+    with make_chat_client(scripted_server.provider_settings(max_retries=1, timeout_s=1.0)) as client:
         with pytest.raises(error_type) as info:
             client.complete(REQ)
     assert info.value.attempts == 2
