@@ -256,3 +256,21 @@ def test_oracle_evaluate_shows_the_broken_tests_and_scores_the_rest(tmp_path):
                                     capture_output=True, text=True, cwd=ROOT, timeout=300).stdout)
     assert [b["test"] for b in row["result"]["result"]["broken_tests"]] == ["needs_numpy"]
     assert row["escalation"]["reason"] == "broken_tests"
+
+
+async def test_the_count_scored_on_leaves_out_a_test_the_reference_skips():
+    """A test skipped on the reference is neutral, not run: the broken-tests concern counts only
+    what the candidates were scored on."""
+    suite = ("import pytest\nfrom solution import slugify\n\n"
+             "def test_basic():\n    assert slugify('Hello World') == 'hello-world'\n\n"
+             "def test_wrong_expectation():\n    assert slugify('A B') == 'a_b'\n\n"
+             "@pytest.mark.skip(reason='later')\ndef test_later():\n    assert slugify('x') == 'x'\n")
+    task = _task([{"kind": "pytest", "name": "suite", "code": suite}], solution=GOOD.code)
+    result = await evaluate(task, GOOD, WRONG)
+    assert result.status is Status.ok
+    assert [b.test for b in result.broken_tests] == ["suite::test_wrong_expectation"]
+    assert result.details["scored_tests"] == 1
+    assert result.candidate("good").details["total_tests"] == 1 and result.candidate("good").passed
+    assert not result.candidate("wrong").passed
+    concern = next(c for c in result.concerns if c.kind == "broken_tests")
+    assert concern.evidence.scored == 1

@@ -432,8 +432,8 @@ class VerifierStrategy:
         details: dict[str, Any] = {"mode": "tests", "tests": len(task.tests), "ties": ties, "tie_break": "input order",
                                    "none_passed": not any(c.passed for c in candidates),
                                    **_reference_details(reference_run)}
-        if broken_tests:
-            details["scored_tests"] = decision.units - len(broken_tests)
+        if broken_tests:  # what the candidates were scored on: neither broken nor neutral (skipped on the reference)
+            details["scored_tests"] = max((int(c.details.get("total_tests", 0)) for c in candidates), default=0)
         if faults.sandbox:
             details["sandbox_failures"] = faults.sandbox
         unsupported = {tid: why for tid, (why, is_ours) in unrunnable.items() if is_ours}
