@@ -118,6 +118,9 @@ async def test_the_prompts_own_code_failing_test_side_breaks_every_test():
     assert "every test of this task is broken" in result.error.message
     assert "the task prompt's own code failed on the test side" in result.error.message
     assert [c.kind for c in result.concerns] == ["broken_tests"] and len(result.broken_tests) == 2
+    # the first-contact fix is named: the module is missing, and where a task names its packages
+    assert "not_installed_module_xyz is not installed for the sandbox's interpreter" in result.error.message
+    assert "task.environment.requirements" in result.details["environment_hint"]
 
 
 async def test_a_missing_name_is_the_candidates_error_not_a_broken_test():

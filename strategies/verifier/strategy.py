@@ -393,10 +393,12 @@ class VerifierStrategy:
         broken_tests = [BrokenTest(test=b.test, reason=b.reason) for b in decision.broken]
         if decision.all_broken:
             listed = "; ".join(f"{b.test}: {b.reason}" for b in broken_tests[:5])
+            hint = _environment_hint([b.reason for b in broken_tests], pool)
             return EvaluationResult.failure(
-                "verifier", f"every test of this task is broken (the task's fault, not the candidates'): {listed}",
+                "verifier", f"every test of this task is broken (the task's fault, not the candidates'): {listed}"
+                            + (f" ({hint})" if hint else ""),
                 error_type="BrokenTests", provenance=provenance, calls=calls, broken_tests=broken_tests,
-                details=_reference_details(reference_run))
+                details={**_reference_details(reference_run), **({"environment_hint": hint} if hint else {})})
         candidates = [self._candidate(t.id, extracted[t.id], decision.flat(t.id), unrunnable.get(t.id),
                                       faults.sandbox.get(t.id),
                                       [o for _, o in sorted(by_candidate.get(t.id, {}).items()) if o.cases])
@@ -439,12 +441,10 @@ class VerifierStrategy:
         unsupported = {tid: why for tid, (why, is_ours) in unrunnable.items() if is_ours}
         if unsupported:
             details["unrunnable_here"] = unsupported
-        missing_modules = sorted({m for c in candidates for t in c.details.get("tests", [])
-                                  for m in _MISSING_MODULE.findall(str(t.get("message", "")))})
-        if missing_modules and pool is not None and not pool.spec_extra.get("sys_path"):
-            details["environment_hint"] = (
-                f"candidates import {', '.join(missing_modules[:5])}, which this interpreter lacks; a task whose "
-                "candidates need packages names them in task.environment.requirements")
+        hint = _environment_hint([str(t.get("message", "")) for c in candidates for t in c.details.get("tests", [])]
+                                 + [b.reason for b in broken_tests], pool)
+        if hint:
+            details["environment_hint"] = hint
         return EvaluationResult(
             evaluator="verifier", status=Status.ok, best=best, ranking=ranking, candidates=candidates,
             calls=calls, cost_usd=0.0, provenance=provenance, details=details, broken_tests=broken_tests,
@@ -536,6 +536,16 @@ def _close_pools(pools: dict) -> None:
 
 
 _MISSING_MODULE = re.compile(r"No module named '([A-Za-z_][\w.]*)'")
+
+
+def _environment_hint(messages: list[str], pool: Any) -> str | None:
+    """Where a module is missing and the task names no environment, say how to name one: the
+    commonest first-contact reason that every candidate, or the tests themselves, fail to import."""
+    missing = sorted({m for text in messages for m in _MISSING_MODULE.findall(text)})
+    if not missing or pool is None or pool.spec_extra.get("sys_path"):
+        return None
+    return (f"{', '.join(missing[:5])} is not installed for the sandbox's interpreter; a task whose tests or "
+            "candidates need packages names them in task.environment.requirements")
 _ENVIRONMENT_ERROR = re.compile(r"ModuleNotFoundError|ImportError|PermissionError|FileNotFoundError|OSError|"
                                 r"the program ended|killed|limit")
 
