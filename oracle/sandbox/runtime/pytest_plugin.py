@@ -4,7 +4,8 @@ It drops any collected item whose object is a candidate proxy (and names it), se
 node ids before the first test runs, then one ``case`` frame per test as it ends (and one per
 collection error), classifying each: pass, fail, error, skipped, xfailed, xpassed, or broken (a
 collection error, or a fixture/setup error, while the candidate had not been involved since the
-test started: the test's own fault). A failure's message is pytest's own report (its ``E`` lines:
+test started, or a value the test tried to hand the candidate that may not cross: the test's own
+fault). A failure's message is pytest's own report (its ``E`` lines:
 the compared values, the diff) and the line of the task's file.
 """
 
@@ -14,6 +15,7 @@ import os
 import sys
 
 from . import rpc, wire
+from .blame import unsendable_reason
 from .pytest_names import Involvement, TaskModules
 
 MAX_MESSAGE = 2000
@@ -74,6 +76,8 @@ class Plugin:
         self.setup_errors: list[tuple[BaseException | None, str]] = []
         """Each setup error so far and how it was judged (a wider-scoped fixture re-raises its own)."""
         self._item: dict = {}
+        self.unsendable_seen = 0
+        """How many of the peer's unsendable values collection reports have accounted for."""
 
     # -- collection ------------------------------------------------------------------------
     def pytest_load_initial_conftests(self, early_config, parser, args) -> None:
@@ -101,6 +105,11 @@ class Plugin:
         untouched = self.involvement.blame_test and self.involvement.now() == self.run_start
         outcome = "broken" if untouched else "error"
         message = _failure_text(report, self.finder.root)
+        peer = self.involvement.peer
+        if peer is not None and len(peer.unsendable) > self.unsendable_seen:
+            why, self.unsendable_seen = peer.unsendable[self.unsendable_seen], len(peer.unsendable)
+            self._send_case(report.nodeid or "<collection>", "broken", short(unsendable_reason(why)), 0.0)
+            return
         missing = sorted(set(self.involvement.missing))
         if missing:
             message = f"the candidate's module defines no {', '.join(map(repr, missing))}: {message}"
@@ -119,6 +128,7 @@ class Plugin:
         self._item = {"start": self.involvement.now(), "reports": [], "excs": {},
                       "violations": len(peer.violations) if peer else 0,
                       "test_failures": len(peer.test_failures) if peer else 0,
+                      "unsendable": len(peer.unsendable) if peer else 0,
                       "missing": len(self.involvement.missing)}
 
     def pytest_runtest_makereport(self, item, call):
@@ -148,6 +158,10 @@ class Plugin:
         def text(report, when: str) -> str:
             return _failure_text(report, self.finder.root, where.get(when))
 
+        unsendable = peer.unsendable[state.get("unsendable", 0):] if peer is not None else []
+        crossed = next((e for e in excs.values() if isinstance(e, rpc.Unsendable)), None)  # a fixture's cached one too
+        if unsendable or crossed is not None:
+            return "broken", short(unsendable_reason(unsendable[0] if unsendable else rpc._message(crossed)))
         if setup is not None and setup.failed:
             exc = excs.get("setup")
             if isinstance(exc, rpc.BoundaryError):

@@ -55,6 +55,8 @@ import re
 import struct
 import sys
 
+from . import wire_values
+
 TYPE_CHECKING = False  # type checkers read the block below; at run time nothing more is imported
 if TYPE_CHECKING:
     from typing import Any
@@ -79,6 +81,9 @@ class ChannelError(Exception):
 
 class NotPlain(Exception):
     """A value of a type that may not cross by value (its type is named in the message)."""
+
+
+wire_values.errors.not_plain, wire_values.errors.channel = NotPlain, ChannelError
 
 
 class Handle:
@@ -195,6 +200,9 @@ def encode(value: Any, to_handle=None, _depth: int = 0) -> object:
         return {"fs": [encode(v, to_handle, d) for v in frozenset.__iter__(value)]}
     if isinstance(value, Handle):
         return {"h": value.id, "o": value.owner, "k": value.kind}
+    tagged = wire_values.encode(value, encode)
+    if tagged is not None:
+        return tagged
     if to_handle is not None:
         h = to_handle(value)
         return {"h": h.id, "o": h.owner, "k": h.kind}
@@ -271,6 +279,8 @@ def decode(data: object, from_handle=None, _depth: int = 0) -> object:
         if body != 1 or isinstance(body, bool):
             raise ChannelError("bad undefined tag")
         return UNDEFINED
+    if tag in wire_values.TAGS:
+        return wire_values.decode(tag, body, lambda v: decode(v, None, d))
     if tag == "bi":
         if not isinstance(body, str) or len(body) > MAX_INT_DIGITS + 1 or not _DIGITS.fullmatch(body):
             raise ChannelError("bad bigint tag")
