@@ -169,12 +169,13 @@ def _numpy(what: str):
     return numpy
 
 
-def _dtype(np, code: object):
+def _itemsize(code: object) -> int:
+    """The item size of a dtype from our table (never parsed by numpy from the sender's text)."""
     if not isinstance(code, str) or code not in ARRAY_DTYPES:
         shown = str(code)[:40]
         raise errors.channel(f"an array or numpy scalar of dtype {shown!r} in a message: only bool, integer, "
-                             "float and complex dtypes cross by value")
-    return np.dtype(code)
+                             "float and complex dtypes cross by value (little-endian)")
+    return ARRAY_DTYPES[code]
 
 
 def _decode_tz(data: object):
@@ -201,24 +202,26 @@ def decode(tag: str, body: Any, decode_plain: Callable[[object], object]) -> obj
             if len(shape) > MAX_NDIM or not all(isinstance(n, int) and not isinstance(n, bool) and n >= 0
                                                 for n in shape):
                 raise errors.channel(f"bad array shape (non-negative ints, at most {MAX_NDIM} of them)")
+            size = _itemsize(code)
             raw = _raw(text, "array")
             count = 1
             for n in shape:
                 count *= n
-            if count * ARRAY_DTYPES.get(code, 1) != len(raw) and code in ARRAY_DTYPES:
+            if count * size != len(raw):
                 raise errors.channel(f"an array of shape {tuple(shape)} and dtype {code} needs "
-                                     f"{count * ARRAY_DTYPES[code]} bytes, not {len(raw)}")
+                                     f"{count * size} bytes, not {len(raw)}")
             np = _numpy("numpy array")
-            dtype = _dtype(np, code)
+            dtype = np.dtype(code)
             return np.frombuffer(raw, dtype=dtype).reshape(shape).copy(order="C")
         if tag == "ns":
             if not (isinstance(body, list) and len(body) == 2):
                 raise errors.channel("a numpy scalar tag must hold [dtype, bytes]")
+            size = _itemsize(body[0])
             raw = _raw(body[1], "numpy scalar")
-            if body[0] in ARRAY_DTYPES and len(raw) != ARRAY_DTYPES[body[0]]:
-                raise errors.channel(f"a numpy scalar of dtype {body[0]} needs {ARRAY_DTYPES[body[0]]} bytes")
+            if len(raw) != size:
+                raise errors.channel(f"a numpy scalar of dtype {body[0]} needs {size} bytes")
             np = _numpy("numpy scalar")
-            dtype = _dtype(np, body[0])
+            dtype = np.dtype(body[0])
             return np.frombuffer(raw, dtype=dtype)[0]
         if tag == "date":
             return datetime.date(*_ints(body, 3, "date"))
