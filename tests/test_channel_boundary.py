@@ -186,7 +186,7 @@ def test_bind_global_refuses_what_is_not_a_name_and_what_may_not_cross():
     # steers a test there is caught across runs: tests/test_unsendable_blame.py).
     late = run_one(cand, "import os\nbind_global('X', 1)\nf()\nbind_global('X', os)\n")
     assert late["outcome"] == "broken" and "wrap it in a class" in late["message"]
-    assert "never the candidate's" in late["message"]
+    assert "broken by the test, not the candidate" in late["message"]
 
 
 # -- exceptions --------------------------------------------------------------------------------

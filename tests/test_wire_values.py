@@ -272,12 +272,14 @@ def stats(a):
 def test_arrays_and_scalars_cross_between_the_real_sides():
     tests = {
         "unit": "import numpy as np\nassert np.allclose(unit(np.array([3.0, 4.0])), [0.6, 0.8])\n",
-        "types": "import numpy as np\nassert describe(np.zeros((2, 3), dtype=np.float32)) == ('ndarray', 'float32', [2, 3])\n"
+        "types": "import numpy as np\n"
+                 "assert describe(np.zeros((2, 3), dtype=np.float32)) == ('ndarray', 'float32', [2, 3])\n"
                  "assert describe(np.int16(4)) == ('int16', 'int16', [])\n"
                  "assert describe(np.arange(6).reshape(2, 3).T) == ('ndarray', 'int64', [3, 2])\n",
         "scalars": "import numpy as np\ns, is32, big = stats(np.array([1, 2, 3], dtype=np.int32))\n"
                    "assert type(s) is np.int64 and s == 6 and type(is32) is bool and type(big) is np.bool_\n",
-        "write_back": "import numpy as np\na = np.array([3, 1, 2])\nsort_in_place(a)\nassert a.tolist() == [-1, 2, 3]\n",
+        "write_back": "import numpy as np\na = np.array([3, 1, 2])\nsort_in_place(a)\n"
+                      "assert a.tolist() == [-1, 2, 3]\n",
         "view_write_back": "import numpy as np\nbig = np.array([9, 3, 1, 2])\nsort_in_place(big[1:])\n"
                            "assert big.tolist() == [9, -1, 2, 3]\n",
         "shape_change": "import numpy as np\ngrow(np.arange(4))\n",
@@ -299,7 +301,8 @@ def test_dates_decimals_and_fractions_cross_between_the_real_sides():
             "def half(f):\n    return f / 2\n")
     code = ("import datetime, decimal, fractions\n"
             "tz = datetime.timezone(datetime.timedelta(hours=2))\n"
-            "assert later(datetime.datetime(2020, 2, 28, 12, tzinfo=tz), 1) == datetime.datetime(2020, 2, 29, 12, tzinfo=tz)\n"
+            "got = later(datetime.datetime(2020, 2, 28, 12, tzinfo=tz), 1)\n"
+            "assert got == datetime.datetime(2020, 2, 29, 12, tzinfo=tz) and got.tzinfo == tz\n"
             "assert later(datetime.date(2020, 12, 31), 1) == datetime.date(2021, 1, 1)\n"
             "assert str(money(decimal.Decimal('2.00'))) == '2.2000'\n"
             "assert half(fractions.Fraction(1, 3)) == fractions.Fraction(1, 6)\n")

@@ -310,8 +310,7 @@ def unsendable_reason(why: str) -> str:
     cross (rpc.Peer.outgoing): the value is the test's, or the codec's limit, whatever the
     candidate answered before; a candidate that steers a test there is caught across runs (a run
     that got past that point makes the others' ``broken`` an ``error``)."""
-    return f"a value the test tried to hand the candidate cannot cross the boundary (the test's doing, " \
-           f"never the candidate's): {why}"
+    return f"broken by the test, not the candidate: {why}"
 
 
 def _test_kind(exc: BaseException) -> bool:

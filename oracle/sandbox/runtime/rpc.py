@@ -245,8 +245,7 @@ class Peer:
             kind = self.exportable(obj)
             if kind is None and self.side == "t":
                 raise wire.NotPlain(f"the test tried to hand the candidate a {_type_name(obj)}; only plain data "
-                                    "and what the test defines itself may cross (wrap it in a class of the "
-                                    "test's own: its public methods become the candidate's view)")
+                                    "and the test's own objects cross (wrap it in a class of the test's own)")
             if kind is None:
                 raise wire.NotPlain(f"a value of type {_type_name(obj)} cannot cross the boundary "
                                     "(plain data only: None, bool, int, float, complex, str, bytes, "

@@ -80,9 +80,8 @@ def _dtype_code(dtype) -> str:
     """The little-endian code of ``dtype`` if it may cross, else NotPlain naming it."""
     code = dtype.newbyteorder("<").str if dtype.byteorder not in ("|",) else dtype.str
     if dtype.fields is not None or dtype.subdtype is not None or code not in ARRAY_DTYPES:
-        raise errors.not_plain(f"a numpy array or scalar of dtype {dtype!s} ({dtype.str}) cannot cross the "
-                               "boundary: only bool, integer, float and complex dtypes cross by value (convert "
-                               "it, e.g. .tolist() or .astype(float))")
+        raise errors.not_plain(f"a numpy array or scalar of dtype {dtype!s} ({dtype.str}) cannot cross: only "
+                               "bool, int, float and complex dtypes do (convert it, e.g. .tolist())")
     return code
 
 
@@ -133,9 +132,8 @@ def _tz(tz: object, moment: datetime.datetime | None) -> list | None:
     if tz is None:
         return None
     if type(tz) is not datetime.timezone:
-        raise errors.not_plain(f"a date or time with tzinfo of type {type(tz).__module__}.{type(tz).__qualname__} "
-                               "cannot cross the boundary: only naive values and a fixed-offset datetime.timezone "
-                               "do (convert it, e.g. .astimezone(datetime.timezone.utc))")
+        raise errors.not_plain(f"a date or time with tzinfo {type(tz).__module__}.{type(tz).__qualname__} cannot "
+                               "cross: only naive ones and a fixed datetime.timezone do (convert it: .astimezone())")
     offset = tz.utcoffset(None)
     us = (offset.days * 86400 + offset.seconds) * 1_000_000 + offset.microseconds
     name = tz.tzname(None)
