@@ -24,10 +24,14 @@ Rules that keep the verdict on the test side:
   called is recorded on the test's peer: the candidate cannot swallow the test's failure;
 - arguments cross by value, so after a call the callee sends back the new state of every list,
   dict, set, bytearray (or tuple holding those) argument it changed, and the caller updates its own
-  objects in place; the written-back data may hold only plain values and the handles that argument
+  objects in place; a numpy array passed directly as an argument too (``a.sort()``, ``a[0] = 1``:
+  the same dtype and shape only, a change of either is a violation; an array inside a container is
+  not written back); the written-back data may hold only plain values and the handles that argument
   already held (never a new handle); top-level aliasing (``f(xs, xs)``) is kept;
 - a dead or garbled channel, or a value that may not cross raise ``BoundaryError``, a
-  BaseException that a test's ``except Exception`` cannot swallow.
+  BaseException that a test's ``except Exception`` cannot swallow. A value the test side tries to
+  hand the candidate that may not cross is ``Unsendable`` and recorded on the peer: the run is the
+  test's ``broken``, never the candidate's failure (see ``Peer.outgoing``).
 """
 
 from __future__ import annotations
