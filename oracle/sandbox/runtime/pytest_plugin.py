@@ -160,8 +160,10 @@ class Plugin:
 
         unsendable = peer.unsendable[state.get("unsendable", 0):] if peer is not None else []
         crossed = next((e for e in excs.values() if isinstance(e, rpc.Unsendable)), None)  # a fixture's cached one too
-        if unsendable or crossed is not None:
-            return "broken", short(unsendable_reason(unsendable[0] if unsendable else rpc._message(crossed)))
+        if unsendable:
+            return "broken", short(unsendable_reason(unsendable[0]))
+        if crossed is not None:
+            return "broken", short(unsendable_reason(rpc._message(crossed)))
         if setup is not None and setup.failed:
             exc = excs.get("setup")
             if isinstance(exc, rpc.BoundaryError):

@@ -44,6 +44,10 @@ import types
 
 from . import wire
 
+TYPE_CHECKING = False  # type checkers read the block below; at run time nothing more is imported
+if TYPE_CHECKING:
+    from typing import Any
+
 _PROBED = frozenset({"__length_hint__", "__array__", "__array_interface__", "__array_struct__", "__deepcopy__",
                      "__copy__", "__reduce_ex__", "__reduce__", "__getstate__", "__setstate__", "__fspath__",
                      "__index__", "__int__", "__float__", "__complex__", "__round__", "__trunc__", "__floor__",
@@ -480,7 +484,7 @@ class Peer:
 
     def _merge_array(self, target, new) -> None:
         """Copy the callee's new contents of an ndarray argument into ours (same dtype and shape)."""
-        value = wire.decode(new)
+        value: Any = wire.decode(new)
         if not _is_array(value) or value.dtype != target.dtype or value.shape != target.shape:
             raise self._violation(f"the {self._other()} changed an array argument's dtype or shape in place "
                                   f"({target.dtype}{list(target.shape)}); an array written back keeps both")

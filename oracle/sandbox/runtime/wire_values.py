@@ -243,10 +243,11 @@ def decode(tag: str, body: Any, decode_plain: Callable[[object], object]) -> obj
         if tag == "fr":
             if not (isinstance(body, list) and len(body) == 2):
                 raise errors.channel("a Fraction tag must hold [numerator, denominator]")
-            n, d = (decode_plain(x) for x in body)
-            if not all(isinstance(x, int) and not isinstance(x, bool) for x in (n, d)) or d <= 0:  # type: ignore[operator]
+            num, den = (decode_plain(x) for x in body)
+            if not (isinstance(num, int) and isinstance(den, int)) or isinstance(num, bool) \
+                    or isinstance(den, bool) or den <= 0:
                 raise errors.channel("a Fraction tag must hold an int and a positive int")
-            return fractions.Fraction(int(n), int(d))  # type: ignore[call-overload]
+            return fractions.Fraction(int(num), int(den))
     except (ValueError, OverflowError, TypeError, ArithmeticError, MemoryError) as exc:
         raise errors.channel(f"bad {tag!r} tag: {str(exc)[:200]}") from None
     raise errors.channel(f"unknown tag {tag!r}")
