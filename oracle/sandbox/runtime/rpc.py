@@ -257,7 +257,7 @@ class Peer:
             if kind is None:
                 raise wire.NotPlain(f"a value of type {_type_name(obj)} cannot cross the boundary "
                                     "(plain data only: None, bool, int, float, complex, str, bytes, "
-                                    "tuple, list, dict, set, frozenset)")
+                                    "tuple, list, dict, set, frozenset, numpy arrays, dates, Decimal)")
         key = id(obj)
         hid = self._ids.get(key)
         if hid is None or self.objects.get(hid) is not obj:
