@@ -308,3 +308,64 @@ def test_dates_decimals_and_fractions_cross_between_the_real_sides():
             "assert half(fractions.Fraction(1, 3)) == fractions.Fraction(1, 6)\n")
     (verdict,) = run_cases([{"candidate": cand, "test": {"kind": "assert", "code": code, "entry_point": "later"}}])
     assert verdict["outcome"] == "pass", verdict
+
+
+# -- in the real sandbox (the default interpreter: no numpy, no environment needed) ---------------
+DATES_CANDIDATE = ("import datetime, decimal, fractions\n"
+                   "def later(d, days):\n    return d + datetime.timedelta(days=days)\n"
+                   "def money(x):\n    return x * decimal.Decimal('1.10')\n"
+                   "def half(f):\n    return f / 2\n")
+DATES_PYTEST = '''
+import datetime
+import decimal
+import fractions
+
+from solution import half, later, money
+
+
+def test_dates():
+    tz = datetime.timezone(datetime.timedelta(hours=-3), "BRT")
+    got = later(datetime.datetime(2024, 2, 28, 23, 30, tzinfo=tz), 1)
+    assert got == datetime.datetime(2024, 2, 29, 23, 30, tzinfo=tz) and got.tzinfo == tz
+    assert later(datetime.date(2024, 12, 31), 1) == datetime.date(2025, 1, 1)
+    assert later(datetime.timedelta(hours=1), 1) == datetime.timedelta(days=1, hours=1)
+
+
+def test_decimal_and_fraction():
+    assert money(decimal.Decimal("2.00")) == decimal.Decimal("2.2000")
+    assert str(money(decimal.Decimal("2.00"))) == "2.2000"
+    assert half(fractions.Fraction(1, 3)) == fractions.Fraction(1, 6)
+'''
+
+
+@pytest.mark.sandbox
+def test_dates_decimals_and_fractions_cross_in_the_sandbox():
+    import asyncio
+
+    from oracle.config.model import OracleConfig
+    from oracle.strategies.protocol import EvaluationContext
+    from oracle.strategies.verifier.strategy import VerifierStrategy
+    from oracle.tasks.task import Task, Trajectory
+    from tests.plugins.sandbox_backends import strongest_backend
+
+    tests = [{"kind": "pytest", "name": "suite", "code": DATES_PYTEST},
+             {"kind": "assert", "name": "assert",
+              "code": "import datetime\nassert later(datetime.time(1, 2), 0) is None\n"}]
+    wrong = DATES_CANDIDATE.replace("Decimal('1.10')", "Decimal('1.1')")
+    task = Task(id="dates", prompt="later, money, half", entry_point="later", tests=tests)
+    config = OracleConfig(verifier={"backend": strongest_backend(), "timeout_s": 20})
+    strategy = VerifierStrategy()
+    try:
+        result = asyncio.run(strategy.evaluate(EvaluationContext(
+            task=task, trajectories=(Trajectory(id="good", code=DATES_CANDIDATE), Trajectory(id="wrong", code=wrong)),
+            config=config)))
+    finally:
+        strategy.close()
+    good = {t["name"]: (t["outcome"], t["message"]) for t in result.candidate("good").details["tests"]}
+    bad = {t["name"]: (t["outcome"], t["message"]) for t in result.candidate("wrong").details["tests"]}
+    assert good["suite::test_dates"][0] == "pass" and good["suite::test_decimal_and_fraction"][0] == "pass", good
+    outcome, message = bad["suite::test_decimal_and_fraction"]
+    assert outcome == "fail" and "2.200" in message, message
+    # A time crosses to the candidate, which adds a timedelta to it: the candidate's own TypeError.
+    assert good["assert"][0] == "error" and "TypeError" in good["assert"][1], good
+    assert result.broken_tests == []
