@@ -283,12 +283,14 @@ def test_arrays_and_scalars_cross_between_the_real_sides():
         "view_write_back": "import numpy as np\nbig = np.array([9, 3, 1, 2])\nsort_in_place(big[1:])\n"
                            "assert big.tolist() == [9, -1, 2, 3]\n",
         "shape_change": "import numpy as np\ngrow(np.arange(4))\n",
+        "big_endian_write_back": "import numpy as np\na = np.array([3.0, 1.0, 2.0], dtype='>f8')\nsort_in_place(a)\n"
+                                 "assert a.tolist() == [-1.0, 2.0, 3.0] and a.dtype.str == '>f8'\n",
         "wrong": "import numpy as np\nassert np.allclose(unit(np.array([3.0, 4.0])), [0.8, 0.6])\n",
     }
     got = dict(zip(tests, run_cases([{"candidate": CANDIDATE, "test": {"kind": "assert", "code": code,
                                                                        "entry_point": "unit"}}
                                      for code in tests.values()])))
-    for name in ("unit", "types", "scalars", "write_back", "view_write_back"):
+    for name in ("unit", "types", "scalars", "write_back", "view_write_back", "big_endian_write_back"):
         assert got[name]["outcome"] == "pass", (name, got[name])
     assert got["shape_change"]["outcome"] == "error" and "dtype or shape" in got["shape_change"]["message"]
     assert got["wrong"]["outcome"] == "fail"

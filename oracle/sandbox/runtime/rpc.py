@@ -485,7 +485,8 @@ class Peer:
     def _merge_array(self, target, new) -> None:
         """Copy the callee's new contents of an ndarray argument into ours (same dtype and shape)."""
         value: Any = wire.decode(new)
-        if not _is_array(value) or value.dtype != target.dtype or value.shape != target.shape:
+        if not _is_array(value) or value.shape != target.shape or \
+                value.dtype.newbyteorder("=") != target.dtype.newbyteorder("="):  # byte order aside
             raise self._violation(f"the {self._other()} changed an array argument's dtype or shape in place "
                                   f"({target.dtype}{list(target.shape)}); an array written back keeps both")
         if not target.flags.writeable:
