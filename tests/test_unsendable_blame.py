@@ -41,6 +41,8 @@ def always(setup: str) -> list[dict]:
         {"kind": "pytest", "name": "suite", "code": setup + "from solution import slugify\n\n\ndef test_thing():\n"
                                                           "    assert slugify(THING) == 'x'\n\n\n"
                                                           "def test_sound():\n    assert slugify('A b') == 'a-b'\n"},
+        {"kind": "pytest", "name": "collect", "code": setup + "from solution import slugify\n\nslugify(THING)\n\n\n"
+                                                            "def test_never():\n    pass\n"},
     ]
 
 
@@ -81,7 +83,7 @@ def test_a_value_the_test_sends_every_candidate_is_a_broken_test(backend, setup,
     result = evaluate(backend, always(setup), HONEST, CHEAT)
     assert result.status is Status.ok, result.error
     broken = {b.test: b.reason for b in result.broken_tests}
-    assert sorted(broken) == ["assert", "call", "check", "suite::test_thing"], broken  # once each
+    assert sorted(broken) == ["assert", "call", "check", "collect::test_task.py", "suite::test_thing"], broken
     for name, reason in broken.items():
         assert reason.startswith("broken by the test, not the candidate: "), reason
         want = "_thread.lock" if name == "call" else named
@@ -90,7 +92,7 @@ def test_a_value_the_test_sends_every_candidate_is_a_broken_test(backend, setup,
             assert outcomes(result, cid)[name] == ("broken", reason)
     assert "broken_tests" in [c.kind for c in result.concerns]
     honest, cheat = result.candidate("honest"), result.candidate("cheat")
-    assert honest.details["not_scored_tests"] == 4 and honest.details["total_tests"] == 1  # suite::test_sound only
+    assert honest.details["not_scored_tests"] == 5 and honest.details["total_tests"] == 1  # suite::test_sound only
     assert (honest.score, honest.passed, cheat.score, cheat.passed) == (1.0, True, 0.0, False)
 
 
