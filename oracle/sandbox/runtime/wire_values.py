@@ -162,8 +162,9 @@ def _numpy(what: str):
         import numpy
     except BaseException as exc:  # noqa: BLE001 - any failure to import is the same answer
         raise errors.channel(f"the other side sent a {what}, but numpy cannot be imported on this side "
-                             f"({type(exc).__name__}: {exc}); put numpy in the task's environment "
-                             "(environment: {requirements: [numpy]}) so both sides have it") from None
+                             f"({type(exc).__name__}: {exc}); a task that passes numpy values needs numpy "
+                             "wherever they arrive: in the task's environment (environment: {requirements: "
+                             "[numpy]}) for the sandbox's two sides") from None
     return numpy
 
 
