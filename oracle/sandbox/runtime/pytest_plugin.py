@@ -77,6 +77,7 @@ class Plugin:
         """Each setup error so far and how it was judged (a wider-scoped fixture re-raises its own)."""
         self._item: dict = {}
         self.unsendable_seen = 0
+        self._after_answers = False
         """How many of the peer's unsendable values collection reports have accounted for."""
 
     # -- collection ------------------------------------------------------------------------
@@ -107,8 +108,9 @@ class Plugin:
         message = _failure_text(report, self.finder.root)
         peer = self.involvement.peer
         if peer is not None and len(peer.unsendable) > self.unsendable_seen:
+            after = peer.unsendable_at[self.unsendable_seen] > 0
             why, self.unsendable_seen = peer.unsendable[self.unsendable_seen], len(peer.unsendable)
-            self._send_case(report.nodeid or "<collection>", "broken", short(unsendable_reason(why)), 0.0)
+            self._send_case(report.nodeid or "<collection>", "broken", short(unsendable_reason(why)), 0.0, after)
             return
         missing = sorted(set(self.involvement.missing))
         if missing:
@@ -129,6 +131,7 @@ class Plugin:
                       "violations": len(peer.violations) if peer else 0,
                       "test_failures": len(peer.test_failures) if peer else 0,
                       "unsendable": len(peer.unsendable) if peer else 0,
+                      "requests": peer.requests_made if peer else 0,
                       "missing": len(self.involvement.missing)}
 
     def pytest_runtest_makereport(self, item, call):
@@ -143,9 +146,10 @@ class Plugin:
 
     def pytest_runtest_logfinish(self, nodeid, location) -> None:
         state, self._item = self._item, {}
+        self._after_answers = False
         outcome, message = self._classify(state)
         duration = sum(float(getattr(r, "duration", 0.0) or 0.0) for r in state.get("reports", []))
-        self._send_case(nodeid, outcome, message, duration * 1000)
+        self._send_case(nodeid, outcome, message, duration * 1000, self._after_answers)
 
     def _classify(self, state: dict) -> tuple[str, str]:
         reports = {r.when: r for r in state.get("reports", [])}
@@ -160,9 +164,11 @@ class Plugin:
 
         unsendable = peer.unsendable[state.get("unsendable", 0):] if peer is not None else []
         crossed = next((e for e in excs.values() if isinstance(e, rpc.Unsendable)), None)  # a fixture's cached one too
-        if unsendable:
+        if unsendable:  # after_answers: the candidate had answered in this test before (broken.py)
+            self._after_answers = peer.unsendable_at[state.get("unsendable", 0)] > state.get("requests", 0)
             return "broken", short(unsendable_reason(unsendable[0]))
         if crossed is not None:
+            self._after_answers = crossed.requests_made > 0
             return "broken", short(unsendable_reason(rpc._message(crossed)))
         if setup is not None and setup.failed:
             exc = excs.get("setup")
@@ -203,7 +209,10 @@ class Plugin:
             return "xpassed", short(f"xpass: {call.wasxfail}" if call.wasxfail else "xpass")
         return "pass", "passed"
 
-    def _send_case(self, node_id: str, outcome: str, message: str, duration_ms: float) -> None:
+    def _send_case(self, node_id: str, outcome: str, message: str, duration_ms: float,
+                   after_answers: bool = False) -> None:
         case = {"node_id": node_id, "outcome": outcome, "message": message, "duration_ms": round(duration_ms, 3)}
+        if after_answers:
+            case["after_answers"] = True
         self.cases[node_id] = case
         self.report.send(frame("case", **case))

@@ -66,6 +66,9 @@ class Unsendable(BoundaryError):
     """The test tried to hand the candidate a value that may not cross (its type, or the codec's
     limits): the test's doing, so the run is ``broken`` (the message names the type)."""
 
+    requests_made = 0
+    """How many requests the test side had made by then (answers that may have led it there)."""
+
 
 class NeedsInProcess(BoundaryError):
     """The test reached for something a handle does not carry (a function's ``__code__``, a class's
@@ -236,6 +239,9 @@ class Peer:
         self.unsendable: list[str] = []
         """Values the test side tried to hand the peer that may not cross (see ``outgoing``): the
         test's own doing, so the run's verdict is ``broken``."""
+        self.unsendable_at: list[int] = []
+        """``requests_made`` when each of ``unsendable`` was recorded: after an answer of the
+        candidate, its answers may have led the test there (``after_answers``, broken.py)."""
         self.test_failures: list[str] = []
         """The test's own assertions (or test-framework outcomes) that failed inside a callback the
         peer called: the verdict is a failure even if the peer swallowed the exception."""
@@ -295,7 +301,10 @@ class Peer:
     def _unsendable(self, exc: BaseException) -> "Unsendable":
         why = str(exc) if isinstance(exc, wire.NotPlain) else f"{type(exc).__name__}: {_message(exc)}"
         self.unsendable.append(why)
-        return Unsendable(why)
+        self.unsendable_at.append(self.requests_made)
+        exc = Unsendable(why)
+        exc.requests_made = self.requests_made
+        return exc
 
     def enc_args(self, args) -> list:
         return [self.outgoing(a) for a in args]

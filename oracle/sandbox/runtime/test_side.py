@@ -247,7 +247,8 @@ def run_isolated(spec: dict) -> dict:
                         candidate_module=spec.get("module"))
     verdict = _exercise(spec, ns, entry, code, peer, scene)
     if peer.unsendable:  # the test's own value could not cross, even if it caught the error
-        verdict = _verdict("broken", blame.unsendable_reason(peer.unsendable[0]))
+        verdict = _verdict("broken", blame.unsendable_reason(peer.unsendable[0]),
+                           after_answers=peer.unsendable_at[0] > 0)
     elif peer.broken or peer.violations:  # even when the test caught the BoundaryError
         verdict = _verdict("error", f"{peer.broken or peer.violations[0]} while running the test")
     elif peer.test_failures and verdict["outcome"] in ("pass", "value"):  # the candidate swallowed it
