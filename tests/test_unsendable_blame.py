@@ -4,8 +4,9 @@ kind, in the real sandbox on every backend.
 
 Two sides of it: a test that sends such a value for every candidate is reported once in
 ``broken_tests`` (the ``broken_tests`` concern), scored for nobody; and a cheating candidate that
-steers a test into sending one (its answer picks the test's path) while an honest candidate in the
-same task passes that test gets the test counted against it (``error``, scored), never excluded.
+steers a test into sending one (its answer picks the test's path) gets the test counted against it
+(``error``, scored), never excluded: next to an honest candidate that passes it, and alone (a value
+sent after the candidate's answers is broken only when a second run agrees).
 """
 
 from __future__ import annotations
@@ -111,6 +112,29 @@ def test_a_candidate_that_steers_the_test_into_an_unsendable_value_is_scored_on_
     assert scored.details["total_tests"] == 4 and scored.details.get("not_scored_tests", 0) == 0
     assert scored.score == 0.0 and scored.passed is False
     assert result.candidate("honest").passed is True
+
+
+@on_each_backend
+def test_a_lone_cheat_that_steers_the_test_gets_an_error_not_an_excluded_test(backend):
+    """No other run shows the test sound: a broken found after the candidate's answers is then its
+    own error (they may have led the test there), scored; the test is not reported broken."""
+    result = evaluate(backend, steered(LOCK), CHEAT)
+    assert result.status is Status.ok, result.error
+    assert result.broken_tests == [], result.broken_tests
+    cheat = outcomes(result, "cheat")
+    assert all(outcome in ("fail", "error") for outcome, _ in cheat.values()), cheat
+    assert "after this candidate had answered the test" in cheat["assert"][1], cheat["assert"]
+    scored = result.candidate("cheat")
+    assert scored.details["total_tests"] == 4 and scored.details.get("not_scored_tests", 0) == 0
+
+
+@on_each_backend
+def test_a_value_sent_after_an_answer_is_broken_once_two_runs_agree(backend):
+    late = [{"kind": "assert", "name": "late", "code": LOCK + "assert slugify('A b') == 'a-b'\nslugify(THING)\n"}]
+    both = evaluate(backend, late, HONEST, Trajectory(id="other", code=HONEST.code))
+    assert [b.test for b in both.broken_tests] == ["late"] and "_thread.lock" in both.broken_tests[0].reason
+    alone = evaluate(backend, late, HONEST)
+    assert alone.broken_tests == [] and outcomes(alone, "honest")["late"][0] == "error"
 
 
 @on_each_backend
