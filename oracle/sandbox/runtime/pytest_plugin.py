@@ -162,11 +162,11 @@ class Plugin:
         def text(report, when: str) -> str:
             return _failure_text(report, self.finder.root, where.get(when))
 
-        unsendable = peer.unsendable[state.get("unsendable", 0):] if peer is not None else []
         crossed = next((e for e in excs.values() if isinstance(e, rpc.Unsendable)), None)  # a fixture's cached one too
-        if unsendable:  # after_answers: the candidate had answered in this test before (broken.py)
-            self._after_answers = peer.unsendable_at[state.get("unsendable", 0)] > state.get("requests", 0)
-            return "broken", short(unsendable_reason(unsendable[0]))
+        if peer is not None and len(peer.unsendable) > state.get("unsendable", 0):
+            first = state.get("unsendable", 0)  # after_answers: the candidate had answered this test before (broken.py)
+            self._after_answers = peer.unsendable_at[first] > state.get("requests", 0)
+            return "broken", short(unsendable_reason(peer.unsendable[first]))
         if crossed is not None:
             self._after_answers = crossed.requests_made > 0
             return "broken", short(unsendable_reason(rpc._message(crossed)))
