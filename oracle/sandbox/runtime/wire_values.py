@@ -44,7 +44,7 @@ ARRAY_DTYPES = {
 }
 """The dtypes that cross (as numpy spells them, little-endian), with their item sizes."""
 MAX_NDIM = 32
-"""numpy's own limit on dimensions (64 in numpy 2); more is refused before numpy sees it."""
+"""At most this many dimensions cross (numpy 2 allows 64); more is refused before numpy sees it."""
 MAX_DECIMAL_TEXT = 100_010
 _DECIMAL = re.compile(r"[+-]?(?:(?:[0-9]+(?:\.[0-9]*)?|\.[0-9]+)(?:[eE][+-]?[0-9]+)?|Infinity|s?NaN[0-9]*)",
                       re.ASCII)
