@@ -157,3 +157,25 @@ def test_a_reference_whole_run_skip_covers_the_cases():
     ref = {0: out("skipped", "pytest[0]", kind="pytest")}
     decision = decide({"a": {0: suite(case("skipped", "test_a"))}}, ref)
     assert decision.flat("a")[0].neutral
+
+
+def test_a_broken_found_after_the_candidate_answered_needs_a_second_run():
+    """A value the test could not hand the candidate, after the candidate had answered: its answers
+    may have chosen that path, so a lone run is its own error; two runs that agree make it broken;
+    one found before any answer is broken on its own."""
+    after = out("broken", message="broken by the test, not the candidate: a lock", after_answers=True)
+    lone = decide({"cheat": {0: after, 1: out("pass", "u")}})
+    assert lone.broken == [] and words(lone, "cheat") == ["error", "pass"]
+    assert "after this candidate had answered" in lone.flat("cheat")[0].message
+    assert scoring.score_tests(lone.flat("cheat")) == (0.5, False)
+    with_timeout = decide({"cheat": {0: after}, "slow": {0: out("timeout")}})
+    assert with_timeout.broken == [] and words(with_timeout, "cheat") == ["error"]
+    both = decide({"a": {0: after}, "b": {0: after}})
+    assert [b.reason for b in both.broken] == [after.message] and words(both, "a") == ["broken"]
+    before = decide({"a": {0: out("broken", message="broken by the test, not the candidate: a lock")}})
+    assert len(before.broken) == 1
+    in_suite = decide({"a": {0: suite(case("broken", "test_a", "a lock"), case("pass", "test_b"))}})
+    assert len(in_suite.broken) == 1  # a case without the flag: broken on its own
+    flagged = dataclasses.replace(case("broken", "test_a", "a lock"), after_answers=True)
+    lone_case = decide({"a": {0: suite(flagged, case("pass", "test_b"))}})
+    assert lone_case.broken == [] and words(lone_case, "a") == ["error", "pass"]

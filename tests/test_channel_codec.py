@@ -8,7 +8,6 @@ import enum
 import math
 import socket
 import threading
-from decimal import Decimal
 
 import pytest
 from hypothesis import HealthCheck, given, settings
@@ -86,7 +85,7 @@ def test_subclasses_cross_as_their_plain_base():
     assert type(got[2]) is int and type(got[4]) is str
 
 
-@pytest.mark.parametrize("value, name", [(Decimal("1.5"), "Decimal"), (object(), "object"),
+@pytest.mark.parametrize("value, name", [(range(3), "range"), (object(), "object"),
                                          ((x for x in ()), "generator"), (len, "builtin_function_or_method")])
 def test_other_types_fail_naming_the_type(value, name):
     with pytest.raises(wire.NotPlain, match=name):

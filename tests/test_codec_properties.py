@@ -246,6 +246,13 @@ def test_javascript_values_without_a_counterpart_are_refused_with_the_reason(nod
 @pytest.mark.parametrize("data, reason", [
     ({"c": [1.0, 2.0]}, "complex number cannot cross into JavaScript"), ({"f": "1e999"}, "bad float tag"),
     ({"bi": "1.5"}, "bad bigint tag"), ({"u": None}, "bad undefined tag"), ({"b": "not base64!"}, "base64"),
+    ({"nd": ["<f8", [1], "AAAAAAAAAAA="]}, "a numpy array cannot cross into JavaScript (JavaScript has no such"),
+    ({"ns": ["<i8", "AAAAAAAAAAA="]}, "a numpy scalar cannot cross into JavaScript"),
+    ({"date": [2020, 1, 2]}, "a Python datetime.date cannot cross into JavaScript"),
+    ({"dt": [2020, 1, 2, 0, 0, 0, 0, 0, None]}, "a Python datetime.datetime cannot cross"),
+    ({"tm": [1, 2, 3, 0, 0, None]}, "a Python datetime.time cannot cross"),
+    ({"td": [1, 0, 0]}, "a Python datetime.timedelta cannot cross"),
+    ({"dec": "1.5"}, "a Python decimal.Decimal cannot cross"), ({"fr": [1, 3]}, "a Python fractions.Fraction cannot"),
 ])
 def test_what_javascript_cannot_hold_is_refused_there_with_the_reason(node, data, reason):
     reply = node.ask({"op": "echo", "value": data})

@@ -372,6 +372,21 @@ async def test_javascript_candidates_find_a_node_modules_directory(cache_root, s
         remove(top)
 
 
+NUMPY_PYTEST = """
+import numpy as np
+from solution import unit, count
+
+
+def test_unit():
+    assert np.allclose(unit(np.array([3.0, 4.0])), [0.6, 0.8])
+
+
+def test_count():
+    got = count(np.array([[0, 1], [2, 0]], dtype=np.int32)[:, ::-1])
+    assert type(got) is np.int64 and got == 2
+"""
+
+
 @pytest.mark.slow
 async def test_numpy_from_the_package_index(strategy, monkeypatch):
     """The one test that installs from the index the machine's pip is configured with."""
@@ -384,12 +399,23 @@ async def test_numpy_from_the_package_index(strategy, monkeypatch):
     try:
         task = Task(id="np", prompt="Sum with numpy.", entry_point="total", environment={"requirements": ["numpy>=2"]},
                     tests=[{"kind": "call", "call": "total([1, 2, 3.5])", "expected": 6.5},
-                           {"kind": "assert", "code": "import numpy\nassert numpy.__version__.startswith('2')"}])
-        code = "import numpy as np\n\ndef total(xs):\n    return float(np.asarray(xs).sum())\n"
-        result = await run(strategy, task, Trajectory(id="np", code=code), cfg=config(root, timeout_s=30))
+                           {"kind": "assert", "code": "import numpy\nassert numpy.__version__.startswith('2')"},
+                           {"kind": "pytest", "name": "arrays", "code": NUMPY_PYTEST}])
+        code = ("import numpy as np\n\ndef total(xs):\n    return float(np.asarray(xs).sum())\n\n"
+                "def unit(v):\n    return v / np.linalg.norm(v)\n\n"
+                "def count(a):\n    return (a != 0).sum()\n")
+        wrong = code.replace("v / np.linalg.norm(v)", "v[::-1] / np.linalg.norm(v)")
+        result = await run(strategy, task, Trajectory(id="np", code=code), Trajectory(id="wrong", code=wrong),
+                           cfg=config(root, timeout_s=30))
         assert result.status is Status.ok, result.error
         assert result.candidate("np").passed is True, result.candidate("np").details
         assert any(d.startswith("numpy==2") for d in result.provenance.execution.environment["installed"])
+        # Arrays cross both ways in a pytest test (and a numpy scalar back): the wrong candidate fails
+        # with pytest's own account of the comparison, the honest one passes, nothing is broken.
+        tests = {t["name"]: t for t in result.candidate("wrong").details["tests"]}
+        assert tests["arrays::test_unit"]["outcome"] == "fail", tests
+        assert "allclose" in tests["arrays::test_unit"]["message"], tests["arrays::test_unit"]
+        assert tests["arrays::test_count"]["outcome"] == "pass" and result.broken_tests == []
     finally:
         remove(root)
 

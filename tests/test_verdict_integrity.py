@@ -462,7 +462,8 @@ def test_killing_the_oracle_kills_its_warm_workers(tmp_path):
 @pytest.mark.slow
 def test_the_test_cannot_hand_the_candidate_its_own_process():
     """A module or a real connection bound into the candidate would let it run code on the test
-    side: refused with a message that says how to wrap it; a test-defined wrapper crosses."""
+    side: refused with a message that says how to wrap it (the test is broken: its own doing); a
+    test-defined wrapper crosses."""
     code = "HOOK = None\ndef use():\n    return HOOK.getcwd() if hasattr(HOOK, 'getcwd') else HOOK.value()\n"
     # The prompt declares HOOK, so the test's assignment is handed over (see runtime/handover.py).
     task = Task(id="hooks", prompt="HOOK = None\n", language="python", entry_point="use", tests=[
@@ -473,6 +474,6 @@ def test_the_test_cannot_hand_the_candidate_its_own_process():
     result = _evaluate(strongest_backend(), task, [Trajectory(id="c", code=code)])
     tests = {t["name"]: t for t in result.candidate("c").details["tests"]}
     assert tests["wrapper"]["outcome"] == "pass", tests
-    for name in ("module", "builtin_open"):
-        assert tests[name]["outcome"] == "error"
+    for name in ("module", "builtin_open"):  # the test's own doing: broken, never the candidate's error
+        assert tests[name]["outcome"] == "broken"
         assert "wrap it in a class" in tests[name]["message"], tests[name]

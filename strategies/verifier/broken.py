@@ -13,7 +13,9 @@ case seen in the other runs. Per unit:
   nothing about it either (the run ended before the test's code ran, timed out, or had no verdict
   through our fault). Once any run got past the point where the test broke, the test is not broken:
   its ``broken`` runs count as ``error`` for those candidates, so no candidate can have a test
-  excluded by what its own run shows. A unit that every run skipped (or xfailed) was not run:
+  excluded by what its own run shows. A ``broken`` found after the candidate had answered the test
+  (``after_answers``: a value the test could not hand it, which its answers may have chosen) needs a
+  second run that agrees: a lone candidate's is its ``error``. A unit that every run skipped (or xfailed) was not run:
   broken, unless some candidate's run gave it a verdict (then a skip is never a pass);
 - a broken unit is ``broken`` for every candidate, with the reason, and scored for nobody; it is
   reported once in ``broken_tests``. Outcomes of runs that changed their worker (``tampering``) or
@@ -104,6 +106,8 @@ def _no_reference_reason(runs: Mapping[str, TestOutcome]) -> str | None:
     """Why a unit is broken judging by the candidates' runs alone, or None."""
     broken = [o for o in runs.values() if o.outcome == "broken"]
     if broken and all(o.outcome == "broken" or _says_nothing(o) for o in runs.values()):
+        if len(broken) == 1 and broken[0].after_answers:
+            return None  # one run, whose candidate's answers may have led the test there: its error
         return broken[0].message
     told = [o for o in runs.values() if not _says_nothing(o)]
     if told and all(o.outcome in NO_VERDICT for o in told):
@@ -151,6 +155,10 @@ def decide(runs: Mapping[str, Mapping[int, TestOutcome]],
                     pass
                 elif reason is not None:
                     own = dataclasses.replace(own, outcome="broken", message=reason, neutral=False)
+                elif own.outcome == "broken" and own.after_answers and len(unit_runs) == 1:
+                    own = dataclasses.replace(own, outcome="error", message=(
+                        f"{own.message} (after this candidate had answered the test, and no other run or "
+                        "reference solution shows the test at fault)"))
                 elif own.outcome == "broken":
                     own = dataclasses.replace(own, outcome="error",
                                               message=f"broken in this candidate's run only: {own.message}")

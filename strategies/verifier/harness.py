@@ -67,6 +67,9 @@ class TestOutcome:
     nothing about whether the test itself is broken (broken.py)."""
     neutral: bool = False
     """A skip or xfail that the task's reference solution shows too: not scored (broken.py)."""
+    after_answers: bool = False
+    """A ``broken`` outcome found after the candidate had answered the test (a value the test could not
+    hand it): the candidate's answers may have led there, so one run alone never makes it broken."""
 
     def as_dict(self) -> dict[str, Any]:
         out = {"name": self.name, "kind": self.kind, "outcome": self.outcome, "message": self.message,
@@ -215,7 +218,8 @@ def _suite_outcome(test: PytestTest, index: int, run: RunResult, *, memory_mb: i
                            run.duration_ms, test.weight, integrity, before_test=report.before_test)
     share = test.weight / len(report.cases)
     cases = tuple(TestOutcome(f"{name}::{pytest_suite.short_id(test, c.node_id)}", test.kind, c.outcome, c.message,
-                              c.duration_ms, share, integrity, node_id=c.node_id) for c in report.cases)
+                              c.duration_ms, share, integrity, node_id=c.node_id, after_answers=c.after_answers)
+                  for c in report.cases)
     worst = next((c.outcome for c in cases if c.outcome != "pass"), "pass")
     return TestOutcome(name, test.kind, worst, report.summary(), run.duration_ms, test.weight, integrity,
                        cases=cases)
@@ -264,7 +268,8 @@ def _interpret(test: Test, index: int, run: RunResult, *, tolerance: float, memo
     vkind = verdict.get("outcome")
     message = str(verdict.get("message", ""))
     if vkind == "broken":  # the test process's own finding (runtime/blame.py); no candidate can send it
-        return out("broken", message or "the test is broken")
+        broken = out("broken", message or "the test is broken")
+        return dataclasses.replace(broken, after_answers=True) if verdict.get("after_answers") is True else broken
     if vkind in ("pass", "fail", "error"):
         if vkind == "error" and memory:
             message = f"{memory}: {message}"

@@ -38,6 +38,8 @@ class Case:
     outcome: str
     message: str
     duration_ms: float
+    after_answers: bool = False
+    """A ``broken`` case whose test had been answered by the candidate before (broken.py)."""
 
 
 @dataclass
@@ -82,7 +84,8 @@ def read(run: RunResult, *, memory_mb: int, timeout_s: float | None = None) -> S
             outcome = frame.get("outcome") if frame.get("outcome") in OUTCOMES else "error"
             if node_id not in seen:
                 seen[node_id] = Case(node_id, str(outcome), str(frame.get("message") or outcome)[:MAX_MESSAGE],
-                                     float(frame.get("duration_ms") or 0.0))
+                                     float(frame.get("duration_ms") or 0.0),
+                                     after_answers=outcome == "broken" and frame.get("after_answers") is True)
     verdict = run.verdict
     if verdict is not None:
         report.pytest_version = verdict.get("pytest_version")

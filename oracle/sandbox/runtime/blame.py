@@ -305,6 +305,15 @@ class Scene:
         return True
 
 
+def unsendable_reason(why: str) -> str:
+    """The ``broken`` reason of a run whose test tried to hand the candidate a value that may not
+    cross (rpc.Peer.outgoing): the value is the test's, or the codec's limit. A candidate that
+    steers a test there is caught across runs (a run that got past that point makes the others'
+    ``broken`` an ``error``; one found after the candidate's answers, ``after_answers``, needs a
+    second run that agrees)."""
+    return f"broken by the test, not the candidate: {why}"
+
+
 def _test_kind(exc: BaseException) -> bool:
     """Exceptions that can be the test's own: not an assertion (the test said no), not a missing
     name (the candidate's miss), not memory (the candidate's exports take memory too), not an exit."""

@@ -4,7 +4,8 @@ It drops any collected item whose object is a candidate proxy (and names it), se
 node ids before the first test runs, then one ``case`` frame per test as it ends (and one per
 collection error), classifying each: pass, fail, error, skipped, xfailed, xpassed, or broken (a
 collection error, or a fixture/setup error, while the candidate had not been involved since the
-test started: the test's own fault). A failure's message is pytest's own report (its ``E`` lines:
+test started, or a value the test tried to hand the candidate that may not cross: the test's own
+fault). A failure's message is pytest's own report (its ``E`` lines:
 the compared values, the diff) and the line of the task's file.
 """
 
@@ -14,6 +15,7 @@ import os
 import sys
 
 from . import rpc, wire
+from .blame import unsendable_reason
 from .pytest_names import Involvement, TaskModules
 
 MAX_MESSAGE = 2000
@@ -74,6 +76,9 @@ class Plugin:
         self.setup_errors: list[tuple[BaseException | None, str]] = []
         """Each setup error so far and how it was judged (a wider-scoped fixture re-raises its own)."""
         self._item: dict = {}
+        self.unsendable_seen = 0
+        self._after_answers = False
+        """How many of the peer's unsendable values collection reports have accounted for."""
 
     # -- collection ------------------------------------------------------------------------
     def pytest_load_initial_conftests(self, early_config, parser, args) -> None:
@@ -101,6 +106,12 @@ class Plugin:
         untouched = self.involvement.blame_test and self.involvement.now() == self.run_start
         outcome = "broken" if untouched else "error"
         message = _failure_text(report, self.finder.root)
+        peer = self.involvement.peer
+        if peer is not None and len(peer.unsendable) > self.unsendable_seen:
+            after = peer.unsendable_at[self.unsendable_seen] > 0
+            why, self.unsendable_seen = peer.unsendable[self.unsendable_seen], len(peer.unsendable)
+            self._send_case(report.nodeid or "<collection>", "broken", short(unsendable_reason(why)), 0.0, after)
+            return
         missing = sorted(set(self.involvement.missing))
         if missing:
             message = f"the candidate's module defines no {', '.join(map(repr, missing))}: {message}"
@@ -119,6 +130,8 @@ class Plugin:
         self._item = {"start": self.involvement.now(), "reports": [], "excs": {},
                       "violations": len(peer.violations) if peer else 0,
                       "test_failures": len(peer.test_failures) if peer else 0,
+                      "unsendable": len(peer.unsendable) if peer else 0,
+                      "requests": peer.requests_made if peer else 0,
                       "missing": len(self.involvement.missing)}
 
     def pytest_runtest_makereport(self, item, call):
@@ -133,9 +146,10 @@ class Plugin:
 
     def pytest_runtest_logfinish(self, nodeid, location) -> None:
         state, self._item = self._item, {}
+        self._after_answers = False
         outcome, message = self._classify(state)
         duration = sum(float(getattr(r, "duration", 0.0) or 0.0) for r in state.get("reports", []))
-        self._send_case(nodeid, outcome, message, duration * 1000)
+        self._send_case(nodeid, outcome, message, duration * 1000, self._after_answers)
 
     def _classify(self, state: dict) -> tuple[str, str]:
         reports = {r.when: r for r in state.get("reports", [])}
@@ -148,6 +162,14 @@ class Plugin:
         def text(report, when: str) -> str:
             return _failure_text(report, self.finder.root, where.get(when))
 
+        crossed = next((e for e in excs.values() if isinstance(e, rpc.Unsendable)), None)  # a fixture's cached one too
+        if peer is not None and len(peer.unsendable) > state.get("unsendable", 0):
+            first = state.get("unsendable", 0)  # after_answers: the candidate had answered this test before (broken.py)
+            self._after_answers = peer.unsendable_at[first] > state.get("requests", 0)
+            return "broken", short(unsendable_reason(peer.unsendable[first]))
+        if crossed is not None:
+            self._after_answers = crossed.requests_made > 0
+            return "broken", short(unsendable_reason(rpc._message(crossed)))
         if setup is not None and setup.failed:
             exc = excs.get("setup")
             if isinstance(exc, rpc.BoundaryError):
@@ -187,7 +209,10 @@ class Plugin:
             return "xpassed", short(f"xpass: {call.wasxfail}" if call.wasxfail else "xpass")
         return "pass", "passed"
 
-    def _send_case(self, node_id: str, outcome: str, message: str, duration_ms: float) -> None:
+    def _send_case(self, node_id: str, outcome: str, message: str, duration_ms: float,
+                   after_answers: bool = False) -> None:
         case = {"node_id": node_id, "outcome": outcome, "message": message, "duration_ms": round(duration_ms, 3)}
+        if after_answers:
+            case["after_answers"] = True
         self.cases[node_id] = case
         self.report.send(frame("case", **case))

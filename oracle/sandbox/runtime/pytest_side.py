@@ -226,7 +226,7 @@ def run_isolated(spec: dict, report: wire.Channel) -> dict:
         if not isinstance(name, str) or not name.isidentifier() or keyword.iskeyword(name) \
                 or name.startswith("__"):
             raise ValueError(f"bind_global: {name!r} is not a global name the candidate can be given")
-        peer.request({"op": "setglobal", "name": name, "value": peer.encode(value)})
+        peer.request({"op": "setglobal", "name": name, "value": peer.outgoing(value)})
 
     names = _scope_names(spec, exported, bind_global)
     if isinstance(names, dict):

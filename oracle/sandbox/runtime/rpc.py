@@ -24,10 +24,14 @@ Rules that keep the verdict on the test side:
   called is recorded on the test's peer: the candidate cannot swallow the test's failure;
 - arguments cross by value, so after a call the callee sends back the new state of every list,
   dict, set, bytearray (or tuple holding those) argument it changed, and the caller updates its own
-  objects in place; the written-back data may hold only plain values and the handles that argument
+  objects in place; a numpy array passed directly as an argument too (``a.sort()``, ``a[0] = 1``:
+  the same dtype and shape only, a change of either is a violation; an array inside a container is
+  not written back); the written-back data may hold only plain values and the handles that argument
   already held (never a new handle); top-level aliasing (``f(xs, xs)``) is kept;
 - a dead or garbled channel, or a value that may not cross raise ``BoundaryError``, a
-  BaseException that a test's ``except Exception`` cannot swallow.
+  BaseException that a test's ``except Exception`` cannot swallow. A value the test side tries to
+  hand the candidate that may not cross is ``Unsendable`` and recorded on the peer: the run is the
+  test's ``broken``, never the candidate's failure (see ``Peer.outgoing``).
 """
 
 from __future__ import annotations
@@ -35,9 +39,14 @@ from __future__ import annotations
 import itertools
 import json
 import operator
+import sys
 import types
 
 from . import wire
+
+TYPE_CHECKING = False  # type checkers read the block below; at run time nothing more is imported
+if TYPE_CHECKING:
+    from typing import Any
 
 _PROBED = frozenset({"__length_hint__", "__array__", "__array_interface__", "__array_struct__", "__deepcopy__",
                      "__copy__", "__reduce_ex__", "__reduce__", "__getstate__", "__setstate__", "__fspath__",
@@ -51,6 +60,14 @@ BATCH = 256
 
 class BoundaryError(BaseException):
     """The candidate left the protocol: it exited, broke the channel or sent what may not cross."""
+
+
+class Unsendable(BoundaryError):
+    """The test tried to hand the candidate a value that may not cross (its type, or the codec's
+    limits): the test's doing, so the run is ``broken`` (the message names the type)."""
+
+    requests_made = 0
+    """How many requests the test side had made by then (answers that may have led it there)."""
 
 
 class NeedsInProcess(BoundaryError):
@@ -131,7 +148,7 @@ class Remote:
 
     def __setattr__(self, name: str, value) -> None:
         self._peer.request({"op": "setattr", "target": self._handle.id, "name": name,
-                            "value": self._peer.encode(value)})
+                            "value": self._peer.outgoing(value)})
 
     def __iter__(self):
         it = self._peer.request({"op": "iter", "target": self._handle.id})
@@ -219,6 +236,12 @@ class Peer:
         self.broken: str | None = None
         self.violations: list[str] = []
         """Exits and values that could not cross: the verdict is an error even if a test caught them."""
+        self.unsendable: list[str] = []
+        """Values the test side tried to hand the peer that may not cross (see ``outgoing``): the
+        test's own doing, so the run's verdict is ``broken``."""
+        self.unsendable_at: list[int] = []
+        """``requests_made`` when each of ``unsendable`` was recorded: after an answer of the
+        candidate, its answers may have led the test there (``after_answers``, broken.py)."""
         self.test_failures: list[str] = []
         """The test's own assertions (or test-framework outcomes) that failed inside a callback the
         peer called: the verdict is a failure even if the peer swallowed the exception."""
@@ -236,12 +259,11 @@ class Peer:
             kind = self.exportable(obj)
             if kind is None and self.side == "t":
                 raise wire.NotPlain(f"the test tried to hand the candidate a {_type_name(obj)}; only plain data "
-                                    "and what the test defines itself may cross (wrap it in a class of the "
-                                    "test's own: its public methods become the candidate's view)")
+                                    "and the test's own objects cross (wrap it in a class of the test's own)")
             if kind is None:
                 raise wire.NotPlain(f"a value of type {_type_name(obj)} cannot cross the boundary "
                                     "(plain data only: None, bool, int, float, complex, str, bytes, "
-                                    "tuple, list, dict, set, frozenset)")
+                                    "tuple, list, dict, set, frozenset, numpy arrays, dates, Decimal)")
         key = id(obj)
         hid = self._ids.get(key)
         if hid is None or self.objects.get(hid) is not obj:
@@ -265,11 +287,30 @@ class Peer:
     def decode(self, data):
         return wire.decode(data, self.from_handle)
 
+    def outgoing(self, value):
+        """``value`` encoded to be handed to the peer. On the test side, a value that may not cross
+        is the test's doing (or the codec's limit), never the candidate's: it is recorded in
+        ``unsendable`` and raised as ``Unsendable``, which a test's ``except Exception`` cannot swallow."""
+        try:
+            return self.encode(value)
+        except (wire.NotPlain, RecursionError) as exc:
+            if self.side != "t":
+                raise
+            raise self._unsendable(exc) from None
+
+    def _unsendable(self, exc: BaseException) -> "Unsendable":
+        why = str(exc) if isinstance(exc, wire.NotPlain) else f"{type(exc).__name__}: {_message(exc)}"
+        self.unsendable.append(why)
+        self.unsendable_at.append(self.requests_made)
+        exc = Unsendable(why)
+        exc.requests_made = self.requests_made
+        return exc
+
     def enc_args(self, args) -> list:
-        return [self.encode(a) for a in args]
+        return [self.outgoing(a) for a in args]
 
     def enc_kwargs(self, kwargs) -> list:
-        return [[str(k), self.encode(v)] for k, v in kwargs.items()]
+        return [[str(k), self.outgoing(v)] for k, v in kwargs.items()]
 
     # -- requests ----------------------------------------------------------------------------
     def _fail(self, why: str) -> BoundaryError:
@@ -290,6 +331,10 @@ class Peer:
             self.channel.send(message)
         except wire.ChannelError as exc:
             raise self._fail(f"the candidate side is gone ({exc})") from None
+        except wire.NotPlain as exc:  # the frame is too large
+            if self.side != "t":
+                raise
+            raise self._unsendable(exc) from None
         while True:
             try:
                 reply = self.channel.recv()
@@ -359,7 +404,7 @@ class Peer:
                     and not isinstance(pair[0], bool) and pair[0] in slots):
                 raise self._fail("a malformed argument write-back")
             target = slots[pair[0]]
-            if isinstance(target, MUTABLE + (tuple,)) and pair[0] not in current:
+            if (isinstance(target, MUTABLE + (tuple,)) or _is_array(target)) and pair[0] not in current:
                 current[pair[0]] = self.encode(target)
         allowed: set[tuple[str, int]] = set()
         for enc in current.values():
@@ -439,10 +484,23 @@ class Peer:
             value = self._plain(new, allowed)
             if isinstance(value, bytearray):
                 bytearray.__setitem__(target, slice(None), value)
+        elif _is_array(target) and _tag(new) == "nd":
+            self._merge_array(target, new)
         elif base is tuple and _tag(new) == "t" and _tag(cur) == "t" and len(new["t"]) == len(cur["t"]):
             for item, old, now in zip(tuple.__iter__(target), cur["t"], new["t"]):
                 if old != now and _mergeable(item, now):  # a tuple's own items cannot change
                     self._merge(item, old, now, allowed, depth + 1)
+
+    def _merge_array(self, target, new) -> None:
+        """Copy the callee's new contents of an ndarray argument into ours (same dtype and shape)."""
+        value: Any = wire.decode(new)
+        if not _is_array(value) or value.shape != target.shape or \
+                value.dtype.newbyteorder("=") != target.dtype.newbyteorder("="):  # byte order aside
+            raise self._violation(f"the {self._other()} changed an array argument's dtype or shape in place "
+                                  f"({target.dtype}{list(target.shape)}); an array written back keeps both")
+        if not target.flags.writeable:
+            raise self._violation(f"the {self._other()} changed a read-only array argument")
+        target[...] = value
 
     # -- serving -----------------------------------------------------------------------------
     def serve(self) -> None:
@@ -463,7 +521,9 @@ class Peer:
         called: dict = {}
         try:
             value = self._perform(message, called)
-            reply = {"op": "ret", "id": rid, "value": self.encode(value)}
+            reply = {"op": "ret", "id": rid, "value": self.outgoing(value)}
+        except Unsendable as exc:  # a test callback's answer may not cross: recorded, the candidate told
+            reply = {"op": "err", "id": rid, "type": "__boundary__", "msg": f"the test's answer cannot cross: {exc}"}
         except wire.NotPlain as exc:
             reply = {"op": "err", "id": rid, "type": "__boundary__", "msg": str(exc)}
         except BoundaryError as exc:
@@ -484,6 +544,8 @@ class Peer:
         try:
             self.channel.send(reply)
         except wire.NotPlain as exc:
+            if self.side == "t":
+                self._unsendable(exc)
             self.channel.send({"op": "err", "id": rid, "type": "__boundary__", "msg": str(exc)})
 
     def _add_write_back(self, message: dict, called: dict, reply: dict) -> None:
@@ -541,7 +603,7 @@ class Peer:
                 sent = dict(enumerate(message.get("args") or []))
                 sent.update((pair[0], pair[1]) for pair in message.get("kwargs") or [])
                 for slot, value in slots.items():
-                    if type(value) in MUTABLE + (tuple,) and slot in sent:
+                    if (type(value) in MUTABLE + (tuple,) or _is_array(value, exact=True)) and slot in sent:
                         called[slot] = (value, _snapshot(value, sent[slot]))
             return obj(*args, **kwargs)
         name = message.get("name")
@@ -594,6 +656,14 @@ class _IterBox:
 
     def __init__(self, it) -> None:
         self.it = it
+
+
+def _is_array(value, exact: bool = False) -> bool:
+    """Whether ``value`` is a numpy ndarray (exactly one, with ``exact``: an argument decoded here)."""
+    np = sys.modules.get("numpy")
+    if np is None:
+        return False
+    return type(value) is np.ndarray if exact else isinstance(value, np.ndarray)
 
 
 def _tag(data) -> str | None:

@@ -17,8 +17,10 @@ A name the candidate defines is never a reason to send it anything: defining ``e
 The verdict goes to the host on its own file descriptor: ``pass``, ``fail`` (an assertion of the
 test), ``error`` (the candidate raised, could not load, exited, broke the channel, or returned a
 value that may not cross), ``broken`` (the test's own fault: it does not compile, the prompt's code
-fails here, or it raised before asking the candidate anything and blame.py finds that it cannot
-have read anything the candidate supplied) or, for ``call`` tests, ``value`` (the host compares it).
+fails here, it raised before asking the candidate anything and blame.py finds that it cannot
+have read anything the candidate supplied, or it tried to hand the candidate a value that may not
+cross: a candidate that steers a test there is caught across runs, strategies/verifier/broken.py)
+or, for ``call`` tests, ``value`` (the host compares it).
 """
 
 from __future__ import annotations
@@ -223,7 +225,7 @@ def run_isolated(spec: dict) -> dict:
     def send_global(name: str, value) -> None:
         peer.before_request = None  # one push at a time: the setglobal request itself must not recurse
         try:
-            peer.request({"op": "setglobal", "name": name, "value": peer.encode(value)})
+            peer.request({"op": "setglobal", "name": name, "value": peer.outgoing(value)})
         finally:
             peer.before_request = push_rebound_globals
 
@@ -244,7 +246,10 @@ def run_isolated(spec: dict) -> dict:
                         prompt_names=prompt_names, prompt_code=spec.get("prompt_code"),
                         candidate_module=spec.get("module"))
     verdict = _exercise(spec, ns, entry, code, peer, scene)
-    if peer.broken or peer.violations:  # even when the test caught the BoundaryError
+    if peer.unsendable:  # the test's own value could not cross, even if it caught the error
+        verdict = _verdict("broken", blame.unsendable_reason(peer.unsendable[0]),
+                           after_answers=peer.unsendable_at[0] > 0)
+    elif peer.broken or peer.violations:  # even when the test caught the BoundaryError
         verdict = _verdict("error", f"{peer.broken or peer.violations[0]} while running the test")
     elif peer.test_failures and verdict["outcome"] in ("pass", "value"):  # the candidate swallowed it
         verdict = _verdict("fail", peer.test_failures[0])

@@ -4,7 +4,8 @@
 // handles or not at all. Exact both ways: -0, NaN, the infinities, BigInts (never narrowed to a
 // Number), undefined (never null), Maps (a Map stays a Map). Refused with the reason: a Symbol, a
 // function where only plain data may cross, a sparse array's hole, a Symbol-keyed object, a complex
-// number from Python. A Uint8Array arrives as a Buffer; a Python tuple as an array.
+// number, a numpy array or scalar, a date or time, a Decimal or a Fraction from Python. A Uint8Array
+// arrives as a Buffer; a Python tuple as an array.
 const fs = require('fs');
 
 const MAX_FRAME = 32 * 1024 * 1024;
@@ -26,6 +27,12 @@ const FLOAT_LITERAL = /^-?(?:0|[1-9][0-9]*)(?:\.[0-9]+)?(?:[eE][+-]?[0-9]+)?$/;
 const DIGITS = /^-?[0-9]+$/;
 const BASE64 = /^(?:[A-Za-z0-9+/]{4})*(?:[A-Za-z0-9+/]{2}==|[A-Za-z0-9+/]{3}=)?$/;
 const MAX_INT_DIGITS = 100000;
+// Python values with no JavaScript counterpart (wire_values.py): a clear refusal, never "unknown tag".
+const PYTHON_ONLY = Object.freeze({
+  nd: 'numpy array', ns: 'numpy scalar', date: 'Python datetime.date', dt: 'Python datetime.datetime',
+  tm: 'Python datetime.time', td: 'Python datetime.timedelta', dec: 'Python decimal.Decimal',
+  fr: 'Python fractions.Fraction',
+});
 
 // A Number crosses as a JSON number only where JSON (and Python) read it back exactly: a safe
 // integer, or a non-integral finite value. -0, NaN, the infinities and integral values past 2**53
@@ -109,6 +116,9 @@ function decode(data, fromHandle, depth) {
   if (keys.length !== 1) throw new ChannelError('unknown tag');
   const tag = keys[0];
   const body = data[tag];
+  if (Object.prototype.hasOwnProperty.call(PYTHON_ONLY, tag)) {
+    throw new ChannelError('a ' + PYTHON_ONLY[tag] + ' cannot cross into JavaScript (JavaScript has no such value)');
+  }
   if (tag === 'f') {
     if (body === 'nan') return NaN;
     if (body === 'inf') return Infinity;

@@ -4,8 +4,10 @@ Why a codec of our own: the verdict is decided in the test process, so nothing t
 the candidate may carry behaviour. Only plain data crosses, by value, with its type preserved:
 None, bool, int (any size), float (nan, inf and -0.0 included), complex, str, bytes, bytearray, and tuples,
 lists, dicts, sets and frozensets of these, plus JavaScript's ``undefined`` (``UNDEFINED``) and a
-small JavaScript BigInt (``BigInt``, an int). Everything else crosses as a handle (an id the owner
-resolves) or not at all. Never pickle: unpickling runs code chosen by the sender.
+small JavaScript BigInt (``BigInt``, an int); and, between two Python sides, numpy arrays and
+scalars, dates and times, ``Decimal`` and ``Fraction`` (wire_values.py says how, and what is
+refused). Everything else crosses as a handle (an id the owner resolves) or not at all. Never
+pickle: unpickling runs code chosen by the sender.
 
 Encoding: JSON where JSON is exact (null, booleans, strings, integers of at most 2**53 - 1, finite
 nonzero-signed floats written with a '.' or an exponent, lists); every JSON object is a tag, so a
@@ -16,7 +18,9 @@ JavaScript Map (a dict here), ``{"s": [...]}`` set, ``{"fs": [...]}`` frozenset,
 "nan"|"inf"|"-inf"|"-0"|"<literal>"}`` a
 float JSON cannot spell (the literal form: a JavaScript Number with an integral value past 2**53,
 which must stay a float), ``{"h": id, "o": owner, "k": kind}`` a handle, ``{"u": 1}``
-JavaScript's undefined, ``{"bi": "123"}`` an integer past 2**53 - 1, or a JavaScript BigInt.
+JavaScript's undefined, ``{"bi": "123"}`` an integer past 2**53 - 1, or a JavaScript BigInt;
+``{"nd"}``, ``{"ns"}``, ``{"date"}``, ``{"dt"}``, ``{"tm"}``, ``{"td"}``, ``{"dec"}``, ``{"fr"}``
+the values of wire_values.py.
 
 The two languages (wire.js is the other end), one representation each:
 
@@ -32,7 +36,20 @@ JS Number past 2**53    ``{"f": "1e+21"}``          JS Number; Python float
 NaN, ±inf               ``{"f": "nan"}`` …          the same on both sides
 undefined               ``{"u": 1}``                JS undefined; Python ``UNDEFINED``
 complex                 ``{"c": [re, im]}``         Python complex; refused by JavaScript
+numpy ndarray           ``{"nd": [dtype, shape,     a fresh writable C-order ndarray (bool,
+                        "<base64>"]}``              int, uint, float, complex dtypes only)
+numpy scalar            ``{"ns": [dtype, "…"]}``    the same numpy type (np.float64 and
+                                                    np.complex128 are float and complex)
+date, datetime, time    ``{"date": [y, m, d]}``,    the same type, naive or with a fixed-offset
+                        ``{"dt"}``, ``{"tm"}``      ``datetime.timezone``; other tzinfo refused
+timedelta               ``{"td": [d, s, us]}``      timedelta
+Decimal                 ``{"dec": "1.10"}``         Decimal, its exact text (NaN, -0 included)
+Fraction                ``{"fr": [n, d]}``          Fraction
 ======================  =========================  ==========================================
+
+The values below complex are Python's alone: wire.js refuses each of them by name ("a numpy array
+cannot cross into JavaScript"). Both sides of a run speak one language (the task's), so a Python
+side never has a JavaScript peer; the refusal is for a message that reaches one all the same.
 
 A Python float with an integral value (3.0) reaches JavaScript as the Number 3, which comes back
 as the int 3: JavaScript has one number type. A str holding a UTF-16 surrogate pair as two code
@@ -54,6 +71,8 @@ import os
 import re
 import struct
 import sys
+
+from . import wire_values
 
 TYPE_CHECKING = False  # type checkers read the block below; at run time nothing more is imported
 if TYPE_CHECKING:
@@ -79,6 +98,9 @@ class ChannelError(Exception):
 
 class NotPlain(Exception):
     """A value of a type that may not cross by value (its type is named in the message)."""
+
+
+wire_values.errors.not_plain, wire_values.errors.channel = NotPlain, ChannelError
 
 
 class Handle:
@@ -195,6 +217,9 @@ def encode(value: Any, to_handle=None, _depth: int = 0) -> object:
         return {"fs": [encode(v, to_handle, d) for v in frozenset.__iter__(value)]}
     if isinstance(value, Handle):
         return {"h": value.id, "o": value.owner, "k": value.kind}
+    tagged = wire_values.encode(value, encode)
+    if tagged is not None:
+        return tagged
     if to_handle is not None:
         h = to_handle(value)
         return {"h": h.id, "o": h.owner, "k": h.kind}
@@ -271,6 +296,8 @@ def decode(data: object, from_handle=None, _depth: int = 0) -> object:
         if body != 1 or isinstance(body, bool):
             raise ChannelError("bad undefined tag")
         return UNDEFINED
+    if tag in wire_values.TAGS:
+        return wire_values.decode(tag, body, lambda v: decode(v, None, d))
     if tag == "bi":
         if not isinstance(body, str) or len(body) > MAX_INT_DIGITS + 1 or not _DIGITS.fullmatch(body):
             raise ChannelError("bad bigint tag")

@@ -1,0 +1,147 @@
+"""A value the test itself tries to hand the candidate that may not cross the boundary is the test's
+doing, never the candidate's: the run is ``broken`` (naming the type and what to do), for every test
+kind, in the real sandbox on every backend.
+
+Two sides of it: a test that sends such a value for every candidate is reported once in
+``broken_tests`` (the ``broken_tests`` concern), scored for nobody; and a cheating candidate that
+steers a test into sending one (its answer picks the test's path) gets the test counted against it
+(``error``, scored), never excluded: next to an honest candidate that passes it, and alone (a value
+sent after the candidate's answers is broken only when a second run agrees).
+"""
+
+from __future__ import annotations
+
+import asyncio
+
+import pytest
+
+from oracle.config.model import OracleConfig
+from oracle.results.result import Status
+from oracle.strategies.protocol import EvaluationContext
+from oracle.strategies.verifier.strategy import VerifierStrategy
+from oracle.tasks.task import Task, Trajectory
+from tests.plugins.sandbox_backends import on_each_backend
+
+pytestmark = pytest.mark.sandbox
+HONEST = Trajectory(id="honest", code="def slugify(s):\n    return '-'.join(str(s).lower().split())\n")
+CHEAT = Trajectory(id="cheat", code="def slugify(s):\n    return 'steer'\n")
+LOCK = "import threading\nTHING = threading.Lock()\n"
+"""Not plain data and not the test's own class: it may not cross."""
+ZONED = ("import datetime\n\nclass Zone(datetime.tzinfo):\n    def utcoffset(self, d):\n"
+         "        return datetime.timedelta(hours=1)\n\nTHING = datetime.datetime(2020, 1, 1, tzinfo=Zone())\n")
+"""A datetime crosses by value, but not with a tzinfo whose rules are code: the codec's limit."""
+
+
+def always(setup: str) -> list[dict]:
+    """One test of each kind that hands every candidate ``THING`` (its first call to the candidate)."""
+    return [
+        {"kind": "assert", "name": "assert", "code": setup + "assert slugify(THING) == 'x'\n"},
+        {"kind": "check", "name": "check",
+         "code": setup + "def check(candidate):\n    assert candidate(THING) == 'x'\n"},
+        {"kind": "call", "name": "call", "call": "slugify(__import__('threading').Lock())", "expected": "x"},
+        {"kind": "pytest", "name": "suite", "code": setup + "from solution import slugify\n\n\ndef test_thing():\n"
+                                                          "    assert slugify(THING) == 'x'\n\n\n"
+                                                          "def test_sound():\n    assert slugify('A b') == 'a-b'\n"},
+        {"kind": "pytest", "name": "collect", "code": setup + "from solution import slugify\n\nslugify(THING)\n\n\n"
+                                                            "def test_never():\n    pass\n"},
+    ]
+
+
+def steered(setup: str) -> list[dict]:
+    """One test of each kind that sends ``THING`` only when the candidate answered 'steer'; an honest
+    candidate never goes there. The test even catches what follows (its ``except`` cannot hide it)."""
+    body = ("r = slugify('A b')\nif r == 'steer':\n    try:\n        slugify(THING)\n    except BaseException:\n"
+            "        pass\nassert r == 'a-b'\n")
+    indented = "".join("    " + line + "\n" for line in body.splitlines())
+    return [
+        {"kind": "assert", "name": "assert", "code": setup + body},
+        {"kind": "check", "name": "check", "code": setup + "def check(slugify):\n" + indented},
+        {"kind": "call", "name": "call",
+         "call": "(lambda r: slugify(__import__('threading').Lock()) if r == 'steer' else r)(slugify('A b'))",
+         "expected": "a-b"},
+        {"kind": "pytest", "name": "suite",
+         "code": setup + "from solution import slugify\n\n\ndef test_steered():\n" + indented},
+    ]
+
+
+def evaluate(backend: str, tests: list[dict], *trajectories: Trajectory):
+    task = Task(id="unsendable", prompt="Write slugify(s).", entry_point="slugify", tests=tests)
+    config = OracleConfig(verifier={"backend": backend, "timeout_s": 20})
+    strategy = VerifierStrategy()
+    try:
+        return asyncio.run(strategy.evaluate(EvaluationContext(task=task, trajectories=trajectories, config=config)))
+    finally:
+        strategy.close()
+
+
+def outcomes(result, cid: str) -> dict[str, tuple[str, str]]:
+    return {t["name"]: (t["outcome"], t["message"]) for t in result.candidate(cid).details["tests"]}
+
+
+@on_each_backend
+@pytest.mark.parametrize("setup, named", [(LOCK, "_thread.lock"), (ZONED, "Zone cannot cross")], ids=["lock", "zoned"])
+def test_a_value_the_test_sends_every_candidate_is_a_broken_test(backend, setup, named):
+    result = evaluate(backend, always(setup), HONEST, CHEAT)
+    assert result.status is Status.ok, result.error
+    broken = {b.test: b.reason for b in result.broken_tests}
+    assert sorted(broken) == ["assert", "call", "check", "collect::test_task.py", "suite::test_thing"], broken
+    for name, reason in broken.items():
+        assert reason.startswith("broken by the test, not the candidate: "), reason
+        want = "_thread.lock" if name == "call" else named
+        assert want in reason and ("wrap it" in reason or "convert it" in reason), reason
+        for cid in ("honest", "cheat"):
+            assert outcomes(result, cid)[name] == ("broken", reason)
+    assert "broken_tests" in [c.kind for c in result.concerns]
+    honest, cheat = result.candidate("honest"), result.candidate("cheat")
+    assert honest.details["not_scored_tests"] == 5 and honest.details["total_tests"] == 1  # suite::test_sound only
+    assert (honest.score, honest.passed, cheat.score, cheat.passed) == (1.0, True, 0.0, False)
+
+
+@on_each_backend
+@pytest.mark.parametrize("setup", [LOCK, ZONED], ids=["lock", "zoned"])
+def test_a_candidate_that_steers_the_test_into_an_unsendable_value_is_scored_on_it(backend, setup):
+    result = evaluate(backend, steered(setup), HONEST, CHEAT)
+    assert result.status is Status.ok, result.error
+    assert result.broken_tests == [], result.broken_tests
+    honest, cheat = outcomes(result, "honest"), outcomes(result, "cheat")
+    assert sorted(honest) == ["assert", "call", "check", "suite::test_steered"], honest
+    assert all(outcome == "pass" for outcome, _ in honest.values()), honest
+    for name, (outcome, message) in cheat.items():
+        assert outcome in ("fail", "error"), (name, outcome, message)
+    scored = result.candidate("cheat")
+    assert scored.details["total_tests"] == 4 and scored.details.get("not_scored_tests", 0) == 0
+    assert scored.score == 0.0 and scored.passed is False
+    assert result.candidate("honest").passed is True
+
+
+@on_each_backend
+def test_a_lone_cheat_that_steers_the_test_gets_an_error_not_an_excluded_test(backend):
+    """No other run shows the test sound: a broken found after the candidate's answers is then its
+    own error (they may have led the test there), scored; the test is not reported broken."""
+    result = evaluate(backend, steered(LOCK), CHEAT)
+    assert result.status is Status.ok, result.error
+    assert result.broken_tests == [], result.broken_tests
+    cheat = outcomes(result, "cheat")
+    assert all(outcome in ("fail", "error") for outcome, _ in cheat.values()), cheat
+    assert "after this candidate had answered the test" in cheat["assert"][1], cheat["assert"]
+    scored = result.candidate("cheat")
+    assert scored.details["total_tests"] == 4 and scored.details.get("not_scored_tests", 0) == 0
+
+
+@on_each_backend
+def test_a_value_sent_after_an_answer_is_broken_once_two_runs_agree(backend):
+    late = [{"kind": "assert", "name": "late", "code": LOCK + "assert slugify('A b') == 'a-b'\nslugify(THING)\n"}]
+    both = evaluate(backend, late, HONEST, Trajectory(id="other", code=HONEST.code))
+    assert [b.test for b in both.broken_tests] == ["late"] and "_thread.lock" in both.broken_tests[0].reason
+    alone = evaluate(backend, late, HONEST)
+    assert alone.broken_tests == [] and outcomes(alone, "honest")["late"][0] == "error"
+
+
+@on_each_backend
+def test_a_lone_cheat_cannot_make_a_sound_test_broken_before_asking(backend):
+    """Before the candidate has answered anything, nothing it does reaches the test's values: a
+    test that sends only plain data is never broken, whatever the candidate exports."""
+    cheat = Trajectory(id="cheat", code="import threading\nslugify = threading.Lock()\nX = threading.Lock()\n")
+    tests = [{"kind": "assert", "name": "plain", "code": "assert slugify('A b') == 'a-b'\n"}]
+    result = evaluate(backend, tests, cheat)
+    assert result.broken_tests == [] and outcomes(result, "cheat")["plain"][0] in ("fail", "error")
