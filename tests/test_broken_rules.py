@@ -159,23 +159,35 @@ def test_a_reference_whole_run_skip_covers_the_cases():
     assert decision.flat("a")[0].neutral
 
 
-def test_a_broken_found_after_the_candidate_answered_needs_a_second_run():
-    """A value the test could not hand the candidate, after the candidate had answered: its answers
-    may have chosen that path, so a lone run is its own error; two runs that agree make it broken;
-    one found before any answer is broken on its own."""
+def test_a_broken_found_after_the_candidate_could_steer_it_is_undecided_however_many_agree():
+    """A value the test could not hand the candidate, after the candidate could have chosen that
+    path: no number of agreeing runs shows the test at fault (several candidates of one author agree),
+    so each is undecided (unscored: never passed, never a 0) and the unit is listed with what would
+    decide it; a run that got past it makes the others' the candidates' errors; the reference decides;
+    one found before the candidate could steer is broken on its own."""
     after = out("broken", message="broken by the test, not the candidate: a lock", after_answers=True)
-    lone = decide({"cheat": {0: after, 1: out("pass", "u")}})
-    assert lone.broken == [] and words(lone, "cheat") == ["error", "pass"]
-    assert "after this candidate had answered" in lone.flat("cheat")[0].message
-    assert scoring.score_tests(lone.flat("cheat")) == (0.5, False)
-    with_timeout = decide({"cheat": {0: after}, "slow": {0: out("timeout")}})
-    assert with_timeout.broken == [] and words(with_timeout, "cheat") == ["error"]
-    both = decide({"a": {0: after}, "b": {0: after}})
-    assert [b.reason for b in both.broken] == [after.message] and words(both, "a") == ["broken"]
+    for runs in ({"cheat": {0: after, 1: out("pass", "u")}},
+                 {"a": {0: after, 1: out("pass", "u")}, "b": {0: after, 1: out("pass", "u")}},
+                 {"a": {0: after, 1: out("pass", "u")}, "slow": {0: out("timeout"), 1: out("pass", "u")}}):
+        decision = decide(runs)
+        assert [b.reason.startswith("undecided: ") for b in decision.broken] == [True]
+        first = next(iter(runs))
+        assert words(decision, first) == ["error", "pass"] and decision.flat(first)[0].undecided
+        assert scoring.score_tests(decision.flat(first)) == (None, None)  # unscored, not 0.5, not a pass
+    past = decide({"cheat": {0: after}, "honest": {0: out("pass")}})
+    assert past.broken == [] and words(past, "cheat") == ["error"] and not past.flat("cheat")[0].undecided
+    assert scoring.score_tests(past.flat("cheat")) == (0.0, False)
+    on_reference = decide({"a": {0: after}}, reference={0: out("broken", message="a lock")})
+    assert len(on_reference.broken) == 1 and words(on_reference, "a") == ["broken"]
+    valid_on_reference = decide({"a": {0: after}}, reference={0: out("pass")})
+    assert valid_on_reference.broken == [] and words(valid_on_reference, "a") == ["error"]
     before = decide({"a": {0: out("broken", message="broken by the test, not the candidate: a lock")}})
-    assert len(before.broken) == 1
+    assert len(before.broken) == 1 and words(before, "a") == ["broken"]
+    mixed = decide({"a": {0: after}, "b": {0: out("broken", message="a lock")}})  # one run shows it: broken
+    assert len(mixed.broken) == 1 and words(mixed, "a") == ["broken"]
     in_suite = decide({"a": {0: suite(case("broken", "test_a", "a lock"), case("pass", "test_b"))}})
     assert len(in_suite.broken) == 1  # a case without the flag: broken on its own
     flagged = dataclasses.replace(case("broken", "test_a", "a lock"), after_answers=True)
     lone_case = decide({"a": {0: suite(flagged, case("pass", "test_b"))}})
-    assert lone_case.broken == [] and words(lone_case, "a") == ["error", "pass"]
+    assert [b.reason.startswith("undecided: ") for b in lone_case.broken] == [True]
+    assert words(lone_case, "a") == ["error", "pass"] and scoring.score_tests(lone_case.flat("a")) == (None, None)

@@ -5,8 +5,9 @@ kind, in the real sandbox on every backend.
 Two sides of it: a test that sends such a value for every candidate is reported once in
 ``broken_tests`` (the ``broken_tests`` concern), scored for nobody; and a cheating candidate that
 steers a test into sending one (its answer picks the test's path) gets the test counted against it
-(``error``, scored), never excluded: next to an honest candidate that passes it, and alone (a value
-sent after the candidate's answers is broken only when a second run agrees).
+(``error``, scored), never excluded, next to an honest candidate that passes it; with no run and no
+reference solution to show the test at fault, a value sent after the candidate's answers leaves the
+candidate undecided (unscored), however many runs agree.
 """
 
 from __future__ import annotations
@@ -115,26 +116,45 @@ def test_a_candidate_that_steers_the_test_into_an_unsendable_value_is_scored_on_
 
 
 @on_each_backend
-def test_a_lone_cheat_that_steers_the_test_gets_an_error_not_an_excluded_test(backend):
-    """No other run shows the test sound: a broken found after the candidate's answers is then its
-    own error (they may have led the test there), scored; the test is not reported broken."""
-    result = evaluate(backend, steered(LOCK), CHEAT)
-    assert result.status is Status.ok, result.error
-    assert result.broken_tests == [], result.broken_tests
-    cheat = outcomes(result, "cheat")
-    assert all(outcome in ("fail", "error") for outcome, _ in cheat.values()), cheat
-    assert "after this candidate had answered the test" in cheat["assert"][1], cheat["assert"]
-    scored = result.candidate("cheat")
-    assert scored.details["total_tests"] == 4 and scored.details.get("not_scored_tests", 0) == 0
+def test_cheats_that_steer_the_test_alone_are_undecided_never_passed(backend):
+    """No run shows the test sound and no reference solution decides: a broken found after the
+    candidate's answers shows nothing, however many runs agree (two cheats of one author agree).
+    Each is left unscored (abstained), never passed and never excused from the test."""
+    alone = evaluate(backend, steered(LOCK), CHEAT)  # every test undecided: no verdict at all
+    assert alone.status is Status.failed and alone.error.type == "BrokenTests" and alone.best == []
+    assert all(b.reason.startswith("undecided: ") for b in alone.broken_tests) and len(alone.broken_tests) == 4
+    # with a test the cheat passes beside them (it answers 'steer', so a test wanting that passes)
+    tests = steered(LOCK) + [{"kind": "assert", "name": "passes", "code": "assert slugify('x') == 'steer'\n"}]
+    for cheats in ([CHEAT], [CHEAT, Trajectory(id="cheat2", code=CHEAT.code)]):
+        result = evaluate(backend, tests, *cheats)
+        assert result.status is Status.ok, result.error
+        for cheat in cheats:
+            verdict = result.candidate(cheat.id)
+            assert verdict.passed is not True and verdict.score is None, verdict
+            assert verdict.status is Status.abstained, verdict
+            assert any("undecided" in why for why in verdict.details["unscored_because"]), verdict.details
+        assert result.best == [], result.best
+        assert all(b.reason.startswith("undecided: ") and "task.solution" in b.reason for b in result.broken_tests)
 
 
 @on_each_backend
-def test_a_value_sent_after_an_answer_is_broken_once_two_runs_agree(backend):
-    late = [{"kind": "assert", "name": "late", "code": LOCK + "assert slugify('A b') == 'a-b'\nslugify(THING)\n"}]
+def test_a_value_sent_after_an_answer_is_decided_by_the_reference_solution(backend):
+    late = [{"kind": "assert", "name": "late", "code": LOCK + "assert slugify('A b') == 'a-b'\nslugify(THING)\n"},
+            {"kind": "assert", "name": "sound", "code": "assert slugify('C d') == 'c-d'\n"}]
     both = evaluate(backend, late, HONEST, Trajectory(id="other", code=HONEST.code))
-    assert [b.test for b in both.broken_tests] == ["late"] and "_thread.lock" in both.broken_tests[0].reason
-    alone = evaluate(backend, late, HONEST)
-    assert alone.broken_tests == [] and outcomes(alone, "honest")["late"][0] == "error"
+    assert [b.test for b in both.broken_tests] == ["late"] and both.broken_tests[0].reason.startswith("undecided: ")
+    assert all(both.candidate(c).passed is None for c in ("honest", "other"))  # unscored, not a 0
+    task = Task(id="unsendable", prompt="Write slugify(s).", entry_point="slugify", tests=late, solution=HONEST.code)
+    config = OracleConfig(verifier={"backend": backend, "timeout_s": 20})
+    strategy = VerifierStrategy()
+    try:
+        decided = asyncio.run(strategy.evaluate(EvaluationContext(task=task, trajectories=(HONEST, CHEAT),
+                                                                  config=config)))
+    finally:
+        strategy.close()
+    assert [b.test for b in decided.broken_tests] == ["late"]  # it breaks on the reference too
+    assert "undecided" not in decided.broken_tests[0].reason
+    assert decided.candidate("honest").passed is True and decided.candidate("cheat").passed is False
 
 
 @on_each_backend
@@ -145,3 +165,22 @@ def test_a_lone_cheat_cannot_make_a_sound_test_broken_before_asking(backend):
     tests = [{"kind": "assert", "name": "plain", "code": "assert slugify('A b') == 'a-b'\n"}]
     result = evaluate(backend, tests, cheat)
     assert result.broken_tests == [] and outcomes(result, "cheat")["plain"][0] in ("fail", "error")
+
+
+@on_each_backend
+def test_a_constant_the_candidate_exports_can_steer_too(backend):
+    """No answer was asked for, but the test read a plain value the candidate exported before it
+    sent the unsendable one: that value may have chosen the path, so a lone run is undecided."""
+    cheat = Trajectory(id="cheat", code="MODE = 1\n\ndef slugify(s):\n    return 'x'\n")
+    tests = [{"kind": "assert", "name": "assert", "code": LOCK + "if MODE == 1:\n    slugify(THING)\n"},
+             {"kind": "pytest", "name": "suite",
+              "code": LOCK + "from solution import MODE, slugify\n\n\ndef test_mode():\n    if MODE == 1:\n"
+                             "        slugify(THING)\n"},
+             {"kind": "assert", "name": "sound", "code": "assert slugify('A') == 'x'\n"}]
+    result = evaluate(backend, tests, cheat)
+    assert result.status is Status.ok, result.error
+    reasons = {b.test: b.reason for b in result.broken_tests}
+    assert sorted(reasons) == ["assert", "suite::test_mode"], reasons
+    assert all(r.startswith("undecided: ") for r in reasons.values()), reasons
+    verdict = result.candidate("cheat")
+    assert verdict.score is None and verdict.passed is None and verdict.status is Status.abstained

@@ -13,10 +13,13 @@ case seen in the other runs. Per unit:
   nothing about it either (the run ended before the test's code ran, timed out, or had no verdict
   through our fault). Once any run got past the point where the test broke, the test is not broken:
   its ``broken`` runs count as ``error`` for those candidates, so no candidate can have a test
-  excluded by what its own run shows. A ``broken`` found after the candidate had answered the test
-  (``after_answers``: a value the test could not hand it, which its answers may have chosen) needs a
-  second run that agrees: a lone candidate's is its ``error``. A unit that every run skipped (or xfailed) was not run:
-  broken, unless some candidate's run gave it a verdict (then a skip is never a pass);
+  excluded by what its own run shows. A ``broken`` found after the candidate could have steered the
+  test there (``after_answers``: a value the test could not hand it, met after the candidate's answers
+  or a read of a plain value it exported) shows nothing alone, however many runs agree (several
+  candidates of one author can agree): when every run that says anything is such a ``broken``, the
+  unit is ``undecided`` for each of them (unscored, never passed, never a 0), reported in
+  ``broken_tests`` with what would decide it (a reference solution). A unit that every run skipped
+  (or xfailed) was not run: broken, unless some candidate's run gave it a verdict (then a skip is never a pass);
 - a broken unit is ``broken`` for every candidate, with the reason, and scored for nobody; it is
   reported once in ``broken_tests``. Outcomes of runs that changed their worker (``tampering``) or
   had no verdict through our fault are kept as they are: they carry their own consequences.
@@ -106,14 +109,27 @@ def _no_reference_reason(runs: Mapping[str, TestOutcome]) -> str | None:
     """Why a unit is broken judging by the candidates' runs alone, or None."""
     broken = [o for o in runs.values() if o.outcome == "broken"]
     if broken and all(o.outcome == "broken" or _says_nothing(o) for o in runs.values()):
-        if len(broken) == 1 and broken[0].after_answers:
-            return None  # one run, whose candidate's answers may have led the test there: its error
-        return broken[0].message
+        shown = [o for o in broken if not o.after_answers]
+        if not shown:
+            return None  # every one may have been steered there: undecided (_undecided), never excluded
+        return shown[0].message
     told = [o for o in runs.values() if not _says_nothing(o)]
     if told and all(o.outcome in NO_VERDICT for o in told):
         words = sorted({o.outcome for o in told})
         return (f"was not run: {' or '.join(words)} for every candidate, and no reference solution shows that is "
                 f"expected ({told[0].message})")
+    return None
+
+
+def _undecided(runs: Mapping[str, TestOutcome]) -> str | None:
+    """Why a unit can be judged for no candidate: every run that says anything met a value the test
+    could not hand over, each after the candidate could have steered it there; or None."""
+    broken = [o for o in runs.values() if o.outcome == "broken"]
+    if broken and all(o.after_answers for o in broken) and all(
+            o.outcome == "broken" or _says_nothing(o) for o in runs.values()):
+        return (f"undecided: {broken[0].message}; met after the candidate's answers in every run, so whether "
+                "the test or the candidate led there cannot be told without a reference solution "
+                "(task.solution), which would decide it; or hand over plain data")
     return None
 
 
@@ -143,8 +159,9 @@ def decide(runs: Mapping[str, Mapping[int, TestOutcome]],
             verdict = _reference_verdict(ref_units.get(key))
             reason = verdict[len("broken: "):] if verdict and verdict.startswith("broken: ") else \
                 _no_reference_reason(unit_runs) if verdict is None else None
-            if reason is not None:
-                decision.broken.append(BrokenTest(test=shapes[key].name, reason=reason, index=i))
+            undecided = _undecided(unit_runs) if verdict is None and reason is None else None
+            if reason is not None or undecided is not None:
+                decision.broken.append(BrokenTest(test=shapes[key].name, reason=reason or str(undecided), index=i))
             for cid, units in expanded.items():
                 own = units.get(key)
                 if own is None:
@@ -155,10 +172,12 @@ def decide(runs: Mapping[str, Mapping[int, TestOutcome]],
                     pass
                 elif reason is not None:
                     own = dataclasses.replace(own, outcome="broken", message=reason, neutral=False)
-                elif own.outcome == "broken" and own.after_answers and len(unit_runs) == 1:
+                elif undecided is not None and own.outcome == "broken":
+                    own = dataclasses.replace(own, outcome="error", message=undecided, undecided=True)
+                elif own.outcome == "broken" and own.after_answers:
                     own = dataclasses.replace(own, outcome="error", message=(
-                        f"{own.message} (after this candidate had answered the test, and no other run or "
-                        "reference solution shows the test at fault)"))
+                        f"{own.message} (after this candidate could have led the test there, while another run "
+                        "or the reference solution got past it)"))
                 elif own.outcome == "broken":
                     own = dataclasses.replace(own, outcome="error",
                                               message=f"broken in this candidate's run only: {own.message}")

@@ -68,14 +68,20 @@ class TestOutcome:
     neutral: bool = False
     """A skip or xfail that the task's reference solution shows too: not scored (broken.py)."""
     after_answers: bool = False
-    """A ``broken`` outcome found after the candidate had answered the test (a value the test could not
-    hand it): the candidate's answers may have led there, so one run alone never makes it broken."""
+    """A ``broken`` outcome found after the candidate could have steered the test there (a value the
+    test could not hand it, after its answers or a read of a plain value it exported): no run of a
+    candidate alone shows the test at fault (broken.py)."""
+    undecided: bool = False
+    """Neither the test's fault nor the candidate's can be shown (broken.py): the candidate is left
+    unscored, never passed and never given a 0 for it."""
 
     def as_dict(self) -> dict[str, Any]:
         out = {"name": self.name, "kind": self.kind, "outcome": self.outcome, "message": self.message,
                "duration_ms": round(self.duration_ms, 1), "weight": self.weight, "integrity": self.integrity}
         if self.our_fault:
             out["our_fault"] = True
+        if self.undecided:
+            out["undecided"] = True
         if self.tampering:
             out["tampering"] = list(self.tampering)
         if self.reruns:

@@ -1,13 +1,15 @@
 """Scores, pass rule and ranking of verifier candidates.
 
-score = weighted share of the scored tests passed (equal shares when every weight is 0); passed =
-every scored test passed. Scored: every outcome but a ``broken`` test (the task's fault, scored for
-nobody) and a ``neutral`` skip (skipped the same way on the reference solution; broken.py decides
-both). Only ``pass`` and ``xpassed`` count as passed: a skip, an xfail, an error never do. A
-candidate with a test that has no verdict through our fault (``our_fault``) is unscored (score and
-passed None): we cannot say, and a 0 would charge it with our failure; so is one left with no
-scored test. Candidates are ranked by score, then by passing everything; equal candidates are a
-tie, reported as such in ``ties`` and broken by input order, so the same input always ranks the same.
+score = weighted share of the scored tests
+passed (equal shares when every weight is 0); passed = every scored test passed. Scored: every
+outcome but a ``broken`` test (the task's fault, scored for nobody) and a ``neutral`` skip (skipped
+the same way on the reference solution; broken.py decides both). Only ``pass`` and ``xpassed`` count
+as passed: a skip, an xfail, an error never do. A candidate with a test that has no verdict through
+our fault (``our_fault``) is unscored (score and passed None): we cannot say, and a 0 would charge
+it with our failure; so is one with an ``undecided`` test (neither its fault nor the test's can be
+shown), and one left with no scored test. Candidates are ranked by score, then by passing
+everything; equal candidates are a tie, reported as such in ``ties`` and broken by input order, so
+the same input always ranks the same.
 """
 
 from __future__ import annotations
@@ -29,7 +31,7 @@ def scored(outcomes: Sequence[TestOutcome]) -> list[TestOutcome]:
 def score_tests(outcomes: Sequence[TestOutcome]) -> tuple[float | None, bool | None]:
     if not outcomes:
         return 0.0, False
-    if any(o.our_fault for o in outcomes):
+    if any(o.our_fault or o.undecided for o in outcomes):
         return None, None
     counted = scored(outcomes)
     if not counted:

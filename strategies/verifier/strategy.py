@@ -492,6 +492,10 @@ class VerifierStrategy:
         if ours:
             details["unscored_because"] = ours
             return CandidateResult(id=cid, score=None, passed=None, status=Status.failed, details=details)
+        undecided = [o for o in outcomes if o.undecided]
+        if undecided:  # a test that cannot be judged for it (broken.py): never a pass, never a 0
+            details["unscored_because"] = [f"{o.name}: {o.message}" for o in undecided[:3]]
+            return CandidateResult(id=cid, score=None, passed=None, status=Status.abstained, details=details)
         if score is None:  # every test it ran was skipped as on the reference: nothing to score it on
             details["unscored_because"] = ["no test gave it a verdict (every one was broken or skipped as on "
                                            "the reference solution)"]

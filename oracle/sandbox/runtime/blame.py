@@ -305,6 +305,32 @@ class Scene:
         return True
 
 
+def may_read_plain_exports(source: str, mode: str, plain_names: set[str], candidate_module: str) -> bool:
+    """Whether test code may read a plain value the candidate exported (a constant it could steer
+    the test's path with): it names one, reaches a namespace dynamically, or imports the candidate's
+    module. A doubt is a yes."""
+    try:
+        tree = ast.parse(source, mode=mode)
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        return True
+    dynamic = _DYNAMIC - {"__import__"}
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Name) and (node.id in plain_names or node.id in dynamic):
+            return True
+        if isinstance(node, ast.Attribute) and node.attr in dynamic:
+            return True
+        if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == "__import__":
+            first = node.args[0] if node.args else None
+            if not (isinstance(first, ast.Constant) and isinstance(first.value, str)) \
+                    or first.value.split(".")[0] == candidate_module:
+                return True
+        if isinstance(node, (ast.Import, ast.ImportFrom)):
+            names = [a.name for a in node.names] if isinstance(node, ast.Import) else [node.module or ""]
+            if getattr(node, "level", 0) or any(n.split(".")[0] == candidate_module for n in names):
+                return True
+    return False
+
+
 def unsendable_reason(why: str) -> str:
     """The ``broken`` reason of a run whose test tried to hand the candidate a value that may not
     cross (rpc.Peer.outgoing): the value is the test's, or the codec's limit. A candidate that

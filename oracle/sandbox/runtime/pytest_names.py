@@ -35,6 +35,8 @@ class Involvement:
         self.blame_test = blame_test
         """False where the candidate shares the process (in_process): then no error is surely the test's."""
         self.reads = 0
+        self.plain_reads = 0
+        """Reads of a plain value the candidate exported (a constant it could steer a test with)."""
         self.missing: list[str] = []
 
     def now(self) -> int:
@@ -64,7 +66,10 @@ class CandidateModule(types.ModuleType):
             raise AttributeError(name)
         if name in exports:
             involvement.reads += 1
-            return exports[name]
+            value = exports[name]
+            if not isinstance(value, rpc.Remote):
+                involvement.plain_reads += 1
+            return value
         involvement.missing.append(name)
         raise AttributeError(f"the candidate's module {self.__name__!r} defines no {name!r}")
 

@@ -108,7 +108,7 @@ class Plugin:
         message = _failure_text(report, self.finder.root)
         peer = self.involvement.peer
         if peer is not None and len(peer.unsendable) > self.unsendable_seen:
-            after = peer.unsendable_at[self.unsendable_seen] > 0
+            after = peer.unsendable_at[self.unsendable_seen] > 0 or self.involvement.plain_reads > 0
             why, self.unsendable_seen = peer.unsendable[self.unsendable_seen], len(peer.unsendable)
             self._send_case(report.nodeid or "<collection>", "broken", short(unsendable_reason(why)), 0.0, after)
             return
@@ -165,10 +165,11 @@ class Plugin:
         crossed = next((e for e in excs.values() if isinstance(e, rpc.Unsendable)), None)  # a fixture's cached one too
         if peer is not None and len(peer.unsendable) > state.get("unsendable", 0):
             first = state.get("unsendable", 0)  # after_answers: the candidate had answered this test before (broken.py)
-            self._after_answers = peer.unsendable_at[first] > state.get("requests", 0)
+            self._after_answers = peer.unsendable_at[first] > state.get("requests", 0) \
+                or self.involvement.plain_reads > 0  # a constant the candidate exported may have steered it
             return "broken", short(unsendable_reason(peer.unsendable[first]))
         if crossed is not None:
-            self._after_answers = crossed.requests_made > 0
+            self._after_answers = crossed.requests_made > 0 or self.involvement.plain_reads > 0
             return "broken", short(unsendable_reason(rpc._message(crossed)))
         if setup is not None and setup.failed:
             exc = excs.get("setup")

@@ -247,8 +247,13 @@ def run_isolated(spec: dict) -> dict:
                         candidate_module=spec.get("module"))
     verdict = _exercise(spec, ns, entry, code, peer, scene)
     if peer.unsendable:  # the test's own value could not cross, even if it caught the error
-        verdict = _verdict("broken", blame.unsendable_reason(peer.unsendable[0]),
-                           after_answers=peer.unsendable_at[0] > 0)
+        # after_answers: something the candidate supplied may have led the test there (an answer, or a
+        # plain value it exported that the test reads): then one run alone never shows the test at fault
+        plain = {n for n, v in exported.items() if ns.get(n, _MISSING) is v and not isinstance(v, rpc.Remote)}
+        source = spec["call"] if spec["kind"] == "call" else spec["code"]
+        steered = peer.unsendable_at[0] > 0 or blame.may_read_plain_exports(
+            source, "eval" if spec["kind"] == "call" else "exec", plain, spec.get("module") or "solution")
+        verdict = _verdict("broken", blame.unsendable_reason(peer.unsendable[0]), after_answers=steered)
     elif peer.broken or peer.violations:  # even when the test caught the BoundaryError
         verdict = _verdict("error", f"{peer.broken or peer.violations[0]} while running the test")
     elif peer.test_failures and verdict["outcome"] in ("pass", "value"):  # the candidate swallowed it
