@@ -184,3 +184,28 @@ def test_a_constant_the_candidate_exports_can_steer_too(backend):
     assert all(r.startswith("undecided: ") for r in reasons.values()), reasons
     verdict = result.candidate("cheat")
     assert verdict.score is None and verdict.passed is None and verdict.status is Status.abstained
+
+
+@on_each_backend
+def test_a_test_that_needs_the_candidates_process_is_broken_not_the_candidates_error(backend):
+    """Setting a global of the candidate's module, or reading a function's internals, needs
+    ``execution: in_process``: the test's design, not the candidate's doing. Met before the candidate
+    could steer anything it is broken (the message names the opt-in); met after an answer it is
+    undecided for a lone run, as any value the test could not hand over."""
+    tests = [{"kind": "pytest", "name": "patch", "code": "import solution\n\n\ndef test_patch(monkeypatch):\n"
+                                                      "    monkeypatch.setattr(solution, 'slugify', str.lower)\n"},
+             {"kind": "assert", "name": "internals", "code": "assert slugify.__code__.co_argcount == 1\n"},
+             {"kind": "assert", "name": "late", "code": "assert slugify('A b') == 'a-b'\n"
+                                                        "assert slugify.__code__.co_argcount == 1\n"},
+             {"kind": "assert", "name": "sound", "code": "assert slugify('C d') == 'c-d'\n"}]
+    result = evaluate(backend, tests, HONEST)
+    assert result.status is Status.ok, result.error
+    reasons = {b.test: b.reason for b in result.broken_tests}
+    assert sorted(reasons) == ["internals", "late", "patch::test_patch"], reasons
+    assert "in_process" in reasons["patch::test_patch"] and not reasons["patch::test_patch"].startswith("undecided")
+    assert "in-process access" in reasons["internals"] and not reasons["internals"].startswith("undecided")
+    assert reasons["late"].startswith("undecided: ")
+    honest = result.candidate("honest")
+    assert honest.passed is None and honest.status is Status.abstained  # undecided: never a 0, never a pass
+    without_late = evaluate(backend, [t for t in tests if t["name"] != "late"], HONEST)
+    assert without_late.candidate("honest").passed is True

@@ -165,12 +165,17 @@ class Plugin:
         crossed = next((e for e in excs.values() if isinstance(e, rpc.Unsendable)), None)  # a fixture's cached one too
         if peer is not None and len(peer.unsendable) > state.get("unsendable", 0):
             first = state.get("unsendable", 0)  # after_answers: the candidate had answered this test before (broken.py)
-            self._after_answers = peer.unsendable_at[first] > state.get("requests", 0) \
-                or self.involvement.plain_reads > 0  # a constant the candidate exported may have steered it
+            # any answer in this run (an earlier test's, a cached fixture's value) or a constant the
+            # candidate exported may have steered the test there, not only this test's own answers
+            self._after_answers = peer.unsendable_at[first] > 0 or self.involvement.plain_reads > 0
             return "broken", short(unsendable_reason(peer.unsendable[first]))
         if crossed is not None:
             self._after_answers = crossed.requests_made > 0 or self.involvement.plain_reads > 0
             return "broken", short(unsendable_reason(rpc._message(crossed)))
+        needs = next((e for e in excs.values() if isinstance(e, rpc.NeedsInProcess)), None)
+        if needs is not None and self.involvement.blame_test:  # the test's design needs the candidate's process
+            self._after_answers = (peer is not None and peer.requests_made > 0) or self.involvement.plain_reads > 0
+            return "broken", short(f"broken by the test, not the candidate: {rpc._message(needs)}")
         if setup is not None and setup.failed:
             exc = excs.get("setup")
             if isinstance(exc, rpc.BoundaryError):

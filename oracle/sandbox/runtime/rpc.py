@@ -239,6 +239,8 @@ class Peer:
         self.unsendable: list[str] = []
         """Values the test side tried to hand the peer that may not cross (see ``outgoing``): the
         test's own doing, so the run's verdict is ``broken``."""
+        self.exports: dict = {}
+        """The candidate's exported names as this side decoded them (test side): blame reads them."""
         self.unsendable_at: list[int] = []
         """``requests_made`` when each of ``unsendable`` was recorded: after an answer of the
         candidate, its answers may have led the test there (``after_answers``, broken.py)."""

@@ -162,8 +162,11 @@ def _exercise(spec: dict, ns: dict, entry, code=None, peer: rpc.Peer | None = No
         where = _test_line(exc)
         detail = rpc._message(exc) or "assertion failed"
         return _verdict("fail", detail + (f" (test line {where})" if where else ""))
-    except rpc.NeedsInProcess as exc:
-        return _verdict("error", str(exc))
+    except rpc.NeedsInProcess as exc:  # the test's design needs the candidate's process: the test's doing
+        if peer is None:
+            return _verdict("error", str(exc))
+        return _verdict("broken", f"broken by the test, not the candidate: {exc}",
+                        after_answers=_steerable(spec, ns, peer))
     except rpc.BoundaryError as exc:
         return _verdict("error", f"{exc} while {phase}")
     except SystemExit as exc:
@@ -174,6 +177,18 @@ def _exercise(spec: dict, ns: dict, entry, code=None, peer: rpc.Peer | None = No
             return _verdict("broken", _broken_reason(exc))
         return _verdict("error", f"{type(exc).__name__} while {phase}: {rpc._message(exc)}")
     return _verdict("pass", "all assertions held")
+
+
+def _steerable(spec: dict, ns: dict, peer: "rpc.Peer", *, requests: bool = True) -> bool:
+    """Whether something the candidate supplied may have led the test where it broke: an answer
+    (``requests``: any request made), or a plain value it exported that the test reads. Then one run
+    alone never shows the test at fault (``after_answers``, strategies/verifier/broken.py)."""
+    if requests and peer.requests_made > 0:
+        return True
+    plain = {n for n, v in peer.exports.items() if ns.get(n, _MISSING) is v and not isinstance(v, rpc.Remote)}
+    source = spec["call"] if spec["kind"] == "call" else spec["code"]
+    return blame.may_read_plain_exports(source, "eval" if spec["kind"] == "call" else "exec", plain,
+                                        spec.get("module") or "solution")
 
 
 def run_isolated(spec: dict) -> dict:
@@ -206,6 +221,7 @@ def run_isolated(spec: dict) -> dict:
         exported = decode_exports(peer, first["exports"])
     except wire.ChannelError as exc:
         return _load_error(f"the candidate sent garbage while loading: {exc}")
+    peer.exports = exported  # what blame reads: a plain value among them may steer the test (_steerable)
     entry_point = spec.get("entry_point")
     for name, value in exported.items():
         if name == entry_point or not (name in prompt_names or name in _BUILTIN_NAMES or name.startswith("__")
@@ -247,13 +263,8 @@ def run_isolated(spec: dict) -> dict:
                         candidate_module=spec.get("module"))
     verdict = _exercise(spec, ns, entry, code, peer, scene)
     if peer.unsendable:  # the test's own value could not cross, even if it caught the error
-        # after_answers: something the candidate supplied may have led the test there (an answer, or a
-        # plain value it exported that the test reads): then one run alone never shows the test at fault
-        plain = {n for n, v in exported.items() if ns.get(n, _MISSING) is v and not isinstance(v, rpc.Remote)}
-        source = spec["call"] if spec["kind"] == "call" else spec["code"]
-        steered = peer.unsendable_at[0] > 0 or blame.may_read_plain_exports(
-            source, "eval" if spec["kind"] == "call" else "exec", plain, spec.get("module") or "solution")
-        verdict = _verdict("broken", blame.unsendable_reason(peer.unsendable[0]), after_answers=steered)
+        verdict = _verdict("broken", blame.unsendable_reason(peer.unsendable[0]),
+                           after_answers=peer.unsendable_at[0] > 0 or _steerable(spec, ns, peer, requests=False))
     elif peer.broken or peer.violations:  # even when the test caught the BoundaryError
         verdict = _verdict("error", f"{peer.broken or peer.violations[0]} while running the test")
     elif peer.test_failures and verdict["outcome"] in ("pass", "value"):  # the candidate swallowed it
