@@ -31,10 +31,13 @@ TESTS = Path(__file__).resolve().parent
 
 
 PYTEST_IMPORTS = {"pytest_side.py": {"pytest"}, "zygote.py": {"_pytest"},
-                  "repo_boot.py": {"pytest", "_pytest"}, "repo_report.py": {"pytest", "_pytest"}}
-"""The one exception: a pytest run's process imports pytest, and a test worker's zygote preloads it,
+                  "repo_boot.py": {"pytest", "_pytest"}, "repo_report.py": {"pytest", "_pytest"},
+                  "wire_values.py": {"numpy"}}
+"""The exceptions: a pytest run's process imports pytest, and a test worker's zygote preloads it,
 from the read-only directory the host names (oracle/sandbox/pinned_pytest.py), never from the runtime
-(a repository run's bootstrap and report plugin likewise: oracle/sandbox/repo_run.py)."""
+(a repository run's bootstrap and report plugin likewise: oracle/sandbox/repo_run.py); and the codec
+imports numpy inside a function, only when an array arrives, from the task's environment (a side
+without it says so)."""
 
 
 def test_the_runtime_imports_only_the_standard_library_and_its_siblings_relatively():

@@ -79,6 +79,7 @@ def outcomes(result, cid: str) -> dict[str, tuple[str, str]]:
     return {t["name"]: (t["outcome"], t["message"]) for t in result.candidate(cid).details["tests"]}
 
 
+@pytest.mark.slow
 @on_each_backend
 @pytest.mark.parametrize("setup, named", [(LOCK, "_thread.lock"), (ZONED, "Zone cannot cross")], ids=["lock", "zoned"])
 def test_a_value_the_test_sends_every_candidate_is_a_broken_test(backend, setup, named):
@@ -115,6 +116,7 @@ def test_a_candidate_that_steers_the_test_into_an_unsendable_value_is_scored_on_
     assert result.candidate("honest").passed is True
 
 
+@pytest.mark.slow
 @on_each_backend
 def test_cheats_that_steer_the_test_alone_are_undecided_never_passed(backend):
     """No run shows the test sound and no reference solution decides: a broken found after the
@@ -137,6 +139,7 @@ def test_cheats_that_steer_the_test_alone_are_undecided_never_passed(backend):
         assert all(b.reason.startswith("undecided: ") and "task.solution" in b.reason for b in result.broken_tests)
 
 
+@pytest.mark.slow
 @on_each_backend
 def test_a_value_sent_after_an_answer_is_decided_by_the_reference_solution(backend):
     late = [{"kind": "assert", "name": "late", "code": LOCK + "assert slugify('A b') == 'a-b'\nslugify(THING)\n"},
@@ -186,6 +189,7 @@ def test_a_constant_the_candidate_exports_can_steer_too(backend):
     assert verdict.score is None and verdict.passed is None and verdict.status is Status.abstained
 
 
+@pytest.mark.slow
 @on_each_backend
 def test_a_test_that_needs_the_candidates_process_is_broken_not_the_candidates_error(backend):
     """Setting a global of the candidate's module, or reading a function's internals, needs

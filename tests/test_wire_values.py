@@ -269,6 +269,7 @@ def stats(a):
 '''
 
 
+@pytest.mark.slow
 def test_arrays_and_scalars_cross_between_the_real_sides():
     tests = {
         "unit": "import numpy as np\nassert np.allclose(unit(np.array([3.0, 4.0])), [0.6, 0.8])\n",
@@ -340,6 +341,7 @@ def test_decimal_and_fraction():
 '''
 
 
+@pytest.mark.slow
 @pytest.mark.sandbox
 def test_dates_decimals_and_fractions_cross_in_the_sandbox():
     import asyncio
