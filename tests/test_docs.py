@@ -59,6 +59,7 @@ def test_the_reference_documents_the_pinned_public_modules():
     assert not any(part.startswith("_") for m in modules for part in m.split("."))
 
 
+@pytest.mark.slow
 def test_the_mapped_folders_are_read_once_under_their_oracle_names():
     """policies/ and strategies/ are attached as oracle.policies and oracle.strategies (the
     package-dir mapping), never read as top-level packages of their own."""

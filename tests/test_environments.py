@@ -152,6 +152,7 @@ def test_an_environment_is_built_once_and_reused_read_only(cache_root):
     assert other.key != first.key and other.content_hash != first.content_hash
 
 
+@pytest.mark.slow
 def test_a_failed_build_publishes_nothing_and_says_what_pip_said(cache_root):
     cache = EnvironmentCache(cache_root)
     info = interpreters.describe(SYSTEM_PYTHON)
