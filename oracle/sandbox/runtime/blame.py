@@ -313,30 +313,27 @@ def may_read_plain_exports(source: str, mode: str, plain_names: set[str], candid
         tree = ast.parse(source, mode=mode)
     except (SyntaxError, ValueError, RecursionError, MemoryError):
         return True
-    dynamic = _DYNAMIC - {"__import__"}
+    reads = _Reads(frozenset({candidate_module}))  # dynamic attributes, imports of the candidate's module
+    names = _DYNAMIC - {"__import__"}
     for node in ast.walk(tree):
-        if isinstance(node, ast.Name) and (node.id in plain_names or node.id in dynamic):
-            return True
-        if isinstance(node, ast.Attribute) and node.attr in dynamic:
+        reads.note(node)
+        if isinstance(node, ast.Name) and (node.id in plain_names or node.id in names):
             return True
         if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == "__import__":
             first = node.args[0] if node.args else None
             if not (isinstance(first, ast.Constant) and isinstance(first.value, str)) \
                     or first.value.split(".")[0] == candidate_module:
                 return True
-        if isinstance(node, (ast.Import, ast.ImportFrom)):
-            names = [a.name for a in node.names] if isinstance(node, ast.Import) else [node.module or ""]
-            if getattr(node, "level", 0) or any(n.split(".")[0] == candidate_module for n in names):
-                return True
-    return False
+    return reads.dynamic
 
 
-def unsendable_reason(why: str) -> str:
-    """The ``broken`` reason of a run whose test tried to hand the candidate a value that may not
-    cross (rpc.Peer.outgoing): the value is the test's, or the codec's limit. A candidate that
-    steers a test there is caught across runs (a run that got past that point makes the others'
-    ``broken`` an ``error``; one found after the candidate's answers, ``after_answers``, needs a
-    second run that agrees)."""
+def broken_by_test(why: str) -> str:
+    """The ``broken`` reason of a run whose test did what cannot cross the boundary: handed the
+    candidate a value that may not cross (rpc.Peer.outgoing: the test's value, or the codec's
+    limit), or reached for the candidate's process (rpc.NeedsInProcess). A candidate that steers a
+    test there is caught across runs: a run that got past that point makes the others' ``broken`` an
+    ``error``, and one met after the candidate could steer it (``after_answers``) is never broken on
+    its own evidence (strategies/verifier/broken.py)."""
     return f"broken by the test, not the candidate: {why}"
 
 

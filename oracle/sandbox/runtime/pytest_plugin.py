@@ -15,7 +15,7 @@ import os
 import sys
 
 from . import rpc, wire
-from .blame import unsendable_reason
+from .blame import broken_by_test
 from .pytest_names import Involvement, TaskModules
 
 MAX_MESSAGE = 2000
@@ -77,8 +77,9 @@ class Plugin:
         """Each setup error so far and how it was judged (a wider-scoped fixture re-raises its own)."""
         self._item: dict = {}
         self.unsendable_seen = 0
-        self._after_answers = False
         """How many of the peer's unsendable values collection reports have accounted for."""
+        self._after_answers = False
+        """Whether the case being classified broke after the candidate could have steered it there."""
 
     # -- collection ------------------------------------------------------------------------
     def pytest_load_initial_conftests(self, early_config, parser, args) -> None:
@@ -108,9 +109,9 @@ class Plugin:
         message = _failure_text(report, self.finder.root)
         peer = self.involvement.peer
         if peer is not None and len(peer.unsendable) > self.unsendable_seen:
-            after = peer.unsendable_at[self.unsendable_seen] > 0 or self.involvement.plain_reads > 0
+            after = self._steered(peer.unsendable_at[self.unsendable_seen])
             why, self.unsendable_seen = peer.unsendable[self.unsendable_seen], len(peer.unsendable)
-            self._send_case(report.nodeid or "<collection>", "broken", short(unsendable_reason(why)), 0.0, after)
+            self._send_case(report.nodeid or "<collection>", "broken", short(broken_by_test(why)), 0.0, after)
             return
         missing = sorted(set(self.involvement.missing))
         if missing:
@@ -131,7 +132,6 @@ class Plugin:
                       "violations": len(peer.violations) if peer else 0,
                       "test_failures": len(peer.test_failures) if peer else 0,
                       "unsendable": len(peer.unsendable) if peer else 0,
-                      "requests": peer.requests_made if peer else 0,
                       "missing": len(self.involvement.missing)}
 
     def pytest_runtest_makereport(self, item, call):
@@ -164,18 +164,16 @@ class Plugin:
 
         crossed = next((e for e in excs.values() if isinstance(e, rpc.Unsendable)), None)  # a fixture's cached one too
         if peer is not None and len(peer.unsendable) > state.get("unsendable", 0):
-            first = state.get("unsendable", 0)  # after_answers: the candidate had answered this test before (broken.py)
-            # any answer in this run (an earlier test's, a cached fixture's value) or a constant the
-            # candidate exported may have steered the test there, not only this test's own answers
-            self._after_answers = peer.unsendable_at[first] > 0 or self.involvement.plain_reads > 0
-            return "broken", short(unsendable_reason(peer.unsendable[first]))
+            first = state.get("unsendable", 0)
+            self._after_answers = self._steered(peer.unsendable_at[first])
+            return "broken", short(broken_by_test(peer.unsendable[first]))
         if crossed is not None:
-            self._after_answers = crossed.requests_made > 0 or self.involvement.plain_reads > 0
-            return "broken", short(unsendable_reason(rpc._message(crossed)))
+            self._after_answers = self._steered(crossed.requests_made)
+            return "broken", short(broken_by_test(rpc._message(crossed)))
         needs = next((e for e in excs.values() if isinstance(e, rpc.NeedsInProcess)), None)
         if needs is not None and self.involvement.blame_test:  # the test's design needs the candidate's process
-            self._after_answers = (peer is not None and peer.requests_made > 0) or self.involvement.plain_reads > 0
-            return "broken", short(f"broken by the test, not the candidate: {rpc._message(needs)}")
+            self._after_answers = self._steered(peer.requests_made if peer is not None else 0)
+            return "broken", short(broken_by_test(rpc._message(needs)))
         if setup is not None and setup.failed:
             exc = excs.get("setup")
             if isinstance(exc, rpc.BoundaryError):
@@ -214,6 +212,12 @@ class Plugin:
         if hasattr(call, "wasxfail"):
             return "xpassed", short(f"xpass: {call.wasxfail}" if call.wasxfail else "xpass")
         return "pass", "passed"
+
+    def _steered(self, answers: int) -> bool:
+        """Whether the candidate could have led a test where it broke: any answer in this run by
+        then (``answers`` requests; an earlier test's, or a cached fixture's value, counts too), or a
+        read of a plain value it exported (a constant such as ``MODE = 1``) (broken.py)."""
+        return answers > 0 or self.involvement.plain_reads > 0
 
     def _send_case(self, node_id: str, outcome: str, message: str, duration_ms: float,
                    after_answers: bool = False) -> None:

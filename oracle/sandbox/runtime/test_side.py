@@ -165,8 +165,8 @@ def _exercise(spec: dict, ns: dict, entry, code=None, peer: rpc.Peer | None = No
     except rpc.NeedsInProcess as exc:  # the test's design needs the candidate's process: the test's doing
         if peer is None:
             return _verdict("error", str(exc))
-        return _verdict("broken", f"broken by the test, not the candidate: {exc}",
-                        after_answers=_steerable(spec, ns, peer))
+        return _verdict("broken", blame.broken_by_test(str(exc)),
+                        after_answers=_steerable(spec, ns, peer, peer.requests_made))
     except rpc.BoundaryError as exc:
         return _verdict("error", f"{exc} while {phase}")
     except SystemExit as exc:
@@ -179,11 +179,11 @@ def _exercise(spec: dict, ns: dict, entry, code=None, peer: rpc.Peer | None = No
     return _verdict("pass", "all assertions held")
 
 
-def _steerable(spec: dict, ns: dict, peer: "rpc.Peer", *, requests: bool = True) -> bool:
+def _steerable(spec: dict, ns: dict, peer: "rpc.Peer", answers: int) -> bool:
     """Whether something the candidate supplied may have led the test where it broke: an answer
-    (``requests``: any request made), or a plain value it exported that the test reads. Then one run
-    alone never shows the test at fault (``after_answers``, strategies/verifier/broken.py)."""
-    if requests and peer.requests_made > 0:
+    (``answers`` requests made by then), or a plain value it exported that the test reads. Then one
+    run alone never shows the test at fault (``after_answers``, strategies/verifier/broken.py)."""
+    if answers > 0:
         return True
     plain = {n for n, v in peer.exports.items() if ns.get(n, _MISSING) is v and not isinstance(v, rpc.Remote)}
     source = spec["call"] if spec["kind"] == "call" else spec["code"]
@@ -263,8 +263,8 @@ def run_isolated(spec: dict) -> dict:
                         candidate_module=spec.get("module"))
     verdict = _exercise(spec, ns, entry, code, peer, scene)
     if peer.unsendable:  # the test's own value could not cross, even if it caught the error
-        verdict = _verdict("broken", blame.unsendable_reason(peer.unsendable[0]),
-                           after_answers=peer.unsendable_at[0] > 0 or _steerable(spec, ns, peer, requests=False))
+        verdict = _verdict("broken", blame.broken_by_test(peer.unsendable[0]),
+                           after_answers=_steerable(spec, ns, peer, peer.unsendable_at[0]))
     elif peer.broken or peer.violations:  # even when the test caught the BoundaryError
         verdict = _verdict("error", f"{peer.broken or peer.violations[0]} while running the test")
     elif peer.test_failures and verdict["outcome"] in ("pass", "value"):  # the candidate swallowed it
