@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
 from hypothesis import settings
 
 from tests.profiles import CI_DEFAULT_EXAMPLES, DEV_DEFAULT_EXAMPLES, deselects_whole_module, in_ci, module_marks
@@ -28,3 +29,23 @@ def pytest_ignore_collect(collection_path: Path, config) -> bool | None:
     if not markexpr or collection_path.suffix != ".py" or not collection_path.name.startswith("test_"):
         return None
     return True if deselects_whole_module(markexpr, module_marks(collection_path)) else None
+
+
+# Tests that share one expensive, session-wide thing run on one pytest-xdist worker
+# (`--dist loadgroup`, set in pyproject.toml): the embedded model server starts once per worker
+# that needs it and serves one request at a time, and a second Ray cluster beside the first only
+# doubles the memory. The rest of the suite is spread over the workers as it comes.
+_SHARED_BY_FIXTURE = {"local_model": "local_model"}
+_SHARED_BY_MARK = {"local_model": "local_model", "ray": "ray"}
+
+
+@pytest.hookimpl(tryfirst=True)  # before xdist's own hook reads the groups into the node ids
+def pytest_collection_modifyitems(config, items) -> None:
+    for item in items:
+        if item.get_closest_marker("xdist_group"):
+            continue
+        group = next((g for name, g in _SHARED_BY_MARK.items() if item.get_closest_marker(name)), None)
+        group = group or next((g for name, g in _SHARED_BY_FIXTURE.items()
+                               if name in getattr(item, "fixturenames", ())), None)
+        if group:
+            item.add_marker(pytest.mark.xdist_group(group))

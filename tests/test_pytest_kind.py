@@ -344,6 +344,53 @@ def test_the_pinned_pytest_is_read_only_and_content_addressed():
     assert not any(f.endswith(".pth") or "entry_points" in f for _, _, fs in os.walk(root) for f in fs)
 
 
+@pytest.mark.slow
+def test_builders_at_once_and_a_copy_cut_short_still_give_a_whole_copy(monkeypatch):
+    """Threads of one process building the copy at once (a batch's first pytest tasks) once shared
+    one temp dir by pid, and published a copy without ``_pytest/__init__.py`` that every later run
+    reused; and a copy missing a file is set aside and rebuilt, never mounted."""
+    import threading
+
+    from oracle.sandbox import pinned_pytest
+    from oracle.strategies.verifier.strategy import find_interpreter
+    from tests.env_support import remove, world_readable_dir
+
+    interpreter = find_interpreter("python", OracleConfig().verifier)
+    root = world_readable_dir("oracle-pinned-race-")
+    try:
+        build = pinned_pytest._pinned.__wrapped__  # past the per-process cache, as a new process would
+        results, errors = [], []
+
+        def one():
+            try:
+                results.append(build(interpreter, str(root)))
+            except Exception as exc:  # noqa: BLE001 - reported below
+                errors.append(exc)
+
+        threads = [threading.Thread(target=one) for _ in range(4)]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join()
+        assert not errors, errors
+        _version, _key, files = pinned_pytest._plan()
+        [path] = {r.path for r in results}
+        missing = [rel for rel, _p, _d in files if not os.path.isfile(os.path.join(path, rel))]
+        assert not missing, missing
+        assert [p.name for p in (root / "pytest").iterdir()] == [os.path.basename(path)]
+
+        init = os.path.join(path, "_pytest", "__init__.py")
+        os.chmod(os.path.dirname(init), 0o755)
+        os.unlink(init)  # a copy an older release cut short
+        again = build(interpreter, str(root))
+        assert again.path == path and os.path.isfile(init)
+        assert [p.name for p in (root / "pytest").iterdir()] == [os.path.basename(path)]
+    finally:
+        for d, _dirs, _files in os.walk(root):
+            os.chmod(d, 0o755)
+        remove(root)
+
+
 def test_the_module_name_is_the_task_s_and_only_the_test_side_has_pytest():
     """``task.module`` names the import; the candidate's process has no pytest loaded (the test
     workers preload it, the candidate's do not), and a bare candidate name needs no import."""

@@ -394,12 +394,21 @@ def _children_of(pids: list[int]) -> list[int]:
     return found
 
 
-def _tamper_once_running(zygotes: list[int], within_s: float) -> None:
-    """Wait until a run has forked from one of ``zygotes``, give it a moment to start, then tamper."""
+def _tamper_once_running(zygotes: list[int], within_s: float, alive_s: float = 0.5) -> None:
+    """Wait until one run forked from ``zygotes`` has been alive for ``alive_s``, then tamper.
+
+    A candidate's short runs (loading its module, a quick test) come and go in milliseconds; only
+    the slow run lives this long, so the tamper lands inside it whatever the machine's load, never
+    between two runs (which the pre-fork check would report as a change between runs instead)."""
     deadline = time.monotonic() + within_s
-    while time.monotonic() < deadline and not _children_of(zygotes):
+    first_seen: dict[int, float] = {}
+    while time.monotonic() < deadline:
+        now = time.monotonic()
+        alive = set(_children_of(zygotes))
+        first_seen = {pid: first_seen.get(pid, now) for pid in alive}
+        if any(now - t >= alive_s for t in first_seen.values()):
+            break
         time.sleep(0.02)
-    time.sleep(0.3)
     for pid in zygotes:
         _tamper(pid)
 
@@ -442,9 +451,10 @@ def test_a_worker_changed_during_a_run_blames_that_run_and_spares_the_next(backe
         pool = next(iter(strategy._pools.values()))
         targets = _zygotes(pool, "candidate")
         assert targets
-        # Tamper once the run is under way (a child forked from the zygote), not after a fixed
-        # delay: on a fast or a loaded machine a timer can fire before the run or after it.
-        tamperer = threading.Thread(target=_tamper_once_running, args=(targets, 5.0))
+        # Tamper once the slow run is under way (a run forked from the zygote that stays alive),
+        # not after a fixed delay or the first fork: on a fast or a loaded machine either can land
+        # before that run or between two runs.
+        tamperer = threading.Thread(target=_tamper_once_running, args=(targets, 15.0))
         tamperer.start()
         result = _run(strategy, backend, _task(ADD_TESTS[:1]),
                       [Trajectory(id="during", code=slow), Trajectory(id="after", code=HONEST)])

