@@ -511,6 +511,7 @@ WORK = ("import time\ndef add(a, b):\n    end = time.process_time() + 0.6\n    w
         "        pass\n    return a + b\n")
 
 
+@pytest.mark.exclusive
 @pytest.mark.slow  # about 7 s a backend
 @on_each_backend
 def test_a_spinning_candidate_does_not_starve_its_sibling(backend):
@@ -540,6 +541,7 @@ def _stop(procs: list[subprocess.Popen]) -> None:
         p.wait()
 
 
+@pytest.mark.exclusive
 @pytest.mark.slow  # 10 to 14 s a backend
 @on_each_backend
 def test_a_starved_run_is_rerun_alone_and_keeps_its_verdict(backend, monkeypatch):
@@ -566,6 +568,7 @@ def test_a_starved_run_is_rerun_alone_and_keeps_its_verdict(backend, monkeypatch
     assert result.provenance.execution.reruns == {"starved": 1}
 
 
+@pytest.mark.exclusive
 @pytest.mark.slow  # about 10 s: three starved tries
 def test_a_run_starved_every_time_is_our_fault_not_a_timeout():
     procs = _spinners(12 * (os.cpu_count() or 1))
