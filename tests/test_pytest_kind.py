@@ -391,6 +391,28 @@ def test_builders_at_once_and_a_copy_cut_short_still_give_a_whole_copy(monkeypat
         remove(root)
 
 
+def test_a_candidate_function_in_the_test_module_survives_pytest_s_unwrap_probe():
+    """pytest 9.2 unwraps every object of a test module (``inspect.unwrap``, reading ``__wrapped__``)
+    looking for fixtures behind decorators. Reading it of the imported candidate function once
+    stopped collection with "needs in-process access", and a right candidate scored 0 on the most
+    natural pytest test there is. A handle has no ``__wrapped__``: a plain miss, on any pytest."""
+    task = Task(id="unwrap", prompt="", entry_point="slugify", language="python", tests=[
+        {"kind": "pytest", "code": "import inspect\nfrom solution import slugify\n\n"
+                                   "assert inspect.unwrap(slugify) is slugify\n"
+                                   "assert not hasattr(slugify, '__wrapped__')\n\n"
+                                   "def test_basic():\n    assert slugify('Hello World') == 'hello-world'\n"}])
+    right = Trajectory(id="right", code="def slugify(text):\n    return '-'.join(text.lower().split())\n")
+    wrapped = Trajectory(id="wrapped", code="import functools\n\ndef _inner(text):\n    return 'WRONG'\n\n"
+                                            "@functools.wraps(_inner)\ndef slugify(text):\n"
+                                            "    return '-'.join(text.lower().split())\n")
+    wrong = Trajectory(id="wrong", code="def slugify(text):\n    return 'WRONG'\n")
+    result = _evaluate(task, [right, wrapped, wrong])
+    assert result.status is Status.ok, result.error
+    outcomes = {c.id: [(t["name"], t["outcome"]) for t in c.details["tests"]] for c in result.candidates}
+    assert outcomes == {"right": [("pytest[0]::test_basic", "pass")], "wrapped": [("pytest[0]::test_basic", "pass")],
+                        "wrong": [("pytest[0]::test_basic", "fail")]}, outcomes
+
+
 def test_the_module_name_is_the_task_s_and_only_the_test_side_has_pytest():
     """``task.module`` names the import; the candidate's process has no pytest loaded (the test
     workers preload it, the candidate's do not), and a bare candidate name needs no import."""

@@ -21,7 +21,7 @@ from oracle.results.result import Status
 from oracle.strategies.protocol import EvaluationContext
 from oracle.strategies.verifier.strategy import VerifierStrategy
 from oracle.tasks.task import Task, Trajectory
-from tests.plugins.sandbox_backends import on_each_backend
+from tests.plugins.sandbox_backends import on_each_backend, strongest_backend
 
 pytestmark = pytest.mark.sandbox
 HONEST = Trajectory(id="honest", code="def slugify(s):\n    return '-'.join(str(s).lower().split())\n")
@@ -187,6 +187,33 @@ def test_a_constant_the_candidate_exports_can_steer_too(backend):
     assert all(r.startswith("undecided: ") for r in reasons.values()), reasons
     verdict = result.candidate("cheat")
     assert verdict.score is None and verdict.passed is None and verdict.status is Status.abstained
+
+
+def test_a_pytest_module_that_reads_the_candidates_internals_at_import_is_broken():
+    """Read while pytest imports the test module (collection), the same design fault is the test's,
+    not an error of each candidate (once it scored every candidate 0); a module-level read that
+    only follows the candidate's answers stays undecided for a lone run, as in a test."""
+    at_import = {"kind": "pytest", "name": "module", "code": "from solution import slugify\n"
+                                                            "ARGS = slugify.__code__.co_argcount\n\n"
+                                                            "def test_one():\n    assert ARGS == 1\n"}
+    sound = {"kind": "assert", "name": "sound", "code": "assert slugify('C d') == 'c-d'\n"}
+    result = evaluate(strongest_backend(), [at_import, sound], HONEST)
+    assert result.status is Status.ok, result.error
+    reasons = {b.test: b.reason for b in result.broken_tests}
+    assert list(reasons) == ["module::test_task.py"], reasons
+    assert "in-process access" in reasons["module::test_task.py"]
+    assert not reasons["module::test_task.py"].startswith("undecided")
+    honest = result.candidate("honest")
+    assert honest.passed is True and honest.score == 1.0, honest.details["tests"]
+
+    late = {"kind": "pytest", "name": "late", "code": "from solution import slugify\n"
+                                                     "assert slugify('A b') == 'a-b'\n"
+                                                     "ARGS = slugify.__code__.co_argcount\n\n"
+                                                     "def test_one():\n    assert ARGS == 1\n"}
+    result = evaluate(strongest_backend(), [late, sound], HONEST)
+    reasons = {b.test: b.reason for b in result.broken_tests}
+    assert list(reasons) == ["late::test_task.py"] and reasons["late::test_task.py"].startswith("undecided: "), reasons
+    assert result.candidate("honest").passed is None  # never a 0, never a pass
 
 
 @pytest.mark.slow

@@ -78,6 +78,8 @@ class Plugin:
         self._item: dict = {}
         self.unsendable_seen = 0
         """How many of the peer's unsendable values collection reports have accounted for."""
+        self.needs_seen = 0
+        """How many of the peer's in-process reads collection reports have accounted for."""
         self._after_answers = False
         """Whether the case being classified broke after the candidate could have steered it there."""
 
@@ -113,6 +115,15 @@ class Plugin:
             why, self.unsendable_seen = peer.unsendable[self.unsendable_seen], len(peer.unsendable)
             self._send_case(report.nodeid or "<collection>", "broken", short(broken_by_test(why)), 0.0, after)
             return
+        if peer is not None and len(peer.needs_in_process) > self.needs_seen:
+            # importing the test module read the candidate's internals: the test's design, as in a
+            # test, when that read is what failed (a caught one leaves its record, not this report)
+            why, answers = peer.needs_in_process[self.needs_seen]
+            self.needs_seen = len(peer.needs_in_process)
+            if self.involvement.blame_test and rpc.NeedsInProcess.__name__ in (report.longreprtext or ""):
+                self._send_case(report.nodeid or "<collection>", "broken", short(broken_by_test(why)), 0.0,
+                                self._steered(answers))
+                return
         missing = sorted(set(self.involvement.missing))
         if missing:
             message = f"the candidate's module defines no {', '.join(map(repr, missing))}: {message}"

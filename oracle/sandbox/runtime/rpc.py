@@ -48,10 +48,13 @@ TYPE_CHECKING = False  # type checkers read the block below; at run time nothing
 if TYPE_CHECKING:
     from typing import Any
 
-_PROBED = frozenset({"__length_hint__", "__array__", "__array_interface__", "__array_struct__", "__deepcopy__",
-                     "__copy__", "__reduce_ex__", "__reduce__", "__getstate__", "__setstate__", "__fspath__",
-                     "__index__", "__int__", "__float__", "__complex__", "__round__", "__trunc__", "__floor__",
-                     "__ceil__", "__bytes__", "__format__", "__class_getitem__", "__origin__", "__args__"})
+# __wrapped__: inspect.unwrap and pytest (9.2 and later, looking for fixtures behind wrappers)
+# probe every object of a test module with it; a handle has none to give.
+_PROBED = frozenset({
+    "__wrapped__", "__length_hint__", "__array__", "__array_interface__", "__array_struct__", "__deepcopy__",
+    "__copy__", "__reduce_ex__", "__reduce__", "__getstate__", "__setstate__", "__fspath__", "__index__",
+    "__int__", "__float__", "__complex__", "__round__", "__trunc__", "__floor__", "__ceil__", "__bytes__",
+    "__format__", "__class_getitem__", "__origin__", "__args__"})
 REQUEST_OPS = ("call", "getattr", "setattr", "dunder", "iter", "next", "setglobal")
 TEST_DUNDERS = ("__len__", "__getitem__", "__contains__")
 CANDIDATE_DUNDERS = ("__len__", "__getitem__", "__setitem__", "__delitem__", "__contains__")
@@ -141,9 +144,10 @@ class Remote:
         if name.startswith("__") and name.endswith("__"):
             if name in _PROBED:  # looked up by copy, pickle, numpy... on any object: a plain miss
                 raise AttributeError(name)
-            raise NeedsInProcess(f"the test reads {name} of a {self._handle.kind} that lives in the "
-                                 "candidate's process; that needs in-process access (task.execution: "
-                                 "in_process with verifier.allow_in_process)")
+            why = (f"the test reads {name} of a {self._handle.kind} that lives in the candidate's process; "
+                   "that needs in-process access (task.execution: in_process with verifier.allow_in_process)")
+            self._peer.needs_in_process.append((why, self._peer.requests_made))
+            raise NeedsInProcess(why)
         return self._peer.request({"op": "getattr", "target": self._handle.id, "name": name})
 
     def __setattr__(self, name: str, value) -> None:
@@ -244,6 +248,9 @@ class Peer:
         self.unsendable_at: list[int] = []
         """``requests_made`` when each of ``unsendable`` was recorded: after an answer of the
         candidate, its answers may have led the test there (``after_answers``, broken.py)."""
+        self.needs_in_process: list[tuple[str, int]] = []
+        """Each read of the peer's internals a handle cannot carry (``NeedsInProcess``), with
+        ``requests_made`` then: where pytest's collection met one, no exception object is left."""
         self.test_failures: list[str] = []
         """The test's own assertions (or test-framework outcomes) that failed inside a callback the
         peer called: the verdict is a failure even if the peer swallowed the exception."""
