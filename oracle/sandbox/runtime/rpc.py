@@ -55,6 +55,10 @@ _PROBED = frozenset({
     "__copy__", "__reduce_ex__", "__reduce__", "__getstate__", "__setstate__", "__fspath__", "__index__",
     "__int__", "__float__", "__complex__", "__round__", "__trunc__", "__floor__", "__ceil__", "__bytes__",
     "__format__", "__class_getitem__", "__origin__", "__args__"})
+_PROBED_NAMES = frozenset({"_mock_name"})
+"""Plain names a test framework reads of every object in a test module (pytest 9.2 and later: is it a
+mock?). Sent to the candidate, the read would count as one of its answers, as if it could have led
+the test on; a handle has none of them."""
 REQUEST_OPS = ("call", "getattr", "setattr", "dunder", "iter", "next", "setglobal")
 TEST_DUNDERS = ("__len__", "__getitem__", "__contains__")
 CANDIDATE_DUNDERS = ("__len__", "__getitem__", "__setitem__", "__delitem__", "__contains__")
@@ -148,6 +152,8 @@ class Remote:
                    "that needs in-process access (task.execution: in_process with verifier.allow_in_process)")
             self._peer.needs_in_process.append((why, self._peer.requests_made))
             raise NeedsInProcess(why)
+        if name in _PROBED_NAMES:
+            raise AttributeError(name)
         return self._peer.request({"op": "getattr", "target": self._handle.id, "name": name})
 
     def __setattr__(self, name: str, value) -> None:
