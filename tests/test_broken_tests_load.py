@@ -181,3 +181,18 @@ def test_a_task_without_a_solution_keeps_its_content_hash():
     assert task.content_hash() == sha256_json(before)
     with_solution = Task(**{**task.model_dump(), "solution": "def slugify(s):\n    return s\n"})
     assert with_solution.content_hash() != task.content_hash()
+
+
+def test_a_refused_test_is_named_with_its_own_line_in_the_file(tmp_path):
+    """The error points at the test's entry in the file (line 7 here), not the task's first line."""
+    from oracle.tasks.files import load_tasks
+
+    path = tmp_path / "task.yaml"
+    path.write_text("task:\n  id: multi\n  prompt: p\n  entry_point: f\n  tests:\n"
+                    "    - {kind: call, call: \"f(1)\", expected: 1}\n"
+                    "    - kind: check\n      code: |\n        def chek(candidate):\n            pass\n"
+                    "trajectories:\n  - id: a\n    code: \"def f(x):\\n    return x\\n\"\n")
+    with pytest.raises(TaskValidationError) as err:
+        load_tasks(path)
+    assert err.value.line == 7 and err.value.field == "task.tests[1]", (err.value.line, str(err.value))
+    assert ":line 7: task.tests[1]: this check test defines no check function" in str(err.value)

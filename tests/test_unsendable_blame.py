@@ -189,6 +189,21 @@ def test_a_constant_the_candidate_exports_can_steer_too(backend):
     assert verdict.score is None and verdict.passed is None and verdict.status is Status.abstained
 
 
+def test_pytest_s_mock_probe_of_a_candidate_function_is_not_an_answer_of_the_candidate():
+    """pytest 9.2 reads ``_mock_name`` of every object in a test module. Sent to the candidate, the
+    read counted as one of its answers, so a value the test itself could not hand over became
+    "undecided" (the candidate might have led there) instead of the test's broken design."""
+    probe = {"kind": "pytest", "name": "probe", "code": "import threading\nfrom solution import slugify\n"
+                                                      "assert getattr(slugify, '_mock_name', None) is None\n\n"
+                                                      "def test_lock():\n    slugify(threading.Lock())\n"}
+    sound = {"kind": "assert", "name": "sound", "code": "assert slugify('C d') == 'c-d'\n"}
+    result = evaluate(strongest_backend(), [probe, sound], HONEST)
+    reasons = {b.test: b.reason for b in result.broken_tests}
+    assert list(reasons) == ["probe::test_lock"], reasons
+    assert reasons["probe::test_lock"].startswith("broken by the test, not the candidate: "), reasons
+    assert result.candidate("honest").passed is True
+
+
 def test_a_pytest_module_that_reads_the_candidates_internals_at_import_is_broken():
     """Read while pytest imports the test module (collection), the same design fault is the test's,
     not an error of each candidate (once it scored every candidate 0); a module-level read that

@@ -52,6 +52,14 @@ def _clean_loc(loc: tuple[Any, ...]) -> tuple[Any, ...]:
     return tuple(out)
 
 
+_PART = re.compile(r"([^.\[\]]+)|\[(\d+)\]")
+
+
+def _loc_of(field: str) -> tuple[Any, ...]:
+    """``task.tests[0].code`` back into ``("task", "tests", 0, "code")``, to find its line."""
+    return tuple(int(index) if index else name for name, index in _PART.findall(field))
+
+
 def _line_of(node: Any, loc: tuple[Any, ...]) -> int | None:
     """Follow ``loc`` through a YAML node tree; return the 1-based line of the deepest match."""
     import yaml
@@ -99,6 +107,7 @@ def format_validation_error(exc: ValidationError, *, source: str | None = None, 
         msg = err["msg"]
         if err["type"] == NAMED_FIELD_ERROR:
             field, msg = err["ctx"]["field"], err["ctx"]["reason"]
+            loc = _loc_of(field)  # the field it names is where the line is (tests[2], not task)
         elif err["type"] == "value_error":  # our own validators say "field: reason"
             msg = str(err.get("ctx", {}).get("error", msg))
             named = _NAMED.match(msg)
