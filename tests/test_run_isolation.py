@@ -441,11 +441,12 @@ def test_a_worker_changed_between_runs_is_replaced_and_the_run_rerun(backend):
 
 
 @pytest.mark.slow
+@pytest.mark.exclusive  # the host's tamper must land inside the slow run: no other test's load delays it
 @pytest.mark.skipif(not slots.can_drop_privileges(), reason="the host injects the fault as root")
 @on_each_backend
 def test_a_worker_changed_during_a_run_blames_that_run_and_spares_the_next(backend):
     strategy = VerifierStrategy()
-    slow = "import time\ndef add(a, b):\n    time.sleep(2.5)\n    return a + b\n"
+    slow = "import time\ndef add(a, b):\n    time.sleep(4.5)\n    return a + b\n"
     try:
         _honest_all_pass(_run(strategy, backend, _task(), [Trajectory(id="warm", code=HONEST)]), ["warm"])
         pool = next(iter(strategy._pools.values()))
@@ -457,7 +458,7 @@ def test_a_worker_changed_during_a_run_blames_that_run_and_spares_the_next(backe
         tamperer = threading.Thread(target=_tamper_once_running, args=(targets, 15.0))
         tamperer.start()
         result = _run(strategy, backend, _task(ADD_TESTS[:1]),
-                      [Trajectory(id="during", code=slow), Trajectory(id="after", code=HONEST)])
+                      [Trajectory(id="during", code=slow), Trajectory(id="after", code=HONEST)], timeout_s=12)
         tamperer.join()
         assert result.status is Status.ok, result.error
         during = result.candidate("during").details["tests"][0]

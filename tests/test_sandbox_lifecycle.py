@@ -149,6 +149,7 @@ def test_sandboxed_program_dies_with_a_killed_oracle(backend):
         _kill_all(_live_pids_with(needle, set()))
 
 
+@pytest.mark.exclusive  # any sandbox started meanwhile (another xdist worker's) would sweep it first
 def test_the_next_sandbox_sweeps_what_a_killed_oracle_left(backend):
     oracle, needle, main = start_oracle(backend)
     uid = _uid_of(main)
