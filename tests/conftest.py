@@ -35,8 +35,8 @@ def pytest_ignore_collect(collection_path: Path, config) -> bool | None:
 # (`--dist loadgroup`, set in pyproject.toml): the embedded model server starts once per worker
 # that needs it and serves one request at a time, and a second Ray cluster beside the first only
 # doubles the memory. The rest of the suite is spread over the workers as it comes.
-_SHARED_BY_FIXTURE = {"local_model": "local_model"}
-_SHARED_BY_MARK = {"local_model": "local_model", "ray": "ray"}
+_SHARED = ("local_model", "ray")
+"""Each is a marker, a fixture, or both; it names the group too."""
 
 
 @pytest.hookimpl(tryfirst=True)  # before xdist's own hook reads the groups into the node ids
@@ -44,8 +44,7 @@ def pytest_collection_modifyitems(config, items) -> None:
     for item in items:
         if item.get_closest_marker("xdist_group"):
             continue
-        group = next((g for name, g in _SHARED_BY_MARK.items() if item.get_closest_marker(name)), None)
-        group = group or next((g for name, g in _SHARED_BY_FIXTURE.items()
-                               if name in getattr(item, "fixturenames", ())), None)
+        group = next((name for name in _SHARED
+                      if item.get_closest_marker(name) or name in getattr(item, "fixturenames", ())), None)
         if group:
             item.add_marker(pytest.mark.xdist_group(group))

@@ -345,7 +345,7 @@ def test_the_pinned_pytest_is_read_only_and_content_addressed():
 
 
 @pytest.mark.slow
-def test_builders_at_once_and_a_copy_cut_short_still_give_a_whole_copy(monkeypatch):
+def test_builders_at_once_and_a_copy_cut_short_still_give_a_whole_copy():
     """Threads of one process building the copy at once (a batch's first pytest tasks) once shared
     one temp dir by pid, and published a copy without ``_pytest/__init__.py`` that every later run
     reused; and a copy missing a file is set aside and rebuilt, never mounted."""

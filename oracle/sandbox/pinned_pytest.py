@@ -207,8 +207,13 @@ def _build(target: Path, interpreter: str, files: tuple[tuple[str, Path, str | N
             pass
     finally:
         if tmp.exists():
-            _writable(tmp)
-            shutil.rmtree(tmp, ignore_errors=True)
+            _remove(tmp)
+
+
+def _remove(path: Path) -> None:
+    """Remove a tree this module made read-only (made writable first)."""
+    _writable(path)
+    shutil.rmtree(path, ignore_errors=True)
 
 
 _BUILDING = threading.Lock()
@@ -227,8 +232,7 @@ def _set_aside(target: Path) -> None:
         os.rename(target, aside / "copy")
     except OSError:  # another process set it aside or replaced it first
         pass
-    _writable(aside)
-    shutil.rmtree(aside, ignore_errors=True)
+    _remove(aside)
 
 
 @functools.lru_cache(maxsize=8)

@@ -48,17 +48,15 @@ TYPE_CHECKING = False  # type checkers read the block below; at run time nothing
 if TYPE_CHECKING:
     from typing import Any
 
-# __wrapped__: inspect.unwrap and pytest (9.2 and later, looking for fixtures behind wrappers)
-# probe every object of a test module with it; a handle has none to give.
 _PROBED = frozenset({
     "__wrapped__", "__length_hint__", "__array__", "__array_interface__", "__array_struct__", "__deepcopy__",
     "__copy__", "__reduce_ex__", "__reduce__", "__getstate__", "__setstate__", "__fspath__", "__index__",
     "__int__", "__float__", "__complex__", "__round__", "__trunc__", "__floor__", "__ceil__", "__bytes__",
-    "__format__", "__class_getitem__", "__origin__", "__args__"})
-_PROBED_NAMES = frozenset({"_mock_name"})
-"""Plain names a test framework reads of every object in a test module (pytest 9.2 and later: is it a
-mock?). Sent to the candidate, the read would count as one of its answers, as if it could have led
-the test on; a handle has none of them."""
+    "__format__", "__class_getitem__", "__origin__", "__args__", "_mock_name"})
+"""Names copy, pickle, numpy, ``inspect.unwrap`` and test frameworks look up on any object (pytest
+9.2 reads ``__wrapped__`` and ``_mock_name`` of every object in a test module): a plain miss on a
+handle, never NeedsInProcess, and never sent to the candidate, where the read would count as one of
+its answers, as if it could have led the test on."""
 REQUEST_OPS = ("call", "getattr", "setattr", "dunder", "iter", "next", "setglobal")
 TEST_DUNDERS = ("__len__", "__getitem__", "__contains__")
 CANDIDATE_DUNDERS = ("__len__", "__getitem__", "__setitem__", "__delitem__", "__contains__")
@@ -145,15 +143,13 @@ class Remote:
         return peer.request(message, slots=dict(slots))
 
     def __getattr__(self, name: str):
+        if name in _PROBED:
+            raise AttributeError(name)
         if name.startswith("__") and name.endswith("__"):
-            if name in _PROBED:  # looked up by copy, pickle, numpy... on any object: a plain miss
-                raise AttributeError(name)
             why = (f"the test reads {name} of a {self._handle.kind} that lives in the candidate's process; "
                    "that needs in-process access (task.execution: in_process with verifier.allow_in_process)")
             self._peer.needs_in_process.append((why, self._peer.requests_made))
             raise NeedsInProcess(why)
-        if name in _PROBED_NAMES:
-            raise AttributeError(name)
         return self._peer.request({"op": "getattr", "target": self._handle.id, "name": name})
 
     def __setattr__(self, name: str, value) -> None:
